@@ -1,0 +1,63 @@
+"""The FastAPI application: routes, error handlers, metrics, and the engine's lifetime."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from rewardhub.api.errors import install_error_handlers
+from rewardhub.api.metrics import MetricsMiddleware
+from rewardhub.api.routes import protected, public
+from rewardhub.api.service import build_service
+from rewardhub.execution import Executor
+from rewardhub.registry import Registry
+from rewardhub.settings import Settings
+
+__all__ = ["create_app"]
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings | None = None, registry: Registry | None = None, executor: Executor | None = None) -> FastAPI:
+    settings = settings or Settings.load()
+    service = build_service(settings, registry, executor)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await service.executor.start()
+        service.started = True
+        log.info("rewardhub ready: %d verifiers, execution=%s", len(service.registry.names()), settings.execution)
+        try:
+            yield
+        finally:
+            service.started = False
+            await service.jobs.close()
+            await service.executor.close()
+
+    app = FastAPI(title="rewardhub", version="1", lifespan=lifespan)
+    app.state.service = service
+    app.state.settings = settings
+    install_error_handlers(app)
+    app.include_router(public)
+    app.include_router(protected)
+    for router in _optional_routers():
+        app.include_router(router)
+    app.add_middleware(MetricsMiddleware, metrics=service.metrics)
+    return app
+
+
+def _optional_routers() -> list:
+    """Routers that live beside their feature (the sandbox route lives with the sandbox)."""
+    routers = []
+    try:
+        from rewardhub.api.sandbox_routes import router as sandbox_router
+    except ImportError:
+        log.debug("sandbox routes not installed")
+    else:
+        routers.append(sandbox_router)
+    return routers
+
+

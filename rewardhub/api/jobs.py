@@ -1,0 +1,88 @@
+"""Asynchronous jobs, in process: submit a batch, poll its progress, fetch the results.
+
+The in-process store is the embedded default; finished jobs are dropped after the retention time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from rewardhub.api.schemas import JobState
+from rewardhub.errors import NotFound, Overloaded
+from rewardhub.types import Result
+
+__all__ = ["JobStore"]
+
+log = logging.getLogger(__name__)
+
+Runner = Callable[[Callable[[int], None]], Awaitable[list[Result]]]
+
+
+@dataclass
+class _Job:
+    total: int
+    status: str = "pending"
+    done: int = 0
+    results: list[Result] | None = None
+    error: str | None = None
+    finished_at: float | None = None
+    task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+
+class JobStore:
+    def __init__(self, retention_s: float, max_jobs: int = 10_000) -> None:
+        self.retention_s = retention_s
+        self.max_jobs = max_jobs
+        self._jobs: dict[str, _Job] = {}
+
+    def submit(self, total: int, runner: Runner) -> str:
+        self._expire()
+        if len(self._jobs) >= self.max_jobs:
+            raise Overloaded(f"{self.max_jobs} jobs are held; fetch or wait for some to expire", retry_after=5)
+        job_id = uuid.uuid4().hex
+        job = self._jobs[job_id] = _Job(total=total)
+        job.task = asyncio.create_task(self._run(job, runner))
+        return job_id
+
+    def state(self, job_id: str) -> JobState:
+        self._expire()
+        job = self._jobs.get(job_id)
+        if job is None:
+            raise NotFound(f"no job {job_id!r} (unknown or expired)")
+        return JobState(
+            job_id=job_id,
+            status=job.status,  # type: ignore[arg-type]
+            results=job.results,
+            progress={"done": job.done, "total": job.total},
+            error=job.error,
+        )
+
+    async def close(self) -> None:
+        for job in self._jobs.values():
+            if job.task is not None and not job.task.done():
+                job.task.cancel()
+
+    async def _run(self, job: _Job, runner: Runner) -> None:
+        job.status = "running"
+
+        def progress(n: int) -> None:
+            job.done = min(job.total, job.done + n)
+
+        try:
+            job.results = await runner(progress)
+            job.done, job.status = job.total, "done"
+        except Exception as exc:  # the job fails visibly; the service keeps serving
+            log.exception("job failed")
+            job.status, job.error = "failed", f"{type(exc).__name__}: {exc}"
+        finally:
+            job.finished_at = time.monotonic()
+
+    def _expire(self) -> None:
+        cutoff = time.monotonic() - self.retention_s
+        for job_id in [k for k, j in self._jobs.items() if j.finished_at is not None and j.finished_at < cutoff]:
+            del self._jobs[job_id]

@@ -1,0 +1,88 @@
+"""Prometheus metrics of the service, with the names listed in one table.
+
+| metric | type | meaning |
+| --- | --- | --- |
+| ``rewardhub_requests_total{route,code}`` | counter | HTTP requests answered, by route template and status code |
+| ``rewardhub_request_seconds{route}`` | histogram | wall time per HTTP request |
+| ``rewardhub_samples_total{verifier,status}`` | counter | samples scored, by top-level verifier and status |
+| ``rewardhub_verifier_seconds{verifier}`` | histogram | time one sample spent in its verifier(s) |
+| ``rewardhub_timeouts_total{verifier}`` | counter | samples that hit their hard limit |
+| ``rewardhub_errors_total{verifier}`` | counter | samples whose verifier could not judge |
+| ``rewardhub_queue_depth`` | gauge | samples waiting or running in this process's engine |
+| ``rewardhub_rejected_total{reason}`` | counter | requests refused with 413/429 |
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from rewardhub.compose import Leaf, Node
+from rewardhub.types import ERROR, TIMEOUT, Result
+
+__all__ = ["CONTENT_TYPE_LATEST", "Metrics", "MetricsMiddleware"]
+
+_LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+
+
+class Metrics:
+    """One set of metrics per app (tests build many apps in one process)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.requests = Counter("rewardhub_requests_total", "HTTP requests answered", ["route", "code"], registry=r)
+        self.request_seconds = Histogram("rewardhub_request_seconds", "HTTP request wall time", ["route"], buckets=_LATENCY_BUCKETS, registry=r)
+        self.samples = Counter("rewardhub_samples_total", "Samples scored", ["verifier", "status"], registry=r)
+        self.verifier_seconds = Histogram("rewardhub_verifier_seconds", "Verifier time per sample", ["verifier"], buckets=_LATENCY_BUCKETS, registry=r)
+        self.timeouts = Counter("rewardhub_timeouts_total", "Samples that hit their hard limit", ["verifier"], registry=r)
+        self.errors = Counter("rewardhub_errors_total", "Samples whose verifier could not judge", ["verifier"], registry=r)
+        self.queue_depth = Gauge("rewardhub_queue_depth", "Samples waiting or running", registry=r)
+        self.rejected = Counter("rewardhub_rejected_total", "Requests refused for size or load", ["reason"], registry=r)
+
+    def watch_queue(self, depth: Callable[[], int]) -> None:
+        self.queue_depth.set_function(depth)
+
+    def observe_results(self, nodes: Sequence[Node], results: Sequence[Result]) -> None:
+        for node, result in zip(nodes, results, strict=True):
+            name = node.name if isinstance(node, Leaf) else "composite"
+            self.samples.labels(name, result.status).inc()
+            self.verifier_seconds.labels(name).observe(result.elapsed_ms / 1000)
+            if result.status == TIMEOUT:
+                self.timeouts.labels(name).inc()
+            elif result.status == ERROR:
+                self.errors.labels(name).inc()
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class MetricsMiddleware:
+    """Counts every HTTP answer by route template (not raw path: job ids would explode labels)."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = {"code": 500}
+
+        async def send_wrapper(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            route = scope.get("route")
+            label = getattr(route, "path", "unmatched")
+            self.metrics.requests.labels(label, str(status["code"])).inc()
+            self.metrics.request_seconds.labels(label).observe(time.perf_counter() - started)

@@ -1,0 +1,134 @@
+"""The v1 routes of API.md. Handlers are thin: parse, admit, hand to the scorer, answer."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import JSONResponse
+
+from rewardhub.api.body import parse_body, read_body
+from rewardhub.api.metrics import CONTENT_TYPE_LATEST
+from rewardhub.api.schemas import JobAccepted, JobState, OpenRLHFRequest, OpenRLHFResponse, ScoreRequest
+from rewardhub.api.service import Service, ServiceDep, require_key
+from rewardhub.errors import InvalidRequest, Overloaded, PayloadTooLarge
+from rewardhub.types import Result, Sample
+
+__all__ = ["public", "protected"]
+
+public = APIRouter()
+protected = APIRouter(dependencies=[Depends(require_key)])
+
+
+@public.get("/healthz")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@public.get("/readyz")
+async def readyz(service: ServiceDep) -> JSONResponse:
+    reasons = service.executor.readiness() if service.started else ["starting"]
+    if reasons:
+        return JSONResponse({"status": "not_ready", "reasons": reasons}, status_code=503)
+    return JSONResponse({"status": "ready", "verifiers": len(service.registry.names())})
+
+
+@public.get("/metrics")
+async def metrics(service: ServiceDep) -> Response:
+    return Response(service.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+
+@protected.get("/v1/verifiers")
+async def list_verifiers(service: ServiceDep) -> dict[str, Any]:
+    return {"verifiers": service.registry.describe()}
+
+
+@protected.post("/v1/score")
+async def score(request: Request, service: ServiceDep) -> JSONResponse:
+    started = time.perf_counter()
+    body = await _score_request(request, service)
+    nodes = service.scorer.plan(body.samples, body.verifier)
+    _admit(service, len(body.samples))
+    results = await service.scorer.score(body.samples, nodes=nodes)
+    service.metrics.observe_results(nodes, results)
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    return JSONResponse({"results": [r.model_dump(mode="json") for r in results], "elapsed_ms": elapsed_ms})
+
+
+@protected.post("/v1/jobs", status_code=202)
+async def submit_job(request: Request, service: ServiceDep) -> JobAccepted:
+    body = await _score_request(request, service)
+    nodes = service.scorer.plan(body.samples, body.verifier)
+    _admit(service, len(body.samples))
+
+    async def runner(progress: Any) -> list[Result]:
+        results = await service.scorer.score(body.samples, nodes=nodes, on_progress=progress)
+        service.metrics.observe_results(nodes, results)
+        return results
+
+    return JobAccepted(job_id=service.jobs.submit(len(body.samples), runner))
+
+
+@protected.get("/v1/jobs/{job_id}")
+async def job_state(job_id: str, service: ServiceDep) -> JobState:
+    return service.jobs.state(job_id)
+
+
+@protected.post("/get_reward")
+async def get_reward(request: Request, service: ServiceDep) -> OpenRLHFResponse:
+    """OpenRLHF's remote reward model protocol; ``get_reward_verifier`` in the settings decides."""
+    body = parse_body(await read_body(request, service.settings.max_request_bytes), OpenRLHFRequest)
+    samples = openrlhf_samples(body)
+    _check_count(service, len(samples))
+    nodes = service.scorer.plan(samples, service.settings.get_reward_verifier)
+    _admit(service, len(samples))
+    results = await service.scorer.score(samples, nodes=nodes)
+    service.metrics.observe_results(nodes, results)
+    return OpenRLHFResponse(
+        rewards=[r.score for r in results],
+        scores=[min(1.0, max(0.0, r.score)) for r in results],
+        extra_logs={
+            "status": [r.status for r in results],
+            "error": [r.error or "" for r in results],
+            "extracted": [str(r.details.get("extracted", "")) for r in results],
+        },
+    )
+
+
+def openrlhf_samples(body: OpenRLHFRequest) -> list[Sample]:
+    """OpenRLHF sends prompt+response as ``query``; the response is what follows the prompt."""
+    queries = body.query if isinstance(body.query, list) else [body.query]
+    prompts = body.prompts if isinstance(body.prompts, list) else [body.prompts] * len(queries)
+    labels = body.labels if isinstance(body.labels, list) else [body.labels] * len(queries)
+    if len(prompts) != len(queries) or len(labels) != len(queries):
+        raise InvalidRequest(f"query, prompts and labels differ in length ({len(queries)}, {len(prompts)}, {len(labels)})")
+    samples = []
+    for query, prompt, label in zip(queries, prompts, labels, strict=True):
+        response = query[len(prompt):] if prompt and query.startswith(prompt) else query
+        samples.append(Sample(prompt=prompt, response=response, reference=label))
+    return samples
+
+
+async def _score_request(request: Request, service: Service) -> ScoreRequest:
+    raw = await read_body(request, service.settings.max_request_bytes)
+    body = parse_body(raw, ScoreRequest)
+    _check_count(service, len(body.samples))
+    return body
+
+
+def _check_count(service: Service, n: int) -> None:
+    limit = service.settings.max_samples_per_request
+    if n > limit:
+        service.metrics.rejected.labels("too_many_samples").inc()
+        raise PayloadTooLarge(f"{n} samples exceed the limit of {limit} per request", detail={"limit": limit})
+
+
+def _admit(service: Service, n: int) -> None:
+    try:
+        service.executor.admit(n)
+    except Overloaded:
+        service.metrics.rejected.labels("overloaded").inc()
+        raise
+
+

@@ -1,0 +1,53 @@
+"""HTTP bodies of the v1 contract (API.md), as pydantic models that refuse unknown fields."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rewardhub.types import Result, Sample, VerifierSpec
+
+__all__ = ["JobAccepted", "JobState", "OpenRLHFRequest", "OpenRLHFResponse", "ScoreRequest", "ScoreResponse"]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ScoreRequest(_Body):
+    verifier: VerifierSpec | None = None
+    samples: list[Sample]
+
+
+class ScoreResponse(_Body):
+    results: list[Result]
+    elapsed_ms: float
+
+
+class JobAccepted(_Body):
+    job_id: str
+
+
+class JobState(_Body):
+    job_id: str
+    status: Literal["pending", "running", "done", "failed"]
+    results: list[Result] | None = None
+    progress: dict[str, int]
+    error: str | None = None
+
+
+class OpenRLHFRequest(BaseModel):
+    """OpenRLHF's remote reward body. Extra keys are tolerated: OpenRLHF versions add fields."""
+
+    model_config = ConfigDict(extra="allow")
+
+    query: list[str] | str
+    prompts: list[str] | str | None = None
+    labels: list[Any] | Any = None
+
+
+class OpenRLHFResponse(_Body):
+    rewards: list[float]
+    scores: list[float]
+    extra_logs: dict[str, list[Any]] = Field(default_factory=dict)

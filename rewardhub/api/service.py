@@ -1,0 +1,57 @@
+"""Everything a request handler needs, built once per app and torn down with it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from rewardhub.api.auth import Authenticator
+from rewardhub.api.jobs import JobStore
+from rewardhub.api.metrics import Metrics
+from rewardhub.execution import Executor, create_executor
+from rewardhub.registry import Registry
+from rewardhub.scoring import Scorer
+from rewardhub.settings import Settings
+
+__all__ = ["Service", "ServiceDep", "build_service"]
+
+
+@dataclass
+class Service:
+    settings: Settings
+    registry: Registry
+    executor: Executor
+    scorer: Scorer
+    jobs: JobStore
+    metrics: Metrics
+    auth: Authenticator
+    started: bool = False
+
+
+def build_service(settings: Settings, registry: Registry | None = None, executor: Executor | None = None) -> Service:
+    registry = registry or Registry.load(settings.plugins)
+    executor = executor or create_executor(settings, registry)
+    metrics = Metrics()
+    metrics.watch_queue(executor.queue_depth)
+    return Service(
+        settings=settings,
+        registry=registry,
+        executor=executor,
+        scorer=Scorer(registry, executor, settings),
+        jobs=JobStore(retention_s=settings.result_ttl_s),
+        metrics=metrics,
+        auth=Authenticator(settings.all_api_keys(), settings.rate_limit_per_s),
+    )
+
+
+def get_service(request: Request) -> Service:
+    return request.app.state.service
+
+
+def require_key(request: Request) -> None:
+    request.app.state.service.auth(request)
+
+
+ServiceDep = Annotated[Service, Depends(get_service)]

@@ -1,0 +1,38 @@
+"""What every execution engine offers the scoring pipeline."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+
+from rewardhub.execution.calls import Call
+from rewardhub.types import Result
+
+__all__ = ["Executor", "ProgressCallback"]
+
+ProgressCallback = Callable[[int], None]
+"""Called with the number of samples just finished (for job progress)."""
+
+
+class Executor(ABC):
+    """Runs calls somewhere (local pools, Celery workers) and returns their results in order."""
+
+    async def start(self) -> None:
+        """Acquire pools, connections and models. Called once before the first run."""
+
+    async def close(self) -> None:
+        """Release everything; pending calls may be abandoned."""
+
+    @abstractmethod
+    async def run(self, calls: Sequence[Call], on_progress: ProgressCallback | None = None) -> list[list[Result]]:
+        """Results of each call (one per sample of the call), never raising for one sample's fault."""
+
+    def admit(self, n_samples: int) -> None:
+        """Raise :class:`~rewardhub.errors.Overloaded` if ``n_samples`` more would exceed the queue bound."""
+
+    def readiness(self) -> list[str]:
+        """Reasons the engine cannot take work right now; empty when ready."""
+        return []
+
+    def queue_depth(self) -> int:
+        return 0

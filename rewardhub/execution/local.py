@@ -1,0 +1,146 @@
+"""The embedded execution engine: everything on this machine, no broker.
+
+Calls are routed by the verifier's kind, the same split the Celery mode uses for its queues:
+
+- ``rule`` and ``group`` calls go to the CPU pool (memory-limited worker processes);
+- ``code`` calls go to their own pool without an address-space limit (the sandbox sets its own
+  limits, and an inherited RLIMIT_AS would break the programs it runs);
+- ``model`` and ``judge`` calls go to the micro-batcher, which loads each model once in this
+  process and batches concurrent requests;
+- ``inline`` verifiers (exact match and friends) run right here: a pool round trip costs more
+  than the work (see bench/overhead.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from rewardhub.errors import Overloaded
+from rewardhub.execution.base import Executor, ProgressCallback
+from rewardhub.execution.calls import Call, run_call
+from rewardhub.execution.pool import WorkerPool
+from rewardhub.registry import Registry
+from rewardhub.settings import Settings
+from rewardhub.types import Result
+
+__all__ = ["LocalExecutor"]
+
+INLINE_IN_LOOP = 256  # above this many inline calls, score them in a thread to keep the loop responsive
+
+
+class LocalExecutor(Executor):
+    def __init__(self, settings: Settings, registry: Registry) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.cpu_pool = WorkerPool(
+            "cpu",
+            settings.cpu_workers(),
+            plugin_files=registry.plugin_files,
+            memory_mb=settings.worker_memory_mb,
+            preload=_preload_modules(registry),
+        )
+        self.code_pool = WorkerPool("code", settings.code_worker_count(), plugin_files=registry.plugin_files)
+        self._batcher: Any = None
+
+    async def start(self) -> None:
+        await asyncio.to_thread(self.cpu_pool.start)
+
+    async def close(self) -> None:
+        if self._batcher is not None:
+            await self._batcher.close()
+        await asyncio.to_thread(self.cpu_pool.shutdown)
+        if self.code_pool.started:
+            await asyncio.to_thread(self.code_pool.shutdown)
+
+    def admit(self, n_samples: int) -> None:
+        depth = self.queue_depth()
+        if depth + n_samples > self.settings.max_pending_samples:
+            raise Overloaded(
+                f"queue full: {depth} samples pending, limit {self.settings.max_pending_samples}",
+                retry_after=1.0 + depth / max(1, 200 * self.settings.cpu_workers()),
+            )
+
+    def readiness(self) -> list[str]:
+        return [] if self.cpu_pool.started else ["cpu worker pool not started"]
+
+    def queue_depth(self) -> int:
+        depth = self.cpu_pool.pending() + (self.code_pool.pending() if self.code_pool.started else 0)
+        return depth
+
+    async def run(self, calls: Sequence[Call], on_progress: ProgressCallback | None = None) -> list[list[Result]]:
+        results: list[list[Result] | None] = [None] * len(calls)
+        waits: list[asyncio.Future[Any]] = []
+
+        def done(index: int, value: list[Result]) -> None:
+            results[index] = value
+            if on_progress is not None:
+                on_progress(len(value))
+
+        inline, pooled, code, model = [], [], [], []
+        for i, call in enumerate(calls):
+            verifier_cls = self.registry.verifier_class(call.verifier)
+            if call.kind in ("model", "judge"):
+                model.append(i)
+            elif verifier_cls.inline:
+                inline.append(i)
+            elif call.kind == "code":
+                code.append(i)
+            else:
+                pooled.append(i)
+
+        for indices, pool in ((pooled, self.cpu_pool), (code, self.code_pool)):
+            if indices:
+                if not pool.started:
+                    await asyncio.to_thread(pool.start)
+                for i, future in zip(indices, pool.submit([calls[i] for i in indices]), strict=True):
+                    wrapped = asyncio.wrap_future(future)
+                    wrapped.add_done_callback(lambda f, i=i: done(i, f.result()))
+                    waits.append(wrapped)
+        if model:
+            batcher = self._model_batcher()
+            for i in model:
+                waits.append(asyncio.ensure_future(self._score_model(batcher, calls[i], i, done)))
+        if inline:
+            if len(inline) <= INLINE_IN_LOOP:
+                for i in inline:
+                    done(i, run_call(self.registry, calls[i]))
+            else:
+                values = await asyncio.to_thread(lambda: [run_call(self.registry, calls[i]) for i in inline])
+                for i, value in zip(inline, values, strict=True):
+                    done(i, value)
+        if waits:
+            await asyncio.gather(*waits)
+        return [r if r is not None else [] for r in results]
+
+    async def _score_model(self, batcher: Any, call: Call, index: int, done: Any) -> None:
+        from rewardhub.execution.calls import failure
+        from rewardhub.types import TIMEOUT
+
+        try:
+            result = await asyncio.wait_for(batcher.score(call.verifier, call.config, call.samples[0]), call.timeout_s)
+            done(index, [result])
+        except TimeoutError:
+            done(index, failure(call, f"timed out after {call.timeout_s:g}s", status=TIMEOUT))
+
+    def _model_batcher(self) -> Any:
+        if self._batcher is None:
+            from rewardhub.execution.batching import MicroBatcher
+
+            self._batcher = MicroBatcher(
+                self.registry,
+                max_batch_size=self.settings.model_batch_size,
+                max_wait_ms=self.settings.model_batch_wait_ms,
+            )
+        return self._batcher
+
+
+def _preload_modules(registry: Registry) -> list[str]:
+    """Modules of the CPU verifiers, imported once in the fork server so workers start warm."""
+    modules = []
+    for name in registry.names():
+        cls = registry.verifier_class(name)
+        if cls.kind in ("rule", "group") and not cls.__module__.startswith("rewardhub_plugin_"):
+            modules.append(cls.__module__)
+    return modules

@@ -1,0 +1,264 @@
+"""A pool of worker processes with a hard wall-clock limit per call, enforced from outside.
+
+Why not ``concurrent.futures.ProcessPoolExecutor``: it cannot kill one stuck task (a hung worker
+hangs its future forever, and a dead one breaks the whole pool), and signal-based timeouts inside
+the worker only work on a main thread and not inside C code (sympy, regex engines). Here a
+manager thread owns N worker processes, hands each an ordered chunk of calls, and tracks when the
+call at the head of each chunk started. When that call overruns its limit the worker is killed
+(SIGKILL, with everything it was doing), the call gets ``status: "timeout"``, the rest of the chunk
+goes back to the front of the queue, and a fresh worker takes the dead one's place. A worker that
+dies on its own (a segfault, the OOM killer) costs the call it was running an ``error`` status and
+nothing else.
+
+Workers start from a fork server that has already imported the heavy modules, so replacing a
+killed worker costs milliseconds, and each worker sets an address-space limit so one pathological
+input cannot take the machine's memory.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import resource
+import signal
+import socket
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+from rewardhub.errors import ExecutionError
+from rewardhub.execution.calls import Call, failure, run_call
+from rewardhub.types import TIMEOUT, Result
+
+__all__ = ["WorkerPool"]
+
+log = logging.getLogger(__name__)
+
+MAX_CHUNK = 32
+
+
+@dataclass
+class _Task:
+    id: int
+    call: Call
+    future: Future[list[Result]]
+
+
+@dataclass
+class _Worker:
+    process: multiprocessing.process.BaseProcess
+    conn: multiprocessing.connection.Connection
+    chunk: collections.deque[_Task] = field(default_factory=collections.deque)
+    head_started: float = 0.0
+
+    def deadline(self) -> float:
+        return self.head_started + self.chunk[0].call.timeout_s
+
+
+class WorkerPool:
+    """``size`` worker processes scoring calls with per-call hard limits (see module docstring)."""
+
+    def __init__(
+        self,
+        name: str,
+        size: int,
+        plugin_files: Sequence[str] = (),
+        memory_mb: int | None = None,
+        preload: Sequence[str] = (),
+        start_method: str = "forkserver",
+    ) -> None:
+        self.name = name
+        self.size = size
+        self._plugin_files = tuple(plugin_files)
+        self._memory_mb = memory_mb
+        self._ctx = multiprocessing.get_context(start_method)
+        if start_method == "forkserver":
+            self._ctx.set_forkserver_preload(["rewardhub.execution.pool", *preload])
+        self._queue: collections.deque[_Task] = collections.deque()
+        self._lock = threading.Lock()
+        self._ids = itertools.count()
+        self._workers: list[_Worker] = []
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self.respawns = 0
+
+    # --- public surface -------------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._workers = [self._spawn() for _ in range(self.size)]
+        self._thread = threading.Thread(target=self._loop, name=f"pool-{self.name}", daemon=True)
+        self._thread.start()
+
+    @property
+    def started(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def submit(self, calls: Sequence[Call]) -> list[Future[list[Result]]]:
+        if not self.started or self._stopping:
+            raise ExecutionError(f"worker pool {self.name!r} is not running")
+        tasks = [_Task(next(self._ids), call, Future()) for call in calls]
+        with self._lock:
+            self._queue.extend(tasks)
+        self._wake()
+        return [task.future for task in tasks]
+
+    def pending(self) -> int:
+        """Calls queued or running."""
+        with self._lock:
+            return len(self._queue) + sum(len(w.chunk) for w in self._workers)
+
+    def shutdown(self) -> None:
+        self._stopping = True
+        self._wake()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        for worker in self._workers:
+            self._stop_worker(worker)
+        with self._lock:
+            leftovers = list(self._queue) + [t for w in self._workers for t in w.chunk]
+            self._queue.clear()
+        for task in leftovers:
+            if not task.future.done():
+                task.future.set_result(failure(task.call, "service shutting down"))
+        self._wake_r.close()
+        self._wake_w.close()
+
+    # --- manager thread -------------------------------------------------------------------
+    def _loop(self) -> None:
+        while not self._stopping:
+            self._dispatch()
+            busy = [w for w in self._workers if w.chunk]
+            timeout = max(0.0, min(w.deadline() for w in busy) - time.monotonic()) if busy else None
+            ready = multiprocessing.connection.wait([w.conn for w in self._workers] + [self._wake_r], timeout)
+            by_conn = {id(w.conn): w for w in self._workers}
+            for conn in ready:
+                if conn is self._wake_r:
+                    self._drain_wake()
+                elif id(conn) in by_conn:
+                    self._receive(by_conn[id(conn)])
+            now = time.monotonic()
+            for worker in [w for w in self._workers if w.chunk and w.deadline() <= now]:
+                self._kill_for_timeout(worker)
+
+    def _dispatch(self) -> None:
+        with self._lock:
+            idle = [w for w in self._workers if not w.chunk]
+            for worker in idle:
+                if not self._queue:
+                    break
+                n = max(1, min(MAX_CHUNK, len(self._queue) // (2 * self.size)))
+                worker.chunk.extend(self._queue.popleft() for _ in range(min(n, len(self._queue))))
+                worker.head_started = time.monotonic()
+                try:
+                    worker.conn.send([(task.id, task.call) for task in worker.chunk])
+                except (OSError, ValueError):
+                    pass  # the worker died; _receive sees EOF and requeues the chunk
+
+    def _receive(self, worker: _Worker) -> None:
+        try:
+            while worker.conn.poll():
+                task_id, results = worker.conn.recv()
+                with self._lock:
+                    task = worker.chunk.popleft()
+                    worker.head_started = time.monotonic()
+                assert task.id == task_id, "worker answered out of order"
+                task.future.set_result(results)
+        except (EOFError, OSError):
+            self._replace_dead(worker)
+
+    def _kill_for_timeout(self, worker: _Worker) -> None:
+        task = worker.chunk[0]
+        log.warning("pool %s: %s exceeded %.1fs; killing worker %s", self.name, task.call.verifier, task.call.timeout_s, worker.process.pid)
+        self._replace(worker, failure(task.call, f"timed out after {task.call.timeout_s:g}s", status=TIMEOUT))
+
+    def _replace_dead(self, worker: _Worker) -> None:
+        worker.process.join(timeout=1)
+        code = worker.process.exitcode
+        if not worker.chunk:
+            log.warning("pool %s: idle worker %s exited (code %s); replacing", self.name, worker.process.pid, code)
+            self._replace(worker, None)
+            return
+        reason = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        self._replace(worker, failure(worker.chunk[0].call, f"worker process died while scoring ({reason})", reason="worker_died"))
+
+    def _replace(self, worker: _Worker, head_result: list[Result] | None) -> None:
+        self._stop_worker(worker, kill=True)
+        with self._lock:
+            if worker.chunk and head_result is not None:
+                head = worker.chunk.popleft()
+                head.future.set_result(head_result)
+            self._queue.extendleft(reversed(worker.chunk))  # the rest keeps its place at the front
+            worker.chunk.clear()
+            index = self._workers.index(worker)
+            self._workers[index] = self._spawn()
+        self.respawns += 1
+
+    def _spawn(self) -> _Worker:
+        parent, child = self._ctx.Pipe(duplex=True)
+        process = self._ctx.Process(
+            target=_worker_main,
+            args=(child, self._plugin_files, self._memory_mb),
+            name=f"rewardhub-{self.name}-worker",
+            daemon=True,
+        )
+        process.start()
+        child.close()
+        return _Worker(process, parent)
+
+    @staticmethod
+    def _stop_worker(worker: _Worker, kill: bool = False) -> None:
+        if kill and worker.process.is_alive():
+            worker.process.kill()
+        elif worker.process.is_alive():
+            try:
+                worker.conn.send(None)
+            except (OSError, ValueError):
+                pass
+            worker.process.join(timeout=2)
+            if worker.process.is_alive():
+                worker.process.kill()
+        worker.process.join(timeout=5)
+        worker.conn.close()
+
+    def _wake(self) -> None:
+        try:
+            self._wake_w.send(b"x")
+        except OSError:
+            pass
+
+    def _drain_wake(self) -> None:
+        self._wake_r.setblocking(False)
+        try:
+            while self._wake_r.recv(4096):
+                pass
+        except BlockingIOError:
+            pass
+
+
+def _worker_main(conn: multiprocessing.connection.Connection, plugin_files: tuple[str, ...], memory_mb: int | None) -> None:
+    """Body of a worker process: load the registry once, then score chunks until told to stop."""
+    from rewardhub.registry import Registry
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
+    if memory_mb:
+        limit = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    registry = Registry.load(plugin_files)
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        for task_id, call in message:
+            conn.send((task_id, run_call(registry, call)))

@@ -1,0 +1,141 @@
+"""The scoring pipeline: samples and specs in, one result per sample out.
+
+Used by the HTTP API, the job store, ``rewardhub score`` and the Celery mode alike:
+
+1. resolve each sample's spec (its own, else the request's) into a tree, validating configs;
+2. turn the distinct leaves into calls: one per (sample, leaf) for per-sample verifiers;
+3. run them on the executor;
+4. escalate: a leaf whose config names ``escalate_to`` and that judged a sample wrong sends that
+   sample to the named verifier (TinyV's add-on mode: a model judge consulted only when the rule
+   says no);
+5. run group verifiers over all samples sharing a ``group``, after the per-sample ones;
+6. combine the leaves of each sample's tree into its result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from rewardhub.compose import Leaf, Node, combine, leaves, resolve
+from rewardhub.errors import InvalidRequest, RewardhubError
+from rewardhub.execution.base import Executor, ProgressCallback
+from rewardhub.execution.calls import Call
+from rewardhub.registry import Registry
+from rewardhub.settings import Settings
+from rewardhub.types import OK, Result, Sample, VerifierSpec
+
+__all__ = ["Scorer"]
+
+
+class Scorer:
+    def __init__(self, registry: Registry, executor: Executor, settings: Settings) -> None:
+        self.registry = registry
+        self.executor = executor
+        self.settings = settings
+
+    def plan(self, samples: Sequence[Sample], default: VerifierSpec | None) -> list[Node]:
+        """Each sample's resolved tree; a bad spec fails the request (422/404) before any work."""
+        cache: dict[str, Node] = {}
+        nodes = []
+        for index, sample in enumerate(samples):
+            spec = sample.verifier if sample.verifier is not None else default
+            if spec is None:
+                raise InvalidRequest(f"sample {index} names no verifier and the request has no default")
+            key = _spec_key(spec)
+            node = cache.get(key)
+            if node is None:
+                try:
+                    node = cache[key] = resolve(spec, self.registry)
+                except RewardhubError as exc:
+                    exc.detail = {"sample_index": index, "errors": exc.detail}
+                    raise
+            nodes.append(node)
+        return nodes
+
+    async def score(
+        self,
+        samples: Sequence[Sample],
+        default: VerifierSpec | None = None,
+        nodes: Sequence[Node] | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> list[Result]:
+        nodes = list(nodes) if nodes is not None else self.plan(samples, default)
+        leaf_results: list[dict[str, Result]] = [{} for _ in samples]
+
+        per_sample = [(i, leaf) for i, node in enumerate(nodes) for leaf in leaves(node) if not self._is_group(leaf)]
+        calls = [self._call(leaf, (samples[i],)) for i, leaf in per_sample]
+        for (i, leaf), results in zip(per_sample, await self.executor.run(calls, on_progress), strict=True):
+            leaf_results[i][leaf.key] = results[0]
+
+        await self._escalate(samples, per_sample, leaf_results)
+        await self._score_groups(samples, nodes, leaf_results)
+
+        out = []
+        for i, (sample, node) in enumerate(zip(samples, nodes, strict=True)):
+            result = combine(node, leaf_results[i])
+            elapsed = sum(r.elapsed_ms for r in leaf_results[i].values())
+            out.append(result.model_copy(update={"id": sample.id, "elapsed_ms": round(elapsed, 3)}))
+        return out
+
+    async def _escalate(self, samples: Sequence[Sample], per_sample: list[tuple[int, Leaf]], leaf_results: list[dict[str, Result]]) -> None:
+        wanted = []
+        for i, leaf in per_sample:
+            target = getattr(leaf.config, "escalate_to", None)
+            result = leaf_results[i][leaf.key]
+            if target is not None and result.status == OK and result.score < 1.0:
+                wanted.append((i, leaf, resolve(target, self.registry)))
+        if not wanted:
+            return
+        judge_calls = []
+        for i, _, node in wanted:
+            if not isinstance(node, Leaf):
+                raise InvalidRequest("escalate_to must name a single verifier")
+            judge_calls.append(self._call(node, (samples[i],)))
+        for (i, leaf, _), results in zip(wanted, await self.executor.run(judge_calls), strict=True):
+            rule, judge = leaf_results[i][leaf.key], results[0]
+            details = {**rule.details, "rule": {"score": rule.score, "status": rule.status}, "escalation": judge.model_dump(exclude={"id"})}
+            if judge.status == OK:
+                merged = rule.model_copy(update={"score": max(rule.score, judge.score), "details": details})
+            else:  # the judge could not decide: the rule's verdict stands, and says so
+                merged = rule.model_copy(update={"details": details})
+            leaf_results[i][leaf.key] = merged
+
+    async def _score_groups(self, samples: Sequence[Sample], nodes: Sequence[Node], leaf_results: list[dict[str, Result]]) -> None:
+        groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+        group_leaves: dict[str, Leaf] = {}
+        for i, node in enumerate(nodes):
+            for leaf in leaves(node):
+                if self._is_group(leaf):
+                    group_key = samples[i].group if samples[i].group is not None else f"__sample_{i}"
+                    groups[(leaf.key, group_key)].append(i)
+                    group_leaves[leaf.key] = leaf
+        if not groups:
+            return
+        keys = list(groups)
+        calls = [self._call(group_leaves[leaf_key], tuple(samples[i] for i in groups[(leaf_key, g)])) for leaf_key, g in keys]
+        for (leaf_key, g), results in zip(keys, await self.executor.run(calls), strict=True):
+            for i, result in zip(groups[(leaf_key, g)], results, strict=True):
+                leaf_results[i][leaf_key] = result
+
+    def _is_group(self, leaf: Leaf) -> bool:
+        return self.registry.verifier_class(leaf.name).kind == "group"
+
+    def _call(self, leaf: Leaf, samples: tuple[Sample, ...]) -> Call:
+        kind = self.registry.verifier_class(leaf.name).kind
+        return Call(leaf.name, leaf.config, samples, kind, self._timeout(kind, leaf))
+
+    def _timeout(self, kind: str, leaf: Leaf) -> float:
+        default = {"code": self.settings.code_timeout_s, "model": self.settings.model_timeout_s, "judge": self.settings.model_timeout_s}
+        requested = leaf.config.timeout_s or default.get(kind, self.settings.sample_timeout_s)
+        return min(requested, self.settings.max_timeout_s)
+
+
+def _spec_key(spec: Any) -> str:
+    if isinstance(spec, str):
+        return spec
+    if hasattr(spec, "model_dump"):
+        return json.dumps(spec.model_dump(mode="json"), sort_keys=True)
+    return json.dumps(spec, sort_keys=True, default=str)

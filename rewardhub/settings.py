@@ -1,0 +1,129 @@
+"""Server settings: one pydantic-settings class, read from flags, ``REWARDHUB_*`` variables and a
+YAML config file (in that order of precedence), with safe defaults.
+
+The defaults are the embedded mode on a laptop: bind to loopback, local process pools sized to the
+cores, no broker. Production-only hazards are refused rather than warned about: a non-loopback
+bind without API keys outside ``environment: development`` is an error at start-up.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict, YamlConfigSettingsSource
+
+__all__ = ["Settings"]
+
+_config_file: ContextVar[str | None] = ContextVar("rewardhub_config_file", default=None)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="REWARDHUB_", extra="forbid", validate_default=True)
+
+    # --- serving ---
+    environment: Literal["development", "production"] = Field(
+        "development", description="production refuses insecure exposure (no API keys on a public bind)."
+    )
+    host: str = Field("127.0.0.1", description="Bind address. Loopback unless API keys are configured.")
+    port: int = Field(8000, ge=0, le=65535, description="Bind port.")
+    log_level: str = Field("info", description="Python log level name.")
+    api_keys: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Accepted bearer tokens (comma-separated in the environment)."
+    )
+    api_keys_file: str | None = Field(None, description="File with one accepted bearer token per line.")
+    rate_limit_per_s: float | None = Field(None, gt=0, description="Per-key request rate limit (token bucket); none when unset.")
+
+    # --- execution ---
+    execution: Literal["local", "celery"] = Field("local", description="local: embedded process pools; celery: workers on a broker.")
+    workers: int | None = Field(None, ge=1, description="Worker processes for CPU verifiers; the number of cores when unset.")
+    code_workers: int | None = Field(None, ge=1, description="Worker processes for code verifiers; the number of cores when unset.")
+    worker_memory_mb: int = Field(4096, ge=256, description="Address-space limit of each CPU worker process.")
+    sample_timeout_s: float = Field(10.0, gt=0, description="Default hard wall-clock limit per sample for CPU verifiers.")
+    code_timeout_s: float = Field(120.0, gt=0, description="Default hard wall-clock limit per sample for code verifiers.")
+    model_timeout_s: float = Field(300.0, gt=0, description="Default limit per sample for model and judge verifiers.")
+    max_timeout_s: float = Field(600.0, gt=0, description="Largest per-sample limit a request's config may ask for.")
+    max_pending_samples: int = Field(
+        200_000, ge=1, description="Bounded queue per API process: past it requests get 429 with Retry-After."
+    )
+    plugins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Python files whose Verifier subclasses are registered (like --plugin)."
+    )
+    broker_url: str = Field("redis://127.0.0.1:6379/0", description="Celery broker (Redis or RabbitMQ) for execution=celery.")
+    result_backend: str | None = Field(None, description="Celery result backend; the broker URL when it is Redis.")
+    chunk_size: int = Field(64, ge=1, description="Samples per Celery task when a batch is split across workers.")
+    result_ttl_s: int = Field(3600, ge=1, description="How long finished jobs and results are kept.")
+    sandbox_backend: Literal["bwrap", "docker", "unsafe"] = Field(
+        "bwrap", description="Isolation for code execution; 'unsafe' runs code without isolation and must be chosen explicitly."
+    )
+    model_batch_size: int = Field(32, ge=1, description="Largest micro-batch for model verifiers.")
+    model_batch_wait_ms: float = Field(5.0, ge=0, description="How long a model micro-batch waits to fill.")
+
+    # --- limits and compatibility ---
+    max_request_bytes: int = Field(64 * 1024 * 1024, ge=1024, description="Largest request body (413 above it).")
+    max_samples_per_request: int = Field(100_000, ge=1, description="Most samples in one request (413 above it).")
+    get_reward_verifier: Any = Field(
+        "math", description="The VerifierSpec that answers OpenRLHF's POST /get_reward."
+    )
+
+    @field_validator("api_keys", "plugins", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @model_validator(mode="after")
+    def _refuse_insecure_exposure(self) -> Settings:
+        if self.environment == "production" and not self.is_loopback() and not self.all_api_keys():
+            raise ValueError("refusing to bind a public address in production without API keys")
+        return self
+
+    def is_loopback(self) -> bool:
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+    def all_api_keys(self) -> list[str]:
+        keys = list(self.api_keys)
+        if self.api_keys_file:
+            lines = Path(self.api_keys_file).read_text().splitlines()
+            keys += [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+        return keys
+
+    def cpu_workers(self) -> int:
+        return self.workers or os.cpu_count() or 1
+
+    def code_worker_count(self) -> int:
+        return self.code_workers or os.cpu_count() or 1
+
+    @classmethod
+    def load(cls, config_file: str | Path | None = None, **overrides: Any) -> Settings:
+        """Settings from flags (``overrides``, None values ignored) > environment > config file > defaults."""
+        token = _config_file.set(str(config_file) if config_file else None)
+        try:
+            return cls(**{key: value for key, value in overrides.items() if value is not None})
+        finally:
+            _config_file.reset(token)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources = [init_settings, env_settings]
+        path = _config_file.get()
+        if path:
+            sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=path))
+        return tuple(sources)
