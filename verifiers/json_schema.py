@@ -1,0 +1,129 @@
+"""``json_schema``: the response is JSON and validates against the JSON Schema in ``reference``.
+
+The JSON is read from the response after any ``<think>…</think>``: with ``source="auto"`` the
+whole response when it parses, else the last fenced code block (```` ```json ```` preferred, then
+any fence) that parses. Validation uses the ``jsonschema`` package with the draft the schema
+declares (``$schema``; the latest otherwise); ``$ref`` resolves inside the schema only, never over
+the network. Score: 1 when valid, ``parse_credit`` when the JSON parses but breaks the schema, 0
+when no JSON is found; ``details`` lists where it failed.
+
+A ``reference`` that is not a valid schema, or whose ``$ref`` cannot be resolved, is an ``error``
+status: the fault is the dataset's, not the policy's. It judges structure, not the truth of the
+values (use ``tool_call`` to check expected argument values).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from jsonschema import FormatChecker
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+from pydantic import Field
+from referencing.exceptions import Unresolvable
+
+from rewardhub.errors import VerifierError
+from rewardhub.types import Result, Sample
+from rewardhub.verifier import Verifier, VerifierConfig
+
+__all__ = ["JsonSchemaVerifier", "Parsed", "load_schema", "parse_json", "schema_errors"]
+
+Source = Literal["auto", "full", "fenced"]
+
+_THINK = re.compile(r"^.*</think>", re.DOTALL)
+_FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
+MAX_ERRORS_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Parsed:
+    value: Any
+    source: Literal["full", "fenced"]
+
+
+def parse_json(response: str, source: Source = "auto") -> Parsed | None:
+    """The JSON value in a response (see the module docstring), or None when there is none."""
+    text = _THINK.sub("", response).strip()
+    if source in ("auto", "full"):
+        value = _loads(text)
+        if value is not _MISSING:
+            return Parsed(value, "full")
+    if source in ("auto", "fenced"):
+        blocks = _FENCE.findall(text)
+        # json-tagged fences first, each kind from last to first
+        for _, body in sorted(blocks[::-1], key=lambda b: b[0].lower() != "json"):
+            value = _loads(body)
+            if value is not _MISSING:
+                return Parsed(value, "fenced")
+    return None
+
+
+_MISSING = object()
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return _MISSING
+
+
+def load_schema(reference: Any) -> dict[str, Any] | bool:
+    """The schema in ``reference`` (an object, a boolean schema, or JSON text), checked against its meta-schema."""
+    schema = reference
+    if isinstance(schema, str):
+        schema = _loads(schema)
+        if schema is _MISSING:
+            raise VerifierError("reference is a string but not JSON; it must be a JSON Schema")
+    if not isinstance(schema, (dict, bool)):
+        raise VerifierError(f"reference must be a JSON Schema object, got {type(reference).__name__}")
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        raise VerifierError(f"reference is not a valid JSON Schema: {exc.message}") from None
+    return schema
+
+
+def schema_errors(value: Any, schema: dict[str, Any] | bool, check_formats: bool = False) -> list[dict[str, str]]:
+    """Every way ``value`` breaks ``schema``, as ``{"path", "message"}`` (empty when valid)."""
+    cls = validator_for(schema)
+    validator = cls(schema, format_checker=FormatChecker() if check_formats else None)
+    try:
+        errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path)))
+    except Unresolvable as exc:
+        raise VerifierError(f"schema reference cannot be resolved: {exc}") from None
+    return [{"path": "/" + "/".join(map(str, e.absolute_path)), "message": e.message[:300]} for e in errors]
+
+
+class JsonSchemaVerifier(Verifier):
+    """The response (or its last fenced JSON block) parses as JSON and validates against the reference schema."""
+
+    name = "json_schema"
+    kind = "rule"
+
+    class Config(VerifierConfig):
+        source: Source = Field(
+            "auto", description="Where the JSON is: auto (whole response, else last fenced block), full or fenced."
+        )
+        parse_credit: float = Field(
+            0.0, ge=0, le=1, description="Score for JSON that parses but does not validate (shaping toward the format)."
+        )
+        check_formats: bool = Field(False, description="Also enforce 'format' keywords (date-time, email, ...).")
+
+    def score(self, sample: Sample, config: Config) -> Result:
+        schema = load_schema(sample.reference)
+        parsed = parse_json(sample.response, config.source)
+        if parsed is None:
+            return Result.ok(0.0, parsed=False, valid=False)
+        errors = schema_errors(parsed.value, schema, config.check_formats)
+        return Result.ok(
+            config.parse_credit if errors else 1.0,
+            parsed=True,
+            source=parsed.source,
+            valid=not errors,
+            error_count=len(errors),
+            errors=errors[:MAX_ERRORS_SHOWN],
+        )

@@ -1,0 +1,200 @@
+"""``tool_call``: the response calls the expected tool with valid, expected arguments.
+
+A turn-level reward for agentic RL. The calls are read from the response (after any
+``<think>…</think>``) in the shapes models emit:
+
+- Hermes / Qwen: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``, any number of them;
+- otherwise JSON (the whole response or its last fenced block): an OpenAI-style
+  ``{"name", "arguments"}`` object (``arguments`` may be a JSON string, ``parameters`` is accepted
+  for Llama-style calls), ``{"type": "function", "function": {...}}``, ``{"tool_calls": [...]}`` or a
+  list of these.
+
+``reference`` is the one expected call: ``{"name": str, "arguments": {...}?, "schema": {...}?}``
+(``parameters`` may stand for ``schema``, as in an OpenAI function definition). A call passes when
+its name is equal, its arguments validate against ``schema`` and every expected argument has the
+expected value (extra arguments are the schema's business). Strings compare case- and
+whitespace-insensitively unless ``string_match="exact"``; numbers by value, never ``True == 1``.
+With ``partial_credit``, a call with the right name earns the weighted share of schema validity and
+of the expected arguments it got right; a wrong name is always 0. With several calls, the best
+one counts. It does not run the tool, and does not judge whether calling it was wise.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from rewardhub.errors import VerifierError
+from rewardhub.types import Result, Sample
+from rewardhub.verifier import Verifier, VerifierConfig
+from verifiers.json_schema import load_schema, parse_json, schema_errors
+
+__all__ = ["ExpectedCall", "ToolCall", "ToolCallVerifier", "extract_calls", "values_match"]
+
+_THINK = re.compile(r"^.*</think>", re.DOTALL)
+_HERMES = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str | None
+    arguments: dict[str, Any] | None  # None: missing or not a JSON object
+
+
+class ExpectedCall(BaseModel):
+    """The ``reference`` of a sample."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    json_schema: Any = Field(None, alias="schema")
+    parameters: Any = None
+
+    @model_validator(mode="after")
+    def _one_schema(self) -> ExpectedCall:
+        if self.json_schema is not None and self.parameters is not None:
+            raise ValueError("give 'schema' or 'parameters', not both")
+        return self
+
+    @property
+    def arguments_schema(self) -> Any:
+        return self.json_schema if self.json_schema is not None else self.parameters
+
+
+def extract_calls(response: str) -> list[ToolCall]:
+    """Every tool call in the response, malformed ones included (see the module docstring)."""
+    text = _THINK.sub("", response)
+    bodies = _HERMES.findall(text)
+    if bodies:
+        return [_to_call(_loads_or_none(body)) for body in bodies]
+    parsed = parse_json(text)
+    return _calls_in(parsed.value) if parsed is not None else []
+
+
+def _calls_in(value: Any) -> list[ToolCall]:
+    if isinstance(value, list):
+        return [call for item in value for call in _calls_in(item)]
+    if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
+        return _calls_in(value["tool_calls"])
+    if isinstance(value, dict) and ("name" in value or "function" in value):
+        return [_to_call(value)]
+    return []
+
+
+def _to_call(obj: Any) -> ToolCall:
+    if isinstance(obj, dict) and isinstance(obj.get("function"), dict):
+        obj = obj["function"]
+    if not isinstance(obj, dict):
+        return ToolCall(None, None)
+    name = obj.get("name") if isinstance(obj.get("name"), str) else None
+    arguments = obj.get("arguments", obj.get("parameters"))
+    if isinstance(arguments, str):
+        arguments = _loads_or_none(arguments)
+    return ToolCall(name, arguments if isinstance(arguments, dict) else None)
+
+
+def _loads_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def values_match(expected: Any, actual: Any, normalise_strings: bool = True) -> bool:
+    """Structural equality of JSON values; ``True`` is not ``1``, and strings may be normalised."""
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return type(expected) is type(actual) and expected == actual
+    if isinstance(expected, str) and isinstance(actual, str):
+        return _norm(expected) == _norm(actual) if normalise_strings else expected == actual
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return expected.keys() == actual.keys() and all(
+            values_match(v, actual[k], normalise_strings) for k, v in expected.items()
+        )
+    if isinstance(expected, list) and isinstance(actual, list):
+        return len(expected) == len(actual) and all(
+            values_match(e, a, normalise_strings) for e, a in zip(expected, actual, strict=True)
+        )
+    numbers = (int, float)
+    if isinstance(expected, numbers) and isinstance(actual, numbers):
+        return expected == actual
+    return type(expected) is type(actual) and expected == actual
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+@dataclass(frozen=True)
+class Verdict:
+    score: float
+    details: dict[str, Any]
+
+
+class ToolCallVerifier(Verifier):
+    """The response calls the reference's tool with arguments that validate and match the expected values."""
+
+    name = "tool_call"
+    kind = "rule"
+
+    class Config(VerifierConfig):
+        partial_credit: bool = Field(
+            False, description="Give a right-name call the weighted share of schema validity and matching arguments."
+        )
+        schema_weight: float = Field(0.5, ge=0, description="partial_credit: weight of 'arguments validate against the schema'.")
+        arguments_weight: float = Field(
+            0.5, ge=0, description="partial_credit: weight of the fraction of expected arguments with the expected value."
+        )
+        string_match: Literal["normalised", "exact"] = Field(
+            "normalised", description="How string argument values compare: case/whitespace-insensitive, or exactly."
+        )
+
+    def score(self, sample: Sample, config: Config) -> Result:
+        expected = _expected(sample.reference)
+        schema = load_schema(expected.arguments_schema) if expected.arguments_schema is not None else None
+        calls = extract_calls(sample.response)
+        if not calls:
+            return Result.ok(0.0, calls_found=0)
+        verdicts = [judge_call(call, expected, schema, config) for call in calls]
+        best = max(verdicts, key=lambda v: (v.score, v.details["name_ok"]))  # on a tie, the right tool explains more
+        malformed = sum(call.name is None for call in calls)
+        return Result.ok(best.score, calls_found=len(calls), malformed_calls=malformed, best_call=best.details)
+
+
+def _expected(reference: Any) -> ExpectedCall:
+    if not isinstance(reference, dict):
+        raise VerifierError("reference must be one expected call: {'name': ..., 'arguments'?: {...}, 'schema'?: {...}}")
+    try:
+        return ExpectedCall.model_validate(reference)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        raise VerifierError(f"malformed tool_call reference at {first['loc']}: {first['msg']}") from None
+
+
+def judge_call(call: ToolCall, expected: ExpectedCall, schema: Any, config: ToolCallVerifier.Config) -> Verdict:
+    details: dict[str, Any] = {"name": call.name, "name_ok": call.name == expected.name}
+    if not details["name_ok"]:
+        return Verdict(0.0, details)
+    parts: list[tuple[float, float]] = []  # (weight, credit)
+    if schema is not None:
+        errors = (
+            schema_errors(call.arguments, schema)
+            if call.arguments is not None
+            else [{"path": "/", "message": "arguments are missing or not a JSON object"}]
+        )
+        details.update(schema_ok=not errors, schema_errors=errors[:5])
+        parts.append((config.schema_weight, float(not errors)))
+    if expected.arguments:
+        actual = call.arguments or {}
+        normalise = config.string_match == "normalised"
+        wrong = [k for k, v in expected.arguments.items() if k not in actual or not values_match(v, actual[k], normalise)]
+        details.update(arguments_matched=len(expected.arguments) - len(wrong), arguments_wrong=wrong)
+        parts.append((config.arguments_weight, 1 - len(wrong) / len(expected.arguments)))
+    if not config.partial_credit:
+        return Verdict(float(all(credit == 1.0 for _, credit in parts)), details)
+    total = sum(weight for weight, _ in parts)
+    return Verdict(sum(w * c for w, c in parts) / total if total else 1.0, details)
