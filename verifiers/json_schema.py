@@ -28,12 +28,12 @@ from referencing.exceptions import Unresolvable
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+from verifiers.text import strip_think
 
 __all__ = ["JsonSchemaVerifier", "Parsed", "load_schema", "parse_json", "schema_errors"]
 
 Source = Literal["auto", "full", "fenced"]
 
-_THINK = re.compile(r"^.*</think>", re.DOTALL)
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 MAX_ERRORS_SHOWN = 5
 
@@ -46,7 +46,7 @@ class Parsed:
 
 def parse_json(response: str, source: Source = "auto") -> Parsed | None:
     """The JSON value in a response (see the module docstring), or None when there is none."""
-    text = _THINK.sub("", response).strip()
+    text = strip_think(response).strip()
     if source in ("auto", "full"):
         value = _loads(text)
         if value is not _MISSING:

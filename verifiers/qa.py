@@ -28,12 +28,12 @@ from pydantic import Field
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+from verifiers.text import strip_think
 
 __all__ = ["F1Verifier", "QAMatchVerifier", "aliases_of", "extract_answer", "normalize_answer", "token_f1"]
 
 Extract = Literal["auto", "full", "answer_tag", "boxed", "answer_is"]
 
-_THINK = re.compile(r"^.*</think>", re.DOTALL)
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 _ANSWER_IS = re.compile(r"(?:answer is|answer:)\s*:?\s*(.+)", re.IGNORECASE)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -75,7 +75,7 @@ def aliases_of(reference: Any) -> list[str]:
 
 def extract_answer(response: str, how: Extract) -> str:
     """The predicted answer inside a free-form response (see the module docstring for ``auto``)."""
-    text = _THINK.sub("", response)
+    text = strip_think(response)
     if how == "full":
         return text.strip()
     finders = {"answer_tag": _last_answer_tag, "boxed": _last_boxed, "answer_is": _last_answer_is}
@@ -153,7 +153,9 @@ class QAMatchVerifier(Verifier):
         prediction = extract_answer(sample.response, config.extract)
         normalized = normalize_answer(prediction)
         matched = next((a for a in aliases if _matches(normalized, normalize_answer(a), config.contains)), None)
-        return Result.ok(float(matched is not None), prediction=prediction, normalized=normalized, matched_alias=matched)
+        return Result.ok(
+            float(matched is not None), prediction=prediction, normalized=normalized, matched_alias=matched
+        )
 
 
 def _matches(prediction: str, alias: str, contains: bool) -> bool:

@@ -68,31 +68,48 @@ class RegexVerifier(Verifier):
         pattern: str | None = Field(
             None, description="The pattern; when unset, the sample's reference supplies it (string or object)."
         )
-        mode: Mode = Field("search", description="search: anywhere; match: at the start; fullmatch: whole response; count: number of matches.")
-        flags: list[Flag] = Field(default_factory=list, description="Regex flags by name, e.g. ['IGNORECASE', 'MULTILINE'].")
+        mode: Mode = Field(
+            "search",
+            description="search: anywhere; match: at the start; fullmatch: whole response; count: number of matches.",
+        )
+        flags: list[Flag] = Field(
+            default_factory=list, description="Regex flags by name, e.g. ['IGNORECASE', 'MULTILINE']."
+        )
         min_count: int = Field(1, ge=0, description="count mode: fewest matches that still score 1.")
-        max_count: int | None = Field(None, ge=0, description="count mode: most matches that still score 1 (unbounded when unset).")
+        max_count: int | None = Field(
+            None, ge=0, description="count mode: most matches that still score 1 (unbounded when unset)."
+        )
         strip: bool = Field(True, description="Strip surrounding whitespace from the response before matching.")
         match_timeout_s: float = Field(
-            1.0, gt=0, le=30, description="Time limit of one match inside the regex engine; past it the status is error."
+            1.0,
+            gt=0,
+            le=30,
+            description="Time limit of one match inside the regex engine; past it the status is error.",
         )
         max_pattern_chars: int = Field(1000, gt=0, le=MAX_PATTERN_CHARS, description="Longest pattern accepted.")
         max_input_chars: int = Field(
-            100_000, gt=0, le=MAX_INPUT_CHARS, description="Longest response accepted; a longer one is an error, not a truncation."
+            100_000,
+            gt=0,
+            le=MAX_INPUT_CHARS,
+            description="Longest response accepted; a longer one is an error, not a truncation.",
         )
 
     def score(self, sample: Sample, config: Config) -> Result:
         spec = resolve_spec(sample.reference, config)
         text = sample.response.strip() if config.strip else sample.response
         if len(spec.pattern) > config.max_pattern_chars:
-            raise VerifierError(f"pattern is {len(spec.pattern)} characters, over the limit of {config.max_pattern_chars}")
+            raise VerifierError(
+                f"pattern is {len(spec.pattern)} characters, over the limit of {config.max_pattern_chars}"
+            )
         if len(text) > config.max_input_chars:
             raise VerifierError(f"response is {len(text)} characters, over the limit of {config.max_input_chars}")
         compiled = compile_pattern(spec)
         try:
             return judge(compiled, spec, text, config.match_timeout_s)
         except TimeoutError:
-            raise VerifierError(f"pattern timed out after {config.match_timeout_s}s (catastrophic backtracking?)") from None
+            raise VerifierError(
+                f"pattern timed out after {config.match_timeout_s}s (catastrophic backtracking?)"
+            ) from None
 
 
 def resolve_spec(reference: Any, config: RegexVerifier.Config) -> Spec:

@@ -32,10 +32,10 @@ from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 from verifiers.json_schema import load_schema, parse_json, schema_errors
+from verifiers.text import strip_think
 
 __all__ = ["ExpectedCall", "ToolCall", "ToolCallVerifier", "extract_calls", "values_match"]
 
-_THINK = re.compile(r"^.*</think>", re.DOTALL)
 _HERMES = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 
 
@@ -68,7 +68,7 @@ class ExpectedCall(BaseModel):
 
 def extract_calls(response: str) -> list[ToolCall]:
     """Every tool call in the response, malformed ones included (see the module docstring)."""
-    text = _THINK.sub("", response)
+    text = strip_think(response)
     bodies = _HERMES.findall(text)
     if bodies:
         return [_to_call(_loads_or_none(body)) for body in bodies]
@@ -145,9 +145,13 @@ class ToolCallVerifier(Verifier):
         partial_credit: bool = Field(
             False, description="Give a right-name call the weighted share of schema validity and matching arguments."
         )
-        schema_weight: float = Field(0.5, ge=0, description="partial_credit: weight of 'arguments validate against the schema'.")
+        schema_weight: float = Field(
+            0.5, ge=0, description="partial_credit: weight of 'arguments validate against the schema'."
+        )
         arguments_weight: float = Field(
-            0.5, ge=0, description="partial_credit: weight of the fraction of expected arguments with the expected value."
+            0.5,
+            ge=0,
+            description="partial_credit: weight of the fraction of expected arguments with the expected value.",
         )
         string_match: Literal["normalised", "exact"] = Field(
             "normalised", description="How string argument values compare: case/whitespace-insensitive, or exactly."
@@ -191,7 +195,9 @@ def judge_call(call: ToolCall, expected: ExpectedCall, schema: Any, config: Tool
     if expected.arguments:
         actual = call.arguments or {}
         normalise = config.string_match == "normalised"
-        wrong = [k for k, v in expected.arguments.items() if k not in actual or not values_match(v, actual[k], normalise)]
+        wrong = [
+            k for k, v in expected.arguments.items() if k not in actual or not values_match(v, actual[k], normalise)
+        ]
         details.update(arguments_matched=len(expected.arguments) - len(wrong), arguments_wrong=wrong)
         parts.append((config.arguments_weight, 1 - len(wrong) / len(expected.arguments)))
     if not config.partial_credit:

@@ -17,14 +17,16 @@ PERSON = {
 
 
 def score(response, reference=PERSON, **config):
-    return JsonSchemaVerifier().score(Sample(response=response, reference=reference), JsonSchemaVerifier.Config(**config))
+    return JsonSchemaVerifier().score(
+        Sample(response=response, reference=reference), JsonSchemaVerifier.Config(**config)
+    )
 
 
 @pytest.mark.parametrize(
     ("response", "source", "value", "where"),
     [
         ('{"a": 1}', "auto", {"a": 1}, "full"),
-        ('  [1, 2]\n', "auto", [1, 2], "full"),
+        ("  [1, 2]\n", "auto", [1, 2], "full"),
         ('Here:\n```json\n{"a": 1}\n```\nDone.', "auto", {"a": 1}, "fenced"),
         ('```json\n{"a": 1}\n```\nthen\n```json\n{"a": 2}\n```', "auto", {"a": 2}, "fenced"),  # the last one
         ('```json\n{"a": 1}\n```\n```python\nx = 1\n```', "auto", {"a": 1}, "fenced"),  # json fence preferred

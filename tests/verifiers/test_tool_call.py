@@ -29,12 +29,18 @@ def score(response, reference=REFERENCE, **config):
     ("response", "calls"),
     [
         (hermes("f", {"x": 1}), [ToolCall("f", {"x": 1})]),
-        ("<think>call g?</think>" + hermes("f", {}) + hermes("g", {"y": 2}), [ToolCall("f", {}), ToolCall("g", {"y": 2})]),
+        (
+            "<think>call g?</think>" + hermes("f", {}) + hermes("g", {"y": 2}),
+            [ToolCall("f", {}), ToolCall("g", {"y": 2})],
+        ),
         ("<tool_call>{not json}</tool_call>", [ToolCall(None, None)]),
         ('{"name": "f", "arguments": "{\\"x\\": 1}"}', [ToolCall("f", {"x": 1})]),  # OpenAI: arguments as JSON text
         ('{"name": "f", "parameters": {"x": 1}}', [ToolCall("f", {"x": 1})]),  # Llama style
         ('{"type": "function", "function": {"name": "f", "arguments": {}}}', [ToolCall("f", {})]),
-        ('{"tool_calls": [{"function": {"name": "f", "arguments": "{}"}}, {"name": "g"}]}', [ToolCall("f", {}), ToolCall("g", None)]),
+        (
+            '{"tool_calls": [{"function": {"name": "f", "arguments": "{}"}}, {"name": "g"}]}',
+            [ToolCall("f", {}), ToolCall("g", None)],
+        ),
         ('[{"name": "f", "arguments": {}}, {"name": "g", "arguments": {}}]', [ToolCall("f", {}), ToolCall("g", {})]),
         ('Calling:\n```json\n{"name": "f", "arguments": {"x": 1}}\n```', [ToolCall("f", {"x": 1})]),
         ('{"name": "f", "arguments": "not json"}', [ToolCall("f", None)]),
@@ -72,12 +78,20 @@ def test_values_match(expected, actual, normalise, same):
         (hermes("get_weather", {"city": "paris", "unit": "celsius"}), {}, 1.0),
         (hermes("get_weather", {"city": "paris", "unit": "celsius"}), {"string_match": "exact"}, 0.0),
         (hermes("get_time", {"city": "Paris", "unit": "celsius"}), {}, 0.0),
-        (hermes("get_time", {"city": "Paris", "unit": "celsius"}), {"partial_credit": True}, 0.0),  # wrong tool: nothing
+        (
+            hermes("get_time", {"city": "Paris", "unit": "celsius"}),
+            {"partial_credit": True},
+            0.0,
+        ),  # wrong tool: nothing
         (hermes("get_weather", {"city": "Paris", "unit": "kelvin"}), {}, 0.0),
         # schema broken (0 x 0.5) and one of two arguments right (0.5 x 0.5)
         (hermes("get_weather", {"city": "Paris", "unit": "kelvin"}), {"partial_credit": True}, 0.25),
         (hermes("get_weather", {"city": "Lyon", "unit": "celsius"}), {"partial_credit": True}, 0.75),
-        (hermes("get_weather", {"city": "Lyon", "unit": "celsius"}), {"partial_credit": True, "schema_weight": 0.0}, 0.5),
+        (
+            hermes("get_weather", {"city": "Lyon", "unit": "celsius"}),
+            {"partial_credit": True, "schema_weight": 0.0},
+            0.5,
+        ),
         (hermes("get_time", {}) + hermes("get_weather", {"city": "Paris", "unit": "celsius"}), {}, 1.0),  # best call
         ("<tool_call>{broken</tool_call>", {}, 0.0),
         ("I would call get_weather for Paris.", {}, 0.0),
@@ -97,7 +111,11 @@ def test_scores(response, config, expected):
         ({"name": "f", "parameters": {"type": "object", "required": ["q"]}}, hermes("f", {"q": 1}), 1.0),
         ({"name": "f", "parameters": {"type": "object", "required": ["q"]}}, hermes("f", {}), 0.0),
         ({"name": "f", "schema": {"type": "object"}}, '{"name": "f", "arguments": "oops"}', 0.0),
-        ({"name": "f", "arguments": {"x": 1}}, hermes("f", {"x": 1, "y": 2}), 1.0),  # extra arguments are the schema's call
+        (
+            {"name": "f", "arguments": {"x": 1}},
+            hermes("f", {"x": 1, "y": 2}),
+            1.0,
+        ),  # extra arguments are the schema's call
     ],
 )
 def test_reference_shapes(reference, response, expected):
@@ -105,7 +123,9 @@ def test_reference_shapes(reference, response, expected):
 
 
 def test_details_explain_the_best_call():
-    result = score(hermes("get_time", {}) + hermes("get_weather", {"city": "Lyon", "unit": "kelvin"}), partial_credit=True)
+    result = score(
+        hermes("get_time", {}) + hermes("get_weather", {"city": "Lyon", "unit": "kelvin"}), partial_credit=True
+    )
     assert result.details == {
         "calls_found": 2,
         "malformed_calls": 0,
