@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from rewardhub.api.errors import install_error_handlers
 from rewardhub.api.metrics import MetricsMiddleware
@@ -49,15 +50,21 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     return app
 
 
-def _optional_routers() -> list:
+OPTIONAL_ROUTERS = ("rewardhub.api.sandbox_routes", "rewardhub.api.compat_routes")
+
+
+def _optional_routers() -> list[APIRouter]:
     """Routers that live beside their feature (the sandbox route lives with the sandbox)."""
     routers = []
-    try:
-        from rewardhub.api.sandbox_routes import router as sandbox_router
-    except ImportError:
-        log.debug("sandbox routes not installed")
-    else:
-        routers.append(sandbox_router)
+    for module_name in OPTIONAL_ROUTERS:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            log.debug("%s not installed", module_name)
+        else:
+            routers.append(module.router)
     return routers
 
 

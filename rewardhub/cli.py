@@ -1,0 +1,188 @@
+"""``rewardhub serve | worker | score | verifiers``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from rewardhub.errors import RewardhubError
+from rewardhub.settings import Settings
+
+__all__ = ["main"]
+
+log = logging.getLogger("rewardhub")
+
+SAMPLE_FIELDS = {"id", "prompt", "response", "reference", "verifier", "group", "metadata"}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except RewardhubError as exc:
+        print(f"rewardhub: {exc.message}", file=sys.stderr)
+        if exc.detail:
+            print(json.dumps(exc.detail, indent=2, default=str)[:2000], file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rewardhub", description="Reward and verifier service for RL of language models.")
+    sub = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--config", help="YAML settings file (flags > REWARDHUB_* environment > file > defaults)")
+        p.add_argument("--plugin", action="append", default=None, metavar="FILE.py", help="register the verifiers defined in a Python file")
+        p.add_argument("--workers", type=int, help="CPU worker processes (default: the number of cores)")
+
+    serve = sub.add_parser("serve", help="run the HTTP service (embedded local execution by default)")
+    common(serve)
+    serve.add_argument("--host", help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="bind port (default 8000)")
+    serve.add_argument("--execution", choices=["local", "celery"], help="where scoring runs")
+    serve.set_defaults(func=_serve)
+
+    worker = sub.add_parser("worker", help="run a Celery worker for execution=celery")
+    common(worker)
+    worker.add_argument("--queues", default="cpu", help="comma-separated queues: cpu, code, gpu")
+    worker.add_argument("--concurrency", type=int, help="worker processes (gpu: one per device)")
+    worker.set_defaults(func=_worker)
+
+    score = sub.add_parser("score", help="score a JSONL file offline through the same execution pool")
+    common(score)
+    score.add_argument("file", type=Path, help="JSONL, one sample per line (fields of API.md's sample; others go to metadata)")
+    score.add_argument("--verifier", required=True, help='verifier name or JSON spec, e.g. math or \'{"name":"math","config":{}}\'')
+    score.add_argument("--output", "-o", type=Path, help="results JSONL (default: FILE.scored.jsonl)")
+    score.add_argument("--response-field", default="response", help="input field holding the response")
+    score.add_argument("--reference-field", default="reference", help="input field holding the reference")
+    score.add_argument("--chunk", type=int, default=2000, help="samples in flight at once")
+    score.set_defaults(func=_score)
+
+    listing = sub.add_parser("verifiers", help="list the installed verifiers")
+    listing.add_argument("--plugin", action="append", default=None, metavar="FILE.py")
+    listing.add_argument("--json", action="store_true", help="full descriptions with config schemas, as JSON")
+    listing.set_defaults(func=_verifiers)
+    return parser
+
+
+def _settings(args: argparse.Namespace, **extra: Any) -> Settings:
+    overrides = {"workers": getattr(args, "workers", None), **extra}
+    if getattr(args, "plugin", None):
+        overrides["plugins"] = args.plugin
+    return Settings.load(getattr(args, "config", None), **overrides)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from rewardhub.registry import Registry
+    from rewardhub.server import serve
+
+    settings = _settings(args, host=args.host, port=args.port, execution=args.execution)
+    if not settings.all_api_keys() and not settings.is_loopback():
+        log.warning("serving on %s without API keys: anyone who can reach it can run code in its sandbox", settings.host)
+    Registry.load(settings.plugins)  # fail fast on duplicate names or broken plugins, before binding
+    serve(settings)
+    return 0
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from rewardhub.execution.celery_worker import run_worker
+
+    settings = _settings(args, execution="celery")
+    return run_worker(settings, queues=[q.strip() for q in args.queues.split(",") if q.strip()], concurrency=args.concurrency)
+
+
+def _verifiers(args: argparse.Namespace) -> int:
+    from rewardhub.registry import Registry
+
+    registry = Registry.load(args.plugin or [])
+    if args.json:
+        print(json.dumps(registry.describe(), indent=2))
+        return 0
+    for info in registry.describe():
+        print(f"{info['name']:<22} {info['kind']:<6} {info['description'][:90]}  [{registry.origin(info['name'])}]")
+    return 0
+
+
+def _score(args: argparse.Namespace) -> int:
+    from rich.progress import Progress
+
+    from rewardhub.execution.local import LocalExecutor
+    from rewardhub.registry import Registry
+    from rewardhub.scoring import Scorer
+
+    settings = _settings(args)
+    registry = Registry.load(settings.plugins)
+    spec = _parse_spec_arg(args.verifier)
+    output = args.output or args.file.with_suffix(".scored.jsonl")
+    lines = args.file.read_text().splitlines()
+    total = sum(1 for line in lines if line.strip())
+
+    async def run() -> dict[str, int]:
+        executor = LocalExecutor(settings, registry)
+        scorer = Scorer(registry, executor, settings)
+        counts: dict[str, int] = {}
+        await executor.start()
+        try:
+            with output.open("w") as out, Progress() as progress:
+                bar = progress.add_task(f"scoring {args.file.name}", total=total)
+                for chunk in _chunks(_read_samples(lines, args), args.chunk):
+                    results = await scorer.score(chunk, spec, on_progress=lambda n: progress.advance(bar, n))
+                    for result in results:
+                        counts[result.status] = counts.get(result.status, 0) + 1
+                        out.write(result.model_dump_json() + "\n")
+        finally:
+            await executor.close()
+        return counts
+
+    counts = asyncio.run(run())
+    print(f"wrote {output}: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
+    return 0
+
+
+def _read_samples(lines: list[str], args: argparse.Namespace) -> Iterator[Any]:
+    from rewardhub.types import Sample
+
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise RewardhubError(f"{args.file}:{number}: not JSON ({exc})") from None
+        if args.response_field != "response":
+            raw["response"] = raw.pop(args.response_field, None)
+        if args.reference_field != "reference":
+            raw["reference"] = raw.pop(args.reference_field, None)
+        extra = {k: raw.pop(k) for k in list(raw) if k not in SAMPLE_FIELDS}
+        raw["metadata"] = {**raw.get("metadata", {}), **extra}
+        if raw.get("id") is None:
+            raw["id"] = str(number)
+        yield Sample.model_validate(raw)
+
+
+def _chunks(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _parse_spec_arg(text: str) -> Any:
+    text = text.strip()
+    return json.loads(text) if text.startswith("{") else text
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
