@@ -1,0 +1,172 @@
+"""`ifeval`: each constraint type on a passing and a failing response, scoring modes, bad references."""
+
+from importlib.metadata import entry_points
+
+import pytest
+
+from rewardhub.errors import VerifierError
+from rewardhub.types import Sample
+from verifiers.ifeval import IFEvalVerifier
+from verifiers.ifeval_constraints import CONSTRAINT_TYPES, parse_constraint
+
+
+def score(response, reference, **config):
+    return IFEvalVerifier().score(Sample(response=response, reference=reference), IFEvalVerifier.Config(**config))
+
+
+# (constraint, response, passes, observed)
+CASES = [
+    ({"type": "word_count", "min": 3}, "one two three", True, 3),
+    ({"type": "word_count", "min": 3}, "one two", False, 2),
+    ({"type": "word_count", "max": 2}, "don't stop", False, 3),  # a word is a run of \w: "don", "t", "stop"
+    ({"type": "word_count", "exact": 5}, "It's a test-case.", True, 5),
+    ({"type": "char_count", "max": 5}, "  hello \n", True, 5),
+    ({"type": "char_count", "min": 6}, "hello", False, 5),
+    ({"type": "sentence_count", "exact": 3}, "One. Two! Three? ", True, 3),
+    ({"type": "sentence_count", "exact": 3}, "Pi is 3.14. Really.", False, 2),  # "3.14" is not a sentence end
+    ({"type": "sentence_count", "max": 1}, "No final stop", True, 1),
+    ({"type": "paragraph_count", "exact": 2}, "First.\n\n  \nSecond.\n", True, 2),
+    ({"type": "paragraph_count", "exact": 2}, "First.\nStill first.", False, 1),
+    ({"type": "paragraph_count", "exact": 3, "separator": "***"}, "a\n***\nb\n***\nc", True, 3),
+    ({"type": "bullet_count", "exact": 3}, "Intro:\n* a\n- b\n  + c\nnot-a-bullet", True, 3),
+    ({"type": "bullet_count", "exact": 3}, "* a\n* b\n**bold** line", False, 2),
+    ({"type": "placeholder_count", "min": 2}, "Dear [name], at [address].", True, 2),
+    ({"type": "placeholder_count", "min": 2}, "Dear [name].", False, 1),
+    ({"type": "highlight_count", "min": 2}, "*one* and **two**", True, 2),
+    ({"type": "highlight_count", "min": 2}, "*one* and 2 * 3", False, 1),
+    ({"type": "section_count", "exact": 2}, "SECTION 1\nx\nSECTION 2\ny", True, 2),
+    ({"type": "section_count", "exact": 2, "marker": "Part"}, "Part 1: x. Part two: y", False, 1),
+    ({"type": "capital_word_count", "min": 2}, "This is VERY IMPORTANT", True, 2),
+    ({"type": "capital_word_count", "max": 0}, "I think so", False, 1),
+    ({"type": "keyword_frequency", "keyword": "data", "min": 2}, "Data beats opinions; data wins. database", True, 2),
+    ({"type": "keyword_frequency", "keyword": "data", "min": 2, "case_sensitive": True}, "Data and data", False, 1),
+    (
+        {"type": "keywords", "include": ["Rust", "safety"]},
+        "rust gives memory safety",
+        True,
+        {"missing": [], "forbidden": []},
+    ),
+    (
+        {"type": "keywords", "include": ["rust"], "exclude": ["unsafe"]},
+        "Rusty unsafe code",
+        False,
+        {"missing": ["rust"], "forbidden": ["unsafe"]},
+    ),
+    ({"type": "json_format"}, '{"a": [1, 2]}', True, "valid JSON"),
+    ({"type": "json_format"}, '```json\n{"a": 1}\n```', True, "valid JSON"),
+    ({"type": "lowercase"}, "all lower case, 123.", True, None),
+    ({"type": "lowercase"}, "almost all Lower", False, "L"),
+    ({"type": "uppercase"}, "SHOUTING 123!", True, None),
+    ({"type": "uppercase"}, "SHOUTINg", False, "g"),
+    ({"type": "starts_with", "text": "Dear Sir"}, "\n dear sir, hello", True, "dear sir"),
+    ({"type": "starts_with", "text": "Dear Sir", "case_sensitive": True}, "dear sir, hello", False, "dear sir"),
+    (
+        {"type": "ends_with", "text": "Any other questions?"},
+        "Bye. Any other questions?  \n",
+        True,
+        "Any other questions?",
+    ),
+    ({"type": "ends_with", "text": "the end"}, "end", False, "end"),
+    ({"type": "no_commas"}, "No commas here.", True, 0),
+    ({"type": "no_commas"}, "One, two, three", False, 2),
+    ({"type": "quotation"}, ' "Wrapped in quotes." ', True, '"…"'),
+    ({"type": "quotation"}, "\u201cCurly too\u201d", True, "\u201c…\u201d"),
+    ({"type": "quotation"}, '"Half', False, '"…f'),
+    ({"type": "title"}, "<<Ode to Joy>>\nVerse...", True, "<<Ode to Joy>>"),
+    ({"type": "title"}, "<< >> no title", False, None),
+    ({"type": "postscript"}, "Body.\n\np.s. see you", True, True),
+    ({"type": "postscript", "marker": "P.P.S"}, "Body. P.P.S inline", False, False),
+]
+
+
+@pytest.mark.parametrize(("constraint", "response", "passes", "observed"), CASES)
+def test_each_constraint(constraint, response, passes, observed):
+    verdict = parse_constraint(constraint).check(response)
+    assert (verdict.passed, verdict.observed) == (passes, observed)
+
+
+def test_every_constraint_type_is_covered_by_the_table():
+    assert {case[0]["type"] for case in CASES} == CONSTRAINT_TYPES
+
+
+def test_json_format_reports_why_not():
+    verdict = parse_constraint({"type": "json_format"}).check("Sure! {'a': 1}")
+    assert not verdict.passed
+    assert verdict.observed.startswith("Expecting value")
+
+
+REFERENCE = [
+    {"type": "word_count", "max": 5},
+    {"type": "lowercase"},
+    {"type": "ends_with", "text": "bye"},
+    {"type": "no_commas"},
+]
+
+
+@pytest.mark.parametrize(
+    ("response", "config", "expected"),
+    [
+        ("hello there bye", {}, 1.0),
+        ("hello there bye", {"mode": "all"}, 1.0),
+        ("Hello, there bye", {}, 0.5),  # case and commas fail
+        ("Hello, there bye", {"mode": "all"}, 0.0),
+        ("<think>Thinking, At Length, in many many words</think>hello bye", {}, 1.0),
+        ("<think>Thinking, At Length</think>hello bye", {"strip_think": False}, 0.25),
+    ],
+)
+def test_scoring_modes(response, config, expected):
+    assert score(response, REFERENCE, **config).score == expected
+
+
+def test_details_carry_each_verdict():
+    result = score("Hello, bye", REFERENCE)
+    assert result.details == {
+        "satisfied": 2,
+        "total": 4,
+        "constraints": [
+            {"type": "word_count", "passed": True, "observed": 2},
+            {"type": "lowercase", "passed": False, "observed": "H"},
+            {"type": "ends_with", "passed": True, "observed": "bye"},
+            {"type": "no_commas", "passed": False, "observed": 1},
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        {"constraints": [{"type": "lowercase"}]},
+        '[{"type": "lowercase"}]',
+        '{"constraints": [{"type": "lowercase"}]}',
+    ],
+)
+def test_reference_shapes(reference):
+    assert score("ok", reference).score == 1.0
+
+
+@pytest.mark.parametrize(
+    ("reference", "message"),
+    [
+        (None, "non-empty list"),
+        ([], "non-empty list"),
+        ("lowercase please", "not JSON"),
+        ([{"type": "haiku"}], r"constraint 0: unknown type 'haiku'"),
+        ([{"type": "lowercase"}, {"min": 3}], r"constraint 1: unknown type None"),
+        (["lowercase"], "unknown type None"),
+        ([{"type": "word_count"}], r"constraint 0 \(word_count\).*give 'min', 'max' or 'exact'"),
+        ([{"type": "word_count", "min": 5, "max": 2}], "'min' is greater than 'max'"),
+        ([{"type": "word_count", "exact": 3, "min": 1}], "not both"),
+        ([{"type": "word_count", "min": -1}], r"min: Input should be greater than or equal to 0"),
+        ([{"type": "lowercase", "strict": True}], r"strict: Extra inputs are not permitted"),
+        ([{"type": "starts_with"}], r"text: Field required"),
+    ],
+)
+def test_a_malformed_reference_is_an_error_not_a_zero(reference, message):
+    with pytest.raises(VerifierError, match=message):
+        score("anything", reference)
+
+
+def test_config_fields_are_documented_and_registered():
+    assert all(field.description for field in IFEvalVerifier.Config.model_fields.values())
+    (ep,) = entry_points(group="rewardhub.verifiers", name="ifeval")
+    assert ep.load() is IFEvalVerifier
