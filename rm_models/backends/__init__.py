@@ -1,0 +1,58 @@
+"""Model backends behind one interface, loaded once per process.
+
+``get_backend(spec)`` returns the process's one backend for that model and options, creating it
+on first use; the model weights themselves load lazily on the first operation that needs them.
+Verifier instances are shared per process too, so two configs naming the same model share it.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from rm_models.backends.base import Backend, ChatReply, ChatRequest, TokenAlternatives
+from rm_models.config import BackendSpec
+
+__all__ = [
+    "Backend",
+    "ChatReply",
+    "ChatRequest",
+    "TokenAlternatives",
+    "clear_backends",
+    "get_backend",
+]
+
+_cache: dict[BackendSpec, Backend] = {}
+_lock = threading.Lock()
+
+
+def get_backend(spec: BackendSpec) -> Backend:
+    """The shared backend for ``spec`` (a frozen dataclass, so equal specs share one model)."""
+    backend = _cache.get(spec)
+    if backend is None:
+        with _lock:
+            backend = _cache.get(spec)
+            if backend is None:
+                backend = _cache[spec] = _build(spec)
+    return backend
+
+
+def clear_backends() -> None:
+    """Forget every loaded backend (tests; a long-lived process never needs it)."""
+    with _lock:
+        _cache.clear()
+
+
+def _build(spec: BackendSpec) -> Backend:
+    if spec.backend == "transformers":
+        from rm_models.backends.transformers_backend import TransformersBackend
+
+        return TransformersBackend(spec)
+    if spec.backend == "vllm":
+        from rm_models.backends.vllm_backend import VLLMBackend
+
+        return VLLMBackend(spec)
+    if spec.backend == "openai":
+        from rm_models.backends.openai_http import OpenAIBackend
+
+        return OpenAIBackend(spec)
+    raise ValueError(f"unknown backend {spec.backend!r}")

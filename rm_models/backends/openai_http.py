@@ -1,0 +1,115 @@
+"""Backend for any OpenAI-compatible chat endpoint (a vLLM server, a hosted model), over httpx.
+
+Only generation exists over this protocol, so this backend serves judges, not classifiers or
+PRMs. Requests of one batch go out concurrently (``max_concurrency``); each failed request is
+that sample's error, retried first on connection errors, 429 and 5xx. Constrained choices are
+sent the way vLLM servers read them (``structured_outputs`` and the older ``guided_choice``);
+a hosted API that rejects unknown fields should be used with ``verdict`` other than ``choices``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+
+from rm_models.backends.base import Backend, ChatReply, ChatRequest, TokenAlternatives
+from rm_models.config import BackendSpec
+from rm_models.errors import BackendError
+
+__all__ = ["OpenAIBackend"]
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+class OpenAIBackend(Backend):
+    def __init__(self, spec: BackendSpec, transport: httpx.BaseTransport | None = None, max_retries: int = 2) -> None:
+        super().__init__(spec)
+        if not spec.base_url:
+            raise BackendError("backend 'openai' needs base_url, e.g. http://localhost:8000/v1")
+        headers = {}
+        key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        self._client = httpx.Client(
+            base_url=spec.base_url.rstrip("/") + "/",
+            headers=headers,
+            timeout=spec.request_timeout_s,
+            transport=transport,
+        )
+        self._pool = ThreadPoolExecutor(spec.max_concurrency, thread_name_prefix="rm-openai")
+        self._max_retries = max_retries
+
+    def chat(self, requests: Sequence[ChatRequest]) -> list[ChatReply | Exception]:
+        return list(self._pool.map(self._chat_safe, requests))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False)
+        self._client.close()
+
+    def _chat_safe(self, request: ChatRequest) -> ChatReply | Exception:
+        try:
+            return parse_reply(self._post(chat_body(self.spec.model, request)))
+        except BackendError as exc:
+            return exc
+
+    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        for attempt in range(self._max_retries + 1):
+            last = attempt == self._max_retries
+            try:
+                response = self._client.post("chat/completions", json=body)
+            except httpx.TransportError as exc:
+                if last:
+                    raise BackendError(f"judge endpoint {self.spec.base_url} unreachable: {exc!r}") from exc
+            else:
+                if response.status_code < 400:
+                    try:
+                        return response.json()
+                    except ValueError as exc:
+                        raise BackendError("judge endpoint answered with invalid JSON") from exc
+                if last or response.status_code not in RETRY_STATUSES:
+                    raise BackendError(f"judge endpoint answered HTTP {response.status_code}: {response.text[:300]}")
+            time.sleep(0.5 * 2**attempt)
+        raise AssertionError("unreachable")
+
+
+def chat_body(model: str, request: ChatRequest) -> dict[str, Any]:
+    """The chat-completions request body for one judge call."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": request.message_dicts(),
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+    }
+    if request.top_logprobs is not None:
+        body["logprobs"] = True
+        body["top_logprobs"] = request.top_logprobs
+    if request.choices:
+        body["structured_outputs"] = {"choice": list(request.choices)}
+        body["guided_choice"] = list(request.choices)
+    return body
+
+
+def parse_reply(payload: dict[str, Any]) -> ChatReply:
+    """A chat-completions response as a :class:`ChatReply`; a malformed one is a BackendError."""
+    try:
+        choice = payload["choices"][0]
+        text = choice["message"]["content"]
+        if not isinstance(text, str):
+            raise TypeError("message content is not a string")
+        logprobs = None
+        content = (choice.get("logprobs") or {}).get("content")
+        if content is not None:
+            logprobs = tuple(_alternatives(entry) for entry in content)
+        return ChatReply(text=text, logprobs=logprobs, finish_reason=choice.get("finish_reason"))
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise BackendError(f"malformed chat completion from judge endpoint: {exc!r}") from exc
+
+
+def _alternatives(entry: dict[str, Any]) -> TokenAlternatives:
+    top = entry.get("top_logprobs") or [entry]
+    return tuple((str(alt["token"]), float(alt["logprob"])) for alt in top)

@@ -1,0 +1,170 @@
+"""vLLM backend: an in-process engine on the GPU, for throughput.
+
+Classifiers and PRMs run on vLLM's pooling runner (``LLM(runner="pooling")``): outcome RMs
+through the ``classify`` task with the activation turned off, because vLLM applies a sigmoid to
+one-label heads by default and that saturates Bradley-Terry logits; PRMs through the STEP pooler,
+which returns rows only at the step tag. Causal-LM log-probabilities (implicit PRM) and judges
+run on the generate runner. Each (model, runner, pooler settings) is one engine, built on first
+use; ``gpu_memory_utilization`` is per engine, so two engines (policy and reference) must share.
+
+vLLM is imported lazily: this module imports without it, and the GPU tests skip without a GPU.
+Written against vLLM 0.11+ (``runner=``, ``PoolingParams(use_activation=...)``,
+``StructuredOutputsParams``), with fallbacks to the older names where they differ.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from rm_models.backends.base import Backend, ChatReply, ChatRequest, TokenAlternatives
+from rm_models.config import BackendSpec
+from rm_models.errors import BackendError
+
+__all__ = ["VLLMBackend"]
+
+
+class VLLMBackend(Backend):
+    def __init__(self, spec: BackendSpec) -> None:
+        super().__init__(spec)
+        try:
+            import vllm
+        except ImportError as exc:
+            raise BackendError("backend 'vllm' needs the [gpu] extra (pip install 'rewardhub[gpu]')") from exc
+        self._vllm = vllm
+        self._lock = threading.Lock()
+        self._engines: dict[tuple[Any, ...], Any] = {}
+        self._tokenizer: Any = None
+
+    def _engine(self, key: tuple[Any, ...], **options: Any) -> Any:
+        with self._lock:  # engines are big: build each once, and one at a time
+            engine = self._engines.get(key)
+            if engine is None:
+                engine = self._engines[key] = self._vllm.LLM(
+                    model=self.spec.model,
+                    trust_remote_code=self.spec.trust_remote_code,
+                    dtype=self.spec.dtype,
+                    gpu_memory_utilization=self.spec.gpu_memory_utilization,
+                    tensor_parallel_size=self.spec.tensor_parallel_size,
+                    **options,
+                )
+            return engine
+
+    def _generator(self) -> Any:
+        return self._engine(("generate",))
+
+    def _pooler(self, key: tuple[Any, ...], **pooler: Any) -> Any:
+        options: dict[str, Any] = {"runner": "pooling"}
+        if pooler:
+            from vllm.config import PoolerConfig
+
+            options["pooler_config"] = PoolerConfig(**pooler)
+        return self._engine(("pooling", *key), **options)
+
+    @property
+    def tokenizer(self) -> Any:
+        """The checkpoint's own HF tokenizer, the one vLLM loads too, without building an engine."""
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            with self._lock:
+                if self._tokenizer is None:
+                    self._tokenizer = AutoTokenizer.from_pretrained(
+                        self.spec.model, trust_remote_code=self.spec.trust_remote_code
+                    )
+        return self._tokenizer
+
+    # ---- pooling -------------------------------------------------------------------------
+
+    def _pooling_params(self, activation: bool) -> Any:
+        try:
+            return self._vllm.PoolingParams(use_activation=activation)
+        except TypeError:  # vLLM < 0.11
+            return self._vllm.PoolingParams(activation=activation)
+
+    def classify(self, batch: Sequence[Sequence[int]], batch_size: int) -> list[list[float]]:
+        engine = self._pooler(("classify",))
+        outputs = engine.encode(
+            _prompts(batch), pooling_params=self._pooling_params(False), pooling_task="classify", use_tqdm=False
+        )
+        return [_as_list(out.outputs.data) for out in outputs]
+
+    def step_label_probs(self, batch: Sequence[Sequence[int]], tag_id: int, batch_size: int) -> list[list[list[float]]]:
+        engine = self._pooler(("step", tag_id), pooling_type="STEP", step_tag_id=tag_id)
+        outputs = engine.encode(_prompts(batch), pooling_task="token_classify", use_tqdm=False)
+        return [_rows_at_tags(_as_list(out.outputs.data), seq, tag_id) for out, seq in zip(outputs, batch, strict=True)]
+
+    def step_token_probs(
+        self, batch: Sequence[Sequence[int]], tag_id: int, candidate_ids: Sequence[int], batch_size: int
+    ) -> list[list[list[float]]]:
+        engine = self._pooler(
+            ("step_tokens", tag_id, tuple(candidate_ids)),
+            pooling_type="STEP",
+            step_tag_id=tag_id,
+            returned_token_ids=list(candidate_ids),
+        )
+        outputs = engine.encode(_prompts(batch), pooling_task="token_classify", use_tqdm=False)
+        return [_rows_at_tags(_as_list(out.outputs.data), seq, tag_id) for out, seq in zip(outputs, batch, strict=True)]
+
+    # ---- generation ----------------------------------------------------------------------
+
+    def token_logprobs(
+        self, batch: Sequence[Sequence[int]], starts: Sequence[int], batch_size: int
+    ) -> list[list[float]]:
+        params = self._vllm.SamplingParams(max_tokens=1, prompt_logprobs=0, temperature=0.0)
+        outputs = self._generator().generate(_prompts(batch), params, use_tqdm=False)
+        result = []
+        for out, seq, start in zip(outputs, batch, starts, strict=True):
+            # prompt_logprobs[t] maps token ids to Logprob for position t (None at t = 0).
+            result.append([out.prompt_logprobs[t][seq[t]].logprob for t in range(start, len(seq))])
+        return result
+
+    def chat(self, requests: Sequence[ChatRequest]) -> list[ChatReply | Exception]:
+        replies: list[ChatReply | Exception] = []
+        engine = self._generator()
+        for request in requests:  # one engine call per request keeps per-request params simple
+            try:
+                out = engine.chat([request.message_dicts()], self._sampling(request), use_tqdm=False)[0].outputs[0]
+            except (ValueError, RuntimeError) as exc:
+                replies.append(BackendError(f"vLLM generation failed: {exc}"))
+                continue
+            logprobs = None
+            if request.top_logprobs is not None and out.logprobs is not None:
+                logprobs = tuple(_alternatives(step) for step in out.logprobs)
+            replies.append(ChatReply(text=out.text, logprobs=logprobs, finish_reason=out.finish_reason))
+        return replies
+
+    def _sampling(self, request: ChatRequest) -> Any:
+        options: dict[str, Any] = {"max_tokens": request.max_tokens, "temperature": request.temperature}
+        if request.top_logprobs is not None:
+            options["logprobs"] = request.top_logprobs
+        if request.choices:
+            try:
+                from vllm.sampling_params import StructuredOutputsParams
+
+                options["structured_outputs"] = StructuredOutputsParams(choice=list(request.choices))
+            except ImportError:  # vLLM < 0.11
+                from vllm.sampling_params import GuidedDecodingParams
+
+                options["guided_decoding"] = GuidedDecodingParams(choice=list(request.choices))
+        return self._vllm.SamplingParams(**options)
+
+
+def _prompts(batch: Sequence[Sequence[int]]) -> list[dict[str, list[int]]]:
+    return [{"prompt_token_ids": list(seq)} for seq in batch]
+
+
+def _as_list(data: Any) -> Any:
+    return data.tolist() if hasattr(data, "tolist") else list(data)
+
+
+def _rows_at_tags(rows: list[list[float]], seq: Sequence[int], tag_id: int) -> list[list[float]]:
+    """STEP pooling returns only the tag rows; a model pooled with ALL returns every token's row."""
+    if len(rows) == len(seq):
+        return [row for row, token in zip(rows, seq, strict=True) if token == tag_id]
+    return rows
+
+
+def _alternatives(step: dict[int, Any]) -> TokenAlternatives:
+    return tuple((str(lp.decoded_token), float(lp.logprob)) for lp in step.values())

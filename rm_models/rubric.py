@@ -1,0 +1,136 @@
+"""``rubric``: Rubrics-as-Rewards, a response judged against weighted natural-language criteria.
+
+The sample's ``reference`` is the rubric: a list of ``{"criterion": str, "weight": float}`` (or
+``{"criteria": [...]}``); negative weights mark pitfalls. Two modes (Gunjal et al., 2025,
+arXiv 2507.17746):
+
+- ``explicit``: one judge call per criterion, c_j ∈ {0, 1} (or P(True) with ``logprobs``),
+  score Σ w_j c_j / Σ |w_j|, each criterion's verdict in ``details.criteria``;
+- ``implicit``: one call with the whole rubric, a grade on ``scale`` normalised to [0, 1].
+
+Empty and reasoning-opener responses score 0 without a judge call. It does not invent a rubric
+when none is given: a missing or malformed rubric is an error status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from rewardhub.errors import VerifierError
+from rewardhub.types import Result, Sample, VerifierKind
+from rm_models.backends import ChatReply, ChatRequest, get_backend
+from rm_models.base import ModelVerifier, score_prepared
+from rm_models.config import JudgeConfig, backend_spec
+from rm_models.hardening import is_master_key
+from rm_models.judge_prompts import RUBRIC_CRITERION_TEMPLATE, RUBRIC_IMPLICIT_TEMPLATE
+from rm_models.judging import binary_request, grade_request, read_binary, read_grade
+from rm_models.scoring import rubric_explicit_score
+
+__all__ = ["Criterion", "RubricJudge", "parse_rubric"]
+
+
+class Criterion(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    criterion: str = Field(
+        min_length=1, description="What the response should (or, with a negative weight, should not) do."
+    )
+    weight: float = Field(1.0, description="Importance; negative for a pitfall.")
+
+
+_RUBRIC = TypeAdapter(list[Criterion])
+
+
+@dataclass(frozen=True)
+class _Asked:
+    criteria: list[Criterion]
+    requests: list[ChatRequest]
+
+
+class RubricJudge(ModelVerifier):
+    """Rubric judge: weighted criteria checked one by one (explicit) or all at once (implicit)."""
+
+    name: ClassVar[str] = "rubric"
+    kind: ClassVar[VerifierKind] = "judge"
+
+    class Config(JudgeConfig):
+        mode: Literal["explicit", "implicit"] = Field(
+            "explicit",
+            description="`explicit`: one verdict per criterion, Σ w c / Σ|w|; `implicit`: one holistic grade.",
+        )
+        scale: tuple[int, int] = Field((1, 10), description="`implicit`: lowest and highest grade.")
+
+        @model_validator(mode="after")
+        def _check(self) -> RubricJudge.Config:
+            low, high = self.scale
+            if low >= high:
+                raise ValueError("scale must be (low, high) with low < high")
+            if self.mode == "implicit" and self.verdict == "logprobs" and not (0 <= low and high <= 9):
+                raise ValueError("grading by log-probabilities needs single-digit grades: a scale within (0, 9)")
+            return self
+
+    def score_batch(self, samples: list[Sample], config: Config) -> list[Result | float]:
+        backend = get_backend(backend_spec(config))
+
+        def prepare(sample: Sample) -> _Asked | Result:
+            criteria = parse_rubric(sample.reference)
+            if is_master_key(sample.response):
+                return Result.ok(0.0, short_circuit="master_key")
+            values = {"QUESTION": sample.prompt_text(), "RESPONSE": sample.response}
+            if config.mode == "explicit":
+                requests = [
+                    binary_request(RUBRIC_CRITERION_TEMPLATE, {**values, "CRITERION": c.criterion}, config)
+                    for c in criteria
+                ]
+            else:
+                rubric = "\n".join(f"- (weight {c.weight:+g}) {c.criterion}" for c in criteria)
+                requests = [
+                    grade_request(RUBRIC_IMPLICIT_TEMPLATE, {**values, "RUBRIC": rubric}, config, *config.scale)
+                ]
+            return _Asked(criteria, requests)
+
+        def run(batch: list[_Asked]) -> list[Result]:
+            replies = iter(backend.chat([r for asked in batch for r in asked.requests]))  # one round trip for all
+            return [_result(asked, [next(replies) for _ in asked.requests], config) for asked in batch]
+
+        return list(score_prepared(samples, config.failure_score, prepare, run))
+
+
+def parse_rubric(reference: Any) -> list[Criterion]:
+    """The rubric of a sample's reference; a missing or malformed one is the sample's error."""
+    if isinstance(reference, dict) and set(reference) == {"criteria"}:
+        reference = reference["criteria"]
+    try:
+        criteria = _RUBRIC.validate_python(reference)
+    except ValidationError as exc:
+        raise VerifierError(
+            f"reference is not a rubric (a list of {{criterion, weight}}): {exc.errors()[0]['msg']}"
+        ) from None
+    if not criteria or all(c.weight == 0 for c in criteria):
+        raise VerifierError("a rubric needs at least one criterion with a non-zero weight")
+    return criteria
+
+
+def _result(asked: _Asked, replies: list[ChatReply | Exception], config: RubricJudge.Config) -> Result:
+    try:
+        values = []
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply if isinstance(reply, VerifierError) else VerifierError(str(reply))
+            values.append(
+                read_binary(reply, config) if config.mode == "explicit" else read_grade(reply, config, *config.scale)
+            )
+    except VerifierError as exc:
+        where = f"criterion {len(values) + 1}: " if config.mode == "explicit" else ""
+        return Result.failed(where + exc.message, score=config.failure_score)
+    listed = [{"criterion": c.criterion, "weight": c.weight} for c in asked.criteria]
+    if config.mode == "implicit":
+        low, high = config.scale
+        return Result.ok((values[0] - low) / (high - low), mode="implicit", grade=values[0], criteria=listed)
+    for entry, satisfied in zip(listed, values, strict=True):
+        entry["satisfied"] = satisfied
+    weights = [c.weight for c in asked.criteria]
+    return Result.ok(rubric_explicit_score(weights, values), mode="explicit", criteria=listed)
