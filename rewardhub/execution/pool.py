@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from rewardhub.errors import ExecutionError
 from rewardhub.execution.calls import Call, failure, run_call
+from rewardhub.execution.processes import WorkerProcess
 from rewardhub.types import TIMEOUT, Result
 
 __all__ = ["WorkerPool"]
@@ -71,15 +72,13 @@ class WorkerPool:
         plugin_files: Sequence[str] = (),
         memory_mb: int | None = None,
         preload: Sequence[str] = (),
-        start_method: str = "forkserver",
     ) -> None:
         self.name = name
         self.size = size
         self._plugin_files = tuple(plugin_files)
         self._memory_mb = memory_mb
-        self._ctx = multiprocessing.get_context(start_method)
-        if start_method == "forkserver":
-            self._ctx.set_forkserver_preload(["rewardhub.execution.pool", *preload])
+        self._ctx = multiprocessing.get_context("forkserver")
+        self._ctx.set_forkserver_preload(["rewardhub.execution.pool", *preload])
         self._queue: collections.deque[_Task] = collections.deque()
         self._lock = threading.Lock()
         self._ids = itertools.count()
@@ -203,7 +202,7 @@ class WorkerPool:
 
     def _spawn(self) -> _Worker:
         parent, child = self._ctx.Pipe(duplex=True)
-        process = self._ctx.Process(
+        process = WorkerProcess(
             target=_worker_main,
             args=(child, self._plugin_files, self._memory_mb),
             name=f"rewardhub-{self.name}-worker",

@@ -1,0 +1,48 @@
+"""Worker processes from a fork server, without re-running the caller's ``__main__``.
+
+``multiprocessing``'s fork server (like spawn) re-imports the parent's main script in every child,
+so a trainer script that starts an embedded service at top level, without an
+``if __name__ == "__main__"`` guard, would recursively start services in its own workers. Our
+workers need nothing from ``__main__`` (their target lives in this package), so this process
+class drops the main-module entries from the preparation data; everything else is the standard
+fork-server launch.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from multiprocessing import forkserver, popen_forkserver, process, reduction, spawn, util
+from multiprocessing.context import set_spawning_popen
+
+__all__ = ["WorkerProcess"]
+
+_MAIN_KEYS = ("init_main_from_path", "init_main_from_name")
+
+
+class _Popen(popen_forkserver.Popen):
+    def _launch(self, process_obj: process.BaseProcess) -> None:  # mirrors popen_forkserver.Popen._launch
+        prep_data = spawn.get_preparation_data(process_obj._name)  # type: ignore[attr-defined]
+        for key in _MAIN_KEYS:
+            prep_data.pop(key, None)
+        buf = io.BytesIO()
+        set_spawning_popen(self)
+        try:
+            reduction.dump(prep_data, buf)
+            reduction.dump(process_obj, buf)
+        finally:
+            set_spawning_popen(None)
+        self.sentinel, w = forkserver.connect_to_new_process(self._fds)
+        parent_w = os.dup(w)
+        self.finalizer = util.Finalize(self, util.close_fds, (parent_w, self.sentinel))
+        with open(w, "wb", closefd=True) as f:
+            f.write(buf.getbuffer())
+        self.pid = forkserver.read_signed(self.sentinel)
+
+
+class WorkerProcess(process.BaseProcess):
+    _start_method = "forkserver"
+
+    @staticmethod
+    def _Popen(process_obj: process.BaseProcess) -> _Popen:
+        return _Popen(process_obj)
