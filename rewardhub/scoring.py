@@ -81,12 +81,19 @@ class Scorer:
         return out
 
     async def _escalate(self, samples: Sequence[Sample], per_sample: list[tuple[int, Leaf]], leaf_results: list[dict[str, Result]]) -> None:
+        targets: dict[str, Node] = {}
+        for _, leaf in per_sample:
+            if leaf.key not in targets and "escalate_to" in type(leaf.config).model_fields:
+                target = leaf.config.escalate_to  # type: ignore[attr-defined]
+                if target is not None:
+                    targets[leaf.key] = resolve(target, self.registry)
+        if not targets:
+            return
         wanted = []
         for i, leaf in per_sample:
-            target = getattr(leaf.config, "escalate_to", None)
             result = leaf_results[i][leaf.key]
-            if target is not None and result.status == OK and result.score < 1.0:
-                wanted.append((i, leaf, resolve(target, self.registry)))
+            if leaf.key in targets and result.status == OK and result.score < 1.0:
+                wanted.append((i, leaf, targets[leaf.key]))
         if not wanted:
             return
         judge_calls = []
