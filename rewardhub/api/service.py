@@ -46,11 +46,13 @@ def build_service(settings: Settings, registry: Registry | None = None, executor
     )
 
 
-def get_service(request: Request) -> Service:
+# Dependencies are coroutines on purpose: FastAPI runs plain functions in a thread pool, which
+# costs more than the whole of a single-sample exact-match request.
+async def get_service(request: Request) -> Service:
     return request.app.state.service
 
 
-def require_key(request: Request) -> None:
+async def require_key(request: Request) -> None:
     request.app.state.service.auth(request)
 
 
