@@ -113,13 +113,13 @@ def _result(p: _Prepared, policy_lp: list[float], ref_lp: list[float], config: I
 def token_steps(token_starts: Sequence[int], text: str, delimiter: str) -> tuple[list[int], int]:
     """Which step each token belongs to, and how many steps there are.
 
-    Steps are the non-blank pieces of ``text`` between delimiters. A token belongs to the last
-    step that starts at or before the token's first character, so the delimiter's own tokens
-    count towards the step they end, and leading blanks towards the first step.
+    Steps are the non-blank pieces of ``text`` between delimiters; a step starts at its first
+    non-blank character. A token belongs to the last step that starts at or before the token's
+    first character, so delimiters and blanks count towards the step they end, and leading
+    blanks towards the first step.
     """
-    starts = [
-        m.start() for m in re.finditer(r"(?:(?!" + re.escape(delimiter) + r")[\s\S])+", text) if m.group().strip()
-    ]
+    pieces = re.finditer(r"(?:(?!" + re.escape(delimiter) + r")[\s\S])+", text)
+    starts = [m.start() + len(m.group()) - len(m.group().lstrip()) for m in pieces if m.group().strip()]
     if not starts:
         starts = [0]
     return [max(bisect_right(starts, position) - 1, 0) for position in token_starts], len(starts)
