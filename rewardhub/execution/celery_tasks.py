@@ -1,0 +1,75 @@
+"""The Celery task and its payloads: what travels between the API process and a worker.
+
+A task is a thin adapter (like a web view): validate the payload, make the request id current,
+hand the chunk to the worker's runtime (which calls :func:`~rewardhub.execution.calls.run_call`
+in a killable process, or the verifier's batch method for model verifiers), dump the outcome.
+Payloads are pydantic models with ``extra="forbid"`` so a worker of another version fails loudly
+instead of guessing; on the wire they are plain JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Celery
+from pydantic import BaseModel, ConfigDict, Field
+
+from rewardhub.execution.calls import Call
+from rewardhub.logging import request_context
+from rewardhub.types import Result, Sample, VerifierKind
+
+__all__ = ["CallPayload", "ChunkOutcome", "ChunkPayload", "register_tasks"]
+
+
+class _Payload(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CallPayload(_Payload):
+    """One :class:`~rewardhub.execution.calls.Call`, with its config as plain data (the worker
+    validates it again against its own registry)."""
+
+    verifier: str
+    config: dict[str, Any] = Field(default_factory=dict)
+    samples: list[Sample] = Field(min_length=1)
+    kind: VerifierKind
+    timeout_s: float = Field(gt=0)
+
+    @classmethod
+    def from_call(cls, call: Call) -> CallPayload:
+        return cls(
+            verifier=call.verifier,
+            config=call.config.model_dump(mode="json"),
+            samples=list(call.samples),
+            kind=call.kind,
+            timeout_s=call.timeout_s,
+        )
+
+
+class ChunkPayload(_Payload):
+    """Up to ``chunk_size`` calls of one queue, scored by one worker process in order."""
+
+    request_id: str | None = None
+    calls: list[CallPayload] = Field(min_length=1)
+
+
+class ChunkOutcome(_Payload):
+    """One result list per call, in the payload's order, and where and how it was scored."""
+
+    results: list[list[Result]]
+    worker: str
+    delivery: int = Field(1, ge=1, description="Which delivery of the chunk this is (above 1: redelivered).")
+
+
+def register_tasks(app: Celery) -> None:
+    """Register ``rewardhub.score_chunk`` on ``app``."""
+    from rewardhub.execution.celery_app import TASK_SCORE_CHUNK
+
+    @app.task(name=TASK_SCORE_CHUNK, bind=True, acks_late=True, reject_on_worker_lost=True)
+    def score_chunk(task: Any, payload: dict[str, Any]) -> dict[str, Any]:
+        from rewardhub.execution.celery_worker import worker_runtime
+
+        chunk = ChunkPayload.model_validate(payload)
+        with request_context(chunk.request_id):
+            outcome = worker_runtime(app).score_chunk(chunk, task.request.id, task.request.hostname or "")
+        return outcome.model_dump(mode="json")
