@@ -1,0 +1,200 @@
+"""``code``: does the program in the response pass the reference tests? Run in the sandbox.
+
+Judges the **last fenced code block** of the response against tests in the APPS/TACO formats
+(stdin/stdout, function calls) or HumanEval/MBPP asserts (see
+:mod:`verifiers.sandbox.testcases`). The score is the fraction of tests passed, or 1/0 with
+``scoring: all_or_nothing``; every test's verdict is in ``details["tests"]``.
+
+What it judges: behaviour on the given tests, under time and memory limits. What it does not:
+style, efficiency beyond the limits, or tests it was not given. A response without a code block
+scores 0 (that is the policy's failure). A sample the sandbox could not run (the machine's
+failure, not the program's) gets ``status: "error"`` with ``details["verdict"] = "sandbox_error"``,
+so a trainer masks it instead of punishing the policy.
+
+The harness cannot be talked into a pass: expected outputs and the comparison stay in this
+process; a function's result comes back strictly typed on a private channel and is compared
+here; exit status 0 alone never passes a test; a program that exits before its test ran fails it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import Field
+
+from rewardhub.errors import VerifierError
+from rewardhub.types import Result, Sample
+from rewardhub.verifier import Verifier, VerifierConfig
+from verifiers.sandbox import Job, Language, Limits, RunResult, SandboxError, SandboxUnavailable, UnsupportedLanguage
+from verifiers.sandbox import default_pool, language as find_language
+from verifiers.sandbox.asserts import AssertPlan, LeafFailed
+from verifiers.sandbox.compare import same_output, same_value
+from verifiers.sandbox.inside.wire import decode_value
+from verifiers.sandbox.testcases import CallTest, StdioTest, TestCase, parse_tests
+
+__all__ = ["CodeVerifier", "last_code_block"]
+
+_FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)```", re.DOTALL)
+
+
+def last_code_block(text: str) -> tuple[str | None, str] | None:
+    """The last complete fenced block as (its language tag or None, its code)."""
+    blocks = _FENCE.findall(text)
+    if not blocks:
+        return None
+    tag, code = blocks[-1]
+    return (tag.lower() or None), code
+
+
+class CodeVerifier(Verifier):
+    """Runs the response's last code block against the reference tests in the sandbox."""
+
+    name = "code"
+    kind = "code"
+
+    class Config(VerifierConfig):
+        language: str = Field("python", description="Language of the program, or 'auto' for the code block's own tag.")
+        scoring: Literal["fraction", "all_or_nothing"] = Field(
+            "fraction", description="fraction: share of tests passed; all_or_nothing: 1 only if every test passes."
+        )
+        test_timeout_s: float = Field(6.0, gt=0, le=120, description="Wall-clock limit of each test run.")
+        memory_mb: int = Field(512, ge=32, le=16384, description="Memory of each test run (all its processes together).")
+        max_tests: int | None = Field(None, ge=1, description="Run at most this many tests (the first ones).")
+        stop_on_failure: bool = Field(False, description="Skip the remaining tests after the first failure (counted as failed).")
+        compare: Literal["lines", "tokens", "exact"] = Field(
+            "lines", description="stdout comparison: per line ignoring surrounding spaces, per token, or exact."
+        )
+        float_tolerance: float = Field(1e-6, ge=0, description="Numbers in outputs and results may differ by this much (0: exactly).")
+
+    def score(self, sample: Sample, config: Config) -> Result:  # type: ignore[override]
+        try:
+            tests = parse_tests(sample.reference)
+        except ValueError as exc:
+            raise VerifierError(f"cannot read the reference tests: {exc}") from None
+        tests = tests[: config.max_tests] if config.max_tests else tests
+        block = last_code_block(sample.response)
+        if block is None:
+            return Result.ok(0.0, passed=0, total=len(tests), reason="no fenced code block in the response")
+        tag, code = block
+        try:
+            chosen = find_language(tag or "python") if config.language == "auto" else find_language(config.language)
+        except UnsupportedLanguage as exc:
+            if config.language != "auto":
+                raise VerifierError(exc.message) from None
+            return Result.ok(0.0, passed=0, total=len(tests), reason=f"cannot run a {tag!r} code block")
+        if not chosen.in_process and not all(isinstance(t, StdioTest) for t in tests):
+            raise VerifierError(f"function-call and assert tests need Python, not {chosen.name}")
+        try:
+            outcomes, sandbox = _run_tests(chosen, code, tests, config)
+        except (SandboxError, SandboxUnavailable) as exc:
+            return Result.failed(exc.message, score=config.failure_score, verdict="sandbox_error")
+        return _result(outcomes, sandbox, chosen, config)
+
+
+def _run_tests(lang: Language, code: str, tests: list[TestCase], config: CodeVerifier.Config) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    limits = Limits(timeout_s=config.test_timeout_s, memory_mb=config.memory_mb)
+    outcomes: list[dict[str, Any]] = []
+    with default_pool().job(lang, code) as job:
+        build_failure = job.setup()
+        for test in tests:
+            if build_failure is not None or (config.stop_on_failure and outcomes and not outcomes[-1]["passed"]):
+                outcomes.append(_skipped(build_failure))
+                continue
+            outcome = _run_one(job, test, limits, config)
+            outcomes.append(outcome)
+            if outcome["verdict"] == "compile_error":  # Python's parser: the same for every test
+                build_failure = RunResult("compile_error", None, "", outcome.get("stderr", ""), 0.0)
+        return outcomes, job.details
+
+
+def _run_one(job: Job, test: TestCase, limits: Limits, config: CodeVerifier.Config) -> dict[str, Any]:
+    if isinstance(test, StdioTest):
+        run = job.run(test.stdin, limits)
+        passed = run.ok and same_output(run.stdout, test.expected, config.compare, config.float_tolerance)
+        return _outcome(run, passed)
+    if isinstance(test, CallTest):
+        run = job.run(b"", limits, {"mode": "call", "fn_name": test.fn_name, "args": test.args})
+        value, problem = _record_value(run)
+        passed = problem is None and same_value(value, test.expected, config.float_tolerance)
+        return _outcome(run, passed, problem)
+    run = job.run(b"", limits, {"mode": "assert", "setup": test.setup, "leaves": list(test.leaves)})
+    passed, problem = _assert_holds(run, test)
+    return _outcome(run, passed, problem, test.source)
+
+
+def _record_value(run: RunResult) -> tuple[Any, str | None]:
+    """The function's result from the run's one record, or why there is none."""
+    if not run.ok:
+        return None, _record_error(run)
+    record = run.record
+    if record is None:
+        return None, run.details.get("record_problem") or "no result: the program ended before its test ran"
+    if "error" in record:
+        return None, str(record["error"])[:500]
+    try:
+        return decode_value(record["value"]), None
+    except (KeyError, ValueError, TypeError) as exc:
+        return None, f"malformed result: {exc}"
+
+
+def _assert_holds(run: RunResult, plan: AssertPlan) -> tuple[bool, str | None]:
+    if not run.ok:
+        return False, _record_error(run)
+    record = run.record
+    if record is None or "error" in record or not isinstance(record.get("values"), list):
+        reason = (record or {}).get("error") or run.details.get("record_problem") or "no result: the program ended before its test ran"
+        return False, str(reason)[:500]
+    if len(record["values"]) != len(plan.leaves):
+        return False, "wrong number of values in the result record"
+    values: list[Any] = []
+    for item in record["values"]:
+        try:
+            values.append(decode_value(item["value"]) if "value" in item else LeafFailed(str(item.get("error"))[:500]))
+        except (KeyError, ValueError, TypeError) as exc:
+            values.append(LeafFailed(f"malformed value: {exc}"))
+    try:
+        return plan.holds(values), None
+    except LeafFailed as exc:
+        return False, str(exc)
+    except (TypeError, ValueError, ArithmeticError, LookupError) as exc:  # the values do not support the test's operations
+        return False, f"{type(exc).__name__}: {exc}"[:500]
+
+
+def _record_error(run: RunResult) -> str | None:
+    error = (run.record or {}).get("error")
+    return str(error)[:500] if error else None
+
+
+def _outcome(run: RunResult, passed: bool, problem: str | None = None, source: str | None = None) -> dict[str, Any]:
+    verdict = "passed" if passed else ("wrong_answer" if run.ok else run.verdict)
+    outcome: dict[str, Any] = {"verdict": verdict, "passed": passed, "elapsed_ms": round(run.elapsed_ms, 3)}
+    if source:
+        outcome["test"] = source
+    if problem:
+        outcome["message"] = problem
+    elif not run.ok and run.verdict != "sandbox_error":
+        outcome["stderr"] = run.stderr[-1000:]
+    if run.verdict == "sandbox_error":
+        outcome["message"] = run.details.get("message", "the sandbox failed")
+    return outcome
+
+
+def _skipped(build_failure: RunResult | None) -> dict[str, Any]:
+    if build_failure is None:
+        return {"verdict": "skipped", "passed": False, "elapsed_ms": 0.0}
+    return {"verdict": build_failure.verdict, "passed": False, "elapsed_ms": 0.0, "stderr": build_failure.stderr[-1000:]}
+
+
+def _result(outcomes: list[dict[str, Any]], sandbox: dict[str, Any], lang: Language, config: CodeVerifier.Config) -> Result:
+    passed = sum(1 for o in outcomes if o["passed"])
+    details = {"passed": passed, "total": len(outcomes), "language": lang.name, "sandbox": sandbox, "tests": outcomes}
+    failures = [o for o in outcomes if o["verdict"] == "sandbox_error"]
+    if failures:
+        message = f"the sandbox failed on {len(failures)} of {len(outcomes)} tests: {failures[0].get('message')}"
+        return Result.failed(message, score=config.failure_score, verdict="sandbox_error", **details)
+    if config.scoring == "all_or_nothing":
+        score = 1.0 if passed == len(outcomes) else 0.0
+    else:
+        score = passed / len(outcomes)
+    return Result.ok(score, **details)

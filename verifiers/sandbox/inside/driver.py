@@ -1,0 +1,450 @@
+"""The fork server: the trusted, long-lived process at the root of a warm sandbox.
+
+Started once per sandbox (inside bubblewrap, a container, or bare for the unsafe backend) as::
+
+    python -I -B driver.py --control-fd 3 --program-uid 62001 --scratch /tmp,/dev/shm --kill-scope uid
+
+It imports the standard library (and whatever ``--preload`` names) once, then forks one child per
+piece of work the parent sends over the control socket. A fork costs about a millisecond where a
+fresh interpreter costs tens, which is what makes a sandboxed run cheaper than a bare
+``subprocess.run([python, ...])``.
+
+Why the program cannot touch it:
+
+- The server keeps uid 0 *inside the sandbox* with only CAP_SETUID, CAP_SETGID and CAP_KILL (no
+  file or admin capabilities, ``no_new_privs``); each child drops to the sandbox's own program uid
+  before any submitted code runs, which clears every capability. A program can neither signal nor
+  ptrace its server.
+- The child closes the control socket before it becomes the program, and reads its code and test
+  from a private pipe *after* the fork: the server never holds a submission in its memory, so
+  nothing of an earlier submission can be found in a later one's copy of it.
+- After every run the server kills every process of the program uid (``kill(-1)`` from a helper
+  that has that uid: atomic against fork, so double-forked daemons go too) and reports only then.
+
+Standard library only: this file runs where rewardhub is not installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import importlib
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import socket
+import sys
+import time
+import traceback
+from typing import Any
+
+try:
+    from . import harness, wire
+except ImportError:  # run as a plain script inside the sandbox (-I keeps its folder off sys.path)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import harness  # type: ignore[no-redef]
+    import wire  # type: ignore[no-redef]
+
+__all__ = ["main"]
+
+KILL_SCOPES = ("pidns", "uid", "session")
+"""How the server finds and kills a run's leftover processes. ``pidns``: everything in its own pid
+namespace but init and itself, with one ``kill(-1)`` (atomic against fork, so a fork bomb cannot
+outrun it; bubblewrap and Docker). ``uid``: every process of the program uid, by ``kill(-1)`` from
+a helper with that uid (no pid namespace, but root: the unsafe backend as root). ``session``: the
+run's session only (the unsafe backend as a normal user; a daemon that calls setsid escapes)."""
+
+_RLIMITS = {
+    "cpu_s": resource.RLIMIT_CPU,
+    "fsize": resource.RLIMIT_FSIZE,
+    "nofile": resource.RLIMIT_NOFILE,
+    "nproc": resource.RLIMIT_NPROC,
+    "address_space": resource.RLIMIT_AS,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="driver.py")
+    control = parser.add_mutually_exclusive_group(required=True)
+    control.add_argument("--control-fd", type=int, help="an inherited socket to the parent")
+    control.add_argument("--connect", help="a Unix socket path to dial instead (containers cannot inherit fds)")
+    parser.add_argument("--program-uid", type=int, required=True)
+    parser.add_argument("--scratch", required=True, help="comma-separated writable directories wiped on reset")
+    parser.add_argument("--kill-scope", choices=KILL_SCOPES, required=True)
+    parser.add_argument("--preload", default="", help="comma-separated modules to import once, before any fork")
+    parser.add_argument("--check-ipc", action="store_true", help="report System V IPC objects left behind as dirty")
+    args = parser.parse_args(argv)
+    preloaded = _preload([name for name in args.preload.split(",") if name])
+    if args.connect:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(args.connect)
+    else:
+        sock = socket.socket(fileno=args.control_fd)
+    server = Server(
+        control=sock,
+        program_uid=args.program_uid,
+        scratch=[path for path in args.scratch.split(",") if path],
+        kill_scope=args.kill_scope,
+        check_ipc=args.check_ipc,
+    )
+    server.reply({"op": "ready", "pid": os.getpid(), "uid": os.getuid(), "preloaded": preloaded})
+    server.serve()
+    return 0
+
+
+def _preload(names: list[str]) -> list[str]:
+    loaded = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            continue
+        loaded.append(name)
+    return loaded
+
+
+class Server:
+    def __init__(self, control: socket.socket, program_uid: int, scratch: list[str], kill_scope: str, check_ipc: bool) -> None:
+        self.control = control
+        self.program_uid = program_uid
+        self.scratch = scratch
+        self.kill_scope = kill_scope
+        self.check_ipc = check_ipc
+        self.builtins_snapshot = dict(builtins.__dict__)
+        self.session: int | None = None
+        self.can_change_uid = os.getuid() != program_uid
+
+    def reply(self, message: dict[str, Any]) -> None:
+        wire.send_message(self.control, message)
+
+    def serve(self) -> None:
+        """Handle requests until the parent goes away; then leave nothing running."""
+        try:
+            while True:
+                try:
+                    message, fds = wire.recv_message(self.control)
+                except EOFError:
+                    return
+                op = message.get("op")
+                if op == "exec":
+                    self.execute(message, fds)
+                elif op == "reset":
+                    _close(fds)
+                    self.reply(self.reset())
+                elif op == "kill":  # nothing is running: the run it was meant for already ended
+                    _close(fds)
+                else:
+                    _close(fds)
+                    self.reply({"op": "error", "message": f"unknown op {op!r}"})
+        finally:
+            self.kill_programs()
+
+    # --- one run ------------------------------------------------------------------------------
+
+    def execute(self, message: dict[str, Any], fds: list[int]) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            _close(fds)
+            self.reply({"op": "exited", "status": None, "error": f"the server could not fork: {exc}"})
+            return
+        if pid == 0:
+            status = 125
+            try:
+                status = _child(message, fds, self)
+            except BaseException:  # a failure of the harness itself, before the program ran
+                traceback.print_exc()
+            finally:
+                os._exit(status)
+        _close(fds)
+        self.session = pid  # the child calls setsid(): its pid is its session id
+        self.reply({"op": "started", "pid": pid, "oom_kills": _oom_kills()})
+        status, usage = self._wait(pid)
+        self.kill_programs()
+        self.session = None
+        self.reply(
+            {
+                "op": "exited",
+                "status": status,
+                "cpu_s": usage.ru_utime + usage.ru_stime if usage else None,
+                "maxrss_kb": usage.ru_maxrss if usage else None,
+                "oom_kills": _oom_kills(),
+            }
+        )
+
+    def _wait(self, pid: int) -> tuple[int, Any]:
+        """Wait for the child while still answering ``kill``; the parent keeps the clock."""
+        try:
+            pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            pidfd = None
+        try:
+            while True:
+                waiting = [self.control] + ([pidfd] if pidfd is not None else [])
+                readable, _, _ = select.select(waiting, [], [], None if pidfd is not None else 0.01)
+                if self.control in readable:
+                    try:
+                        message, fds = wire.recv_message(self.control)
+                    except EOFError:  # the parent is gone: stop the run, then stop
+                        self.kill_programs()
+                        os.waitpid(pid, 0)
+                        raise SystemExit(0) from None
+                    _close(fds)
+                    if message.get("op") == "kill":
+                        self.kill_programs()
+                done, status, usage = os.wait4(pid, os.WNOHANG)
+                if done:
+                    return status, usage
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+
+    # --- cleaning up ----------------------------------------------------------------------------
+
+    def kill_programs(self) -> bool:
+        """Kill every leftover process of the program; True once none is left."""
+        for attempt in range(400):
+            alive = self._leftovers()
+            if not alive:
+                return True
+            if self.kill_scope == "pidns":
+                _signal(-1, signal.SIGKILL)
+            elif self.kill_scope == "uid":
+                self._as_program_user(lambda: os.kill(-1, signal.SIGKILL))
+            for pid in alive:  # also covers a helper that could not fork under a full pids limit
+                _signal(pid, signal.SIGKILL)
+            if attempt:
+                time.sleep(min(0.05, 0.001 * attempt))
+        return not self._leftovers()
+
+    def _leftovers(self) -> list[int]:
+        me = os.getpid()
+        found = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) in (1, me):
+                continue
+            fields = _status_fields(int(name))
+            if not fields or fields.get("State", "").startswith(("Z", "X")):
+                continue
+            if self.kill_scope == "uid" and fields.get("Uid", "").split()[:1] != [str(self.program_uid)]:
+                continue
+            if self.kill_scope == "session" and _session_of(int(name)) != self.session:
+                continue
+            found.append(int(name))
+        return found
+
+    def _as_program_user(self, action: Any) -> None:
+        """Run ``action`` in a short-lived child that has the program's uid (and nothing else)."""
+        try:
+            pid = os.fork()
+        except OSError:  # out of processes: the caller sees what is left and tries again
+            return
+        if pid == 0:
+            status = 1
+            try:
+                _drop_to(self.program_uid)
+                action()
+                status = 0
+            except BaseException:  # a helper's failure is seen as leftovers by the caller
+                pass
+            finally:
+                os._exit(status)
+        os.waitpid(pid, 0)
+
+    def reset(self) -> dict[str, Any]:
+        """End of a job: no process left, scratch empty, no IPC objects; else the sandbox is dirty."""
+        problems = []
+        if not self.kill_programs():
+            problems.append("processes survived SIGKILL")
+        if self.can_change_uid:
+            self._as_program_user(lambda: [_empty_dir(path) for path in self.scratch])
+        for path in self.scratch:
+            _empty_dir(path)
+            if os.path.isdir(path) and os.listdir(path):
+                problems.append(f"could not empty {path}")
+        if self.check_ipc:
+            for kind in ("shm", "msg", "sem"):
+                try:
+                    with open(f"/proc/sysvipc/{kind}") as table:
+                        if len(table.readlines()) > 1:
+                            problems.append(f"System V {kind} objects left behind")
+                except OSError:
+                    pass
+        return {"op": "reset", "dirty": bool(problems), "problems": problems}
+
+
+# --- the child -----------------------------------------------------------------------------------
+
+
+def _child(message: dict[str, Any], fds: list[int], server: Server) -> int:
+    """Turn this fresh fork into the program (or a file writer); the exit status."""
+    server.control.close()
+    named = dict(zip(message["fds"], fds, strict=True))
+    payload = _read_payload(named.pop("payload")) if "payload" in named else {}
+    os.setsid()
+    _install_fds(named)
+    kind = message["kind"]
+    if kind == "write":
+        return _write_files(server.scratch[0], payload["files"])
+    _set_limits(message.get("limits", {}))
+    _set_oom_score(1000)  # under memory pressure the program goes first, never its server
+    if server.can_change_uid:
+        _drop_to(server.program_uid)
+    os.chdir(server.scratch[0])
+    if kind == "argv":
+        for number in (signal.SIGPIPE, signal.SIGXFSZ):  # what a shell would give a native program
+            signal.signal(number, signal.SIG_DFL)
+        argv = message["argv"]
+        try:
+            os.execve(shutil.which(argv[0]) or argv[0], argv, dict(os.environ))
+        except OSError as exc:
+            os.write(2, f"cannot execute {argv[0]}: {exc.strerror}\n".encode())
+            return 127
+    if kind == "python":
+        return harness.run_python(payload, server.builtins_snapshot)
+    raise ValueError(f"unknown kind {kind!r}")
+
+
+def _read_payload(fd: int) -> dict[str, Any]:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    os.close(fd)
+    return json.loads(b"".join(chunks))
+
+
+def _install_fds(named: dict[str, int]) -> None:
+    """stdin/stdout/stderr on 0-2, the record channel on 3, and nothing else open."""
+    high = {name: os.dup(fd) for name, fd in named.items()}
+    for fd in named.values():
+        os.close(fd)
+    targets = {"stdin": 0, "stdout": 1, "stderr": 2, "record": harness.RECORD_FD}
+    for name, fd in high.items():
+        os.dup2(fd, targets[name], inheritable=name != "record")
+    keep = {targets[name] for name in high}
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in keep:
+            _close([fd])
+    if "record" not in high:
+        _close([harness.RECORD_FD])
+
+
+def _set_limits(limits: dict[str, int | None]) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for name, value in limits.items():
+        if value is None:
+            continue
+        soft = hard = int(value)
+        if name == "cpu_s":
+            hard = soft + 1  # SIGXCPU first, SIGKILL a second later
+        resource.setrlimit(_RLIMITS[name], (soft, hard))
+
+
+def _set_oom_score(score: int) -> None:
+    try:
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write(str(score))
+    except OSError:
+        pass
+
+
+def _drop_to(uid: int) -> None:
+    """Become ``uid`` for good: real, effective and saved ids, no groups; capabilities go with it."""
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
+def _write_files(root: str, files: dict[str, str]) -> int:
+    """Write the run's input files, read-only, as the server's user (the program cannot change them)."""
+    os.umask(0o022)
+    for relative, text in files.items():
+        path = os.path.join(root, relative)
+        if os.path.isabs(relative) or ".." in relative.split("/") or not os.path.realpath(path).startswith(root):
+            os.write(2, f"refusing to write outside the scratch directory: {relative!r}\n".encode())
+            return 1
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(path, 0o444)
+    return 0
+
+
+def _empty_dir(path: str) -> None:
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, onerror=_make_writable_and_retry)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            continue  # not ours to remove (the other half of reset removes it)
+
+
+def _make_writable_and_retry(function: Any, path: str, _exc: Any) -> None:
+    try:
+        os.chmod(os.path.dirname(path), 0o700)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, 0o700)
+        function(path)
+    except OSError:
+        pass
+
+
+def _oom_kills() -> int | None:
+    """The memory cgroup's kill count as seen from inside (containers); None where /sys is not mounted."""
+    for path in ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"):
+        try:
+            with open(path) as handle:
+                for line in handle:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _status_fields(pid: int) -> dict[str, str]:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            return dict(line.rstrip("\n").split(":\t", 1) for line in handle if ":\t" in line)
+    except OSError:
+        return {}
+
+
+def _session_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[4])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _signal(pid: int, number: int) -> None:
+    try:
+        os.kill(pid, number)
+    except OSError:
+        pass
+
+
+def _close(fds: list[int]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

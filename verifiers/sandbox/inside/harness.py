@@ -1,0 +1,184 @@
+"""Runs one Python program, or one test of it, in a freshly forked child of the fork server.
+
+By the time these functions run, the child already *is* the program: its own session, the test's
+pipes on fds 0-2, an unprivileged user, its limits. What remains is to execute the submission the
+way ``python main.py`` would (``__name__ == "__main__"``, ``sys.argv``, exit codes, atexit,
+waiting for non-daemon threads) and, for function-call and assert tests, to report what it
+computed.
+
+What goes back on the record channel is *values*, never verdicts: the expected outputs are not in
+the sandbox, so the parent compares. The channel is a private pipe (fd 3), not stdout, so printing
+something that looks like a result changes nothing. One test produces exactly one record; the
+parent treats none (the program exited before its test ran) or several (someone else wrote on the
+pipe) as a failure.
+
+Standard library only (with :mod:`wire`, which sits beside this file).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import sys
+import threading
+import traceback
+import types
+from typing import Any
+
+try:
+    from . import wire
+except ImportError:  # run as a plain script inside the sandbox
+    import wire  # type: ignore[no-redef]
+
+__all__ = ["RECORD_FD", "run_python"]
+
+RECORD_FD = 3
+"""Where a Python test writes its one result record."""
+
+COMPILE_ERROR_EXIT = 3
+"""Exit status after a ``SyntaxError``: the parent reads the verdict from the record, not from this."""
+
+
+def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
+    """Execute the submission as ``__main__`` and then the test ``spec`` asks for; the exit status."""
+    path = spec["path"]
+    module = types.ModuleType("__main__")
+    module.__file__ = path
+    module.__dict__["__builtins__"] = sys.modules["builtins"]
+    sys.modules["__main__"] = module
+    sys.argv = [path]
+    sys.path.insert(0, os.path.dirname(path))
+    try:
+        code = compile(spec["code"], path, "exec")
+    except (SyntaxError, ValueError) as exc:  # ValueError: source with NUL bytes
+        traceback.print_exception(exc, limit=0)
+        _record({"compile_error": "".join(traceback.format_exception_only(exc)).strip()})
+        return _finish(COMPILE_ERROR_EXIT)
+    mode = spec["mode"]
+    if mode == "stdio":
+        return _finish(_exec_main(code, module))
+    status = _exec_main(code, module)
+    if _exited or status != 0:
+        why = "exited" if _exited else "raised an exception"
+        _record({"error": f"the program {why} before its test ran"})
+        return _finish(status or 1)
+    if mode == "call":
+        _record(_call_test(module, spec["fn_name"], spec["args"]))
+    elif mode == "assert":
+        _record(_assert_test(module, spec["setup"], spec["leaves"], builtins_snapshot))
+    else:
+        _record({"error": f"unknown test mode {mode!r}"})
+    return _finish(0)
+
+
+_exited = False
+
+
+def _exec_main(code: types.CodeType, module: types.ModuleType) -> int:
+    """Run the module body like the interpreter would; the exit status it asks for."""
+    global _exited
+    try:
+        exec(code, module.__dict__)
+    except SystemExit as exc:
+        _exited = True
+        return _exit_status(exc.code)
+    except BaseException as exc:  # the program's own crash: report it as Python would
+        _print_program_error(exc)
+        return 1
+    return 0
+
+
+def _print_program_error(exc: BaseException) -> None:
+    """The traceback the program would have printed, without this harness's own frame on top."""
+    frames = exc.__traceback__
+    traceback.print_exception(type(exc), exc, frames.tb_next if frames is not None else None)
+
+
+def _exit_status(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _call_test(module: types.ModuleType, fn_name: str, args: list[Any]) -> dict[str, Any]:
+    """Call ``fn_name(*args)`` (or ``Solution().fn_name``, LeetCode style) and encode what it returns."""
+    function = module.__dict__.get(fn_name)
+    if function is None and isinstance(module.__dict__.get("Solution"), type):
+        try:
+            function = getattr(module.__dict__["Solution"](), fn_name, None)
+        except BaseException as exc:  # the program's constructor crashed
+            traceback.print_exception(exc)
+            return {"error": f"Solution() raised {type(exc).__name__}: {exc}"}
+    if not callable(function):
+        return {"error": f"the program defines no function {fn_name!r}"}
+    try:
+        value = function(*args)
+    except BaseException as exc:  # includes SystemExit from inside the function
+        _print_program_error(exc)
+        return {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+    return _encoded(value)
+
+
+def _assert_test(
+    module: types.ModuleType, setup: str, leaves: list[str], builtins_snapshot: dict[str, Any]
+) -> dict[str, Any]:
+    """Run the test's setup, then evaluate each leaf expression and encode its value.
+
+    The test's own code runs with the built-ins as they were before the submission ran, so a
+    program that rebinds ``builtins.abs`` or ``builtins.sorted`` does not rewrite its tests.
+    """
+    namespace = dict(module.__dict__)
+    namespace["__builtins__"] = dict(builtins_snapshot)
+    try:
+        exec(compile(setup, "<test setup>", "exec"), namespace)
+    except BaseException as exc:
+        traceback.print_exception(exc)
+        return {"error": f"test setup raised {type(exc).__name__}: {exc}"[:2000]}
+    values = []
+    for leaf in leaves:
+        try:
+            values.append(_encoded(eval(compile(leaf, "<test>", "eval"), namespace)))
+        except BaseException as exc:
+            values.append({"error": f"{type(exc).__name__}: {exc}"[:2000]})
+    return {"values": values}
+
+
+def _encoded(value: Any) -> dict[str, Any]:
+    try:
+        return {"value": wire.encode_value(value)}
+    except (wire.NotPlain, ValueError, RecursionError) as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+
+
+def _record(record: dict[str, Any]) -> None:
+    """Write the one record of this test and close the channel, so nothing can follow it."""
+    data = (json.dumps(record, separators=(",", ":")) + "\n").encode()
+    try:
+        while data:
+            data = data[os.write(RECORD_FD, data) :]
+        os.close(RECORD_FD)
+    except OSError:  # the program closed or replaced fd 3: no record, so the test fails
+        pass
+
+
+def _finish(status: int) -> int:
+    """What the interpreter does on the way out: join threads, atexit, flush."""
+    try:
+        threading._shutdown()  # type: ignore[attr-defined]
+    except BaseException as exc:  # a thread's or a hook's own crash
+        traceback.print_exception(exc)
+    try:
+        atexit._run_exitfuncs()
+    except BaseException as exc:
+        traceback.print_exception(exc)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError, AttributeError):
+            status = status or 120  # Python's own status when flushing stdout fails at exit
+    return status

@@ -1,0 +1,162 @@
+"""The wire between the trusted parent and the fork server inside the sandbox.
+
+Two things travel on it, and both sides import this one module so they cannot drift apart:
+
+- **Control messages**: length-prefixed JSON on a Unix stream socket, optionally carrying file
+  descriptors (``SCM_RIGHTS``), so the parent can hand a test its own stdin/stdout/stderr pipes and
+  read them directly while they stream.
+- **Values** returned by untrusted code, encoded with *strict types*: only the exact built-in types
+  (``type(v) is int``, never a subclass) and numpy scalars and arrays (converted to plain values)
+  pass. An object that overrides ``__eq__`` cannot be encoded at all, so a result that "equals
+  everything" fails instead of passing. The comparison itself happens in the parent, on the
+  decoded plain values.
+
+Standard library only: this file runs inside the sandbox, where rewardhub is not installed.
+"""
+
+from __future__ import annotations
+
+import array
+import base64
+import json
+import socket
+import struct
+import sys
+from typing import Any
+
+__all__ = ["MAX_DEPTH", "MAX_MESSAGE", "NotPlain", "decode_value", "encode_value", "recv_message", "send_message"]
+
+MAX_MESSAGE = 64 * 1024 * 1024
+"""Largest control message either side accepts."""
+
+MAX_DEPTH = 64
+"""Deepest nesting of containers a value may have (a self-referencing list has infinite depth)."""
+
+_HEADER = struct.Struct("!I")  # 4-byte big-endian length
+_MAX_FDS = 8
+
+
+class NotPlain(TypeError):
+    """A value that is not made of plain built-in types (so it cannot be compared honestly)."""
+
+
+def send_message(sock: socket.socket, message: dict[str, Any], fds: tuple[int, ...] | list[int] = ()) -> None:
+    """Send one JSON message; ``fds`` ride along with its first byte."""
+    body = json.dumps(message, separators=(",", ":")).encode()
+    data = _HEADER.pack(len(body)) + body
+    if fds:
+        sent = sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+        data = data[sent:]
+    if data:
+        sock.sendall(data)
+
+
+def recv_message(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
+    """Receive one message and the descriptors sent with it. Raises EOFError when the peer is gone."""
+    fds: list[int] = []
+    header = b""
+    while len(header) < _HEADER.size:
+        chunk, ancillary, _flags, _addr = sock.recvmsg(_HEADER.size - len(header), socket.CMSG_SPACE(_MAX_FDS * 4))
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                received = array.array("i")
+                received.frombytes(payload[: len(payload) - len(payload) % received.itemsize])
+                fds.extend(received)
+        if not chunk:
+            _close_all(fds)
+            raise EOFError("control socket closed")
+        header += chunk
+    (size,) = _HEADER.unpack(header)
+    if size > MAX_MESSAGE:
+        _close_all(fds)
+        raise ValueError(f"control message of {size} bytes is over the limit")
+    body = bytearray()
+    while len(body) < size:
+        chunk = sock.recv(min(size - len(body), 1 << 20))
+        if not chunk:
+            _close_all(fds)
+            raise EOFError("control socket closed mid-message")
+        body += chunk
+    return json.loads(body), fds
+
+
+def _close_all(fds: list[int]) -> None:
+    import os
+
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+# --- strict values ---------------------------------------------------------------------------
+# Scalars travel as themselves (None, bool, int, float, str); everything else as a one-key object
+# naming its exact type, so a tuple stays a tuple and a set stays a set.
+
+
+def encode_value(value: Any, depth: int = 0) -> Any:
+    """A JSON-able, type-tagged copy of ``value``; raises :class:`NotPlain` for anything else."""
+    if depth > MAX_DEPTH:
+        raise NotPlain(f"value nested deeper than {MAX_DEPTH} levels")
+    kind = type(value)
+    if value is None or kind is bool or kind is str:
+        return value
+    if kind is int:
+        return value if -(2**63) <= value < 2**63 else {"int": str(value)}
+    if kind is float:
+        return value if value == value and value not in (float("inf"), float("-inf")) else {"float": repr(value)}
+    if kind is list or kind is tuple:
+        return {kind.__name__: [encode_value(item, depth + 1) for item in value]}
+    if kind is set or kind is frozenset:
+        return {kind.__name__: [encode_value(item, depth + 1) for item in value]}
+    if kind is dict:
+        return {"dict": [[encode_value(k, depth + 1), encode_value(v, depth + 1)] for k, v in value.items()]}
+    if kind is bytes:
+        return {"bytes": base64.b64encode(value).decode()}
+    if kind is complex:
+        return {"complex": [repr(value.real), repr(value.imag)]}
+    plain = _from_numpy(value)
+    if plain is not _NOT_NUMPY:
+        return encode_value(plain, depth + 1)
+    raise NotPlain(f"cannot compare a value of type {kind.__module__}.{kind.__qualname__}")
+
+
+_NOT_NUMPY = object()
+
+
+def _from_numpy(value: Any) -> Any:
+    """numpy scalars and arrays as plain Python values (their own conversion, re-checked by the caller)."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        return _NOT_NUMPY
+    if type(value) is numpy.ndarray:
+        return value.tolist()
+    if isinstance(value, numpy.generic) and type(value).__module__ == "numpy":
+        return value.item()
+    return _NOT_NUMPY
+
+
+def decode_value(data: Any, depth: int = 0) -> Any:
+    """The inverse of :func:`encode_value`, run in the parent on untrusted input: plain types only."""
+    if depth > MAX_DEPTH + 2:
+        raise ValueError("value nested too deeply")
+    if data is None or isinstance(data, bool | int | float | str):
+        return data
+    if not (isinstance(data, dict) and len(data) == 1):
+        raise ValueError(f"malformed value {str(data)[:80]!r}")
+    ((tag, body),) = data.items()
+    if tag in ("list", "tuple", "set", "frozenset") and isinstance(body, list):
+        items = [decode_value(item, depth + 1) for item in body]
+        return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+    if tag == "dict" and isinstance(body, list):
+        return {decode_value(k, depth + 1): decode_value(v, depth + 1) for k, v in body}
+    if tag == "int" and isinstance(body, str):
+        return int(body)
+    if tag == "float" and body in ("nan", "inf", "-inf"):
+        return float(body)
+    if tag == "bytes" and isinstance(body, str):
+        return base64.b64decode(body)
+    if tag == "complex" and isinstance(body, list) and len(body) == 2:
+        return complex(float(body[0]), float(body[1]))
+    raise ValueError(f"malformed value tagged {tag!r}")

@@ -1,0 +1,59 @@
+"""How the sandbox is set up on this machine: ``REWARDHUB_SANDBOX_*`` environment variables.
+
+The service's own settings choose the backend (``sandbox_backend``); the execution layer passes
+it to its worker processes as ``REWARDHUB_SANDBOX_BACKEND``, which is where this class reads it,
+so a verifier running in any worker sees the same choice as the API process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+__all__ = ["DEFAULT_PRELOAD", "SandboxSettings"]
+
+DEFAULT_PRELOAD = (
+    "array", "bisect", "collections", "copy", "dataclasses", "datetime", "decimal", "fractions",
+    "functools", "heapq", "itertools", "json", "math", "operator", "queue", "random", "re",
+    "statistics", "string", "threading", "typing", "numpy",
+)
+"""Imported once by each fork server: a program's ``import numpy`` then costs nothing."""
+
+
+class SandboxSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="REWARDHUB_SANDBOX_", extra="forbid", frozen=True)
+
+    backend: Literal["bwrap", "docker", "unsafe"] = Field(
+        "bwrap", description="bwrap: kernel namespaces here; docker: containers; unsafe: no isolation (explicit opt-in only)."
+    )
+    concurrency: int = Field(
+        default_factory=lambda: os.cpu_count() or 1, ge=1, description="Warm sandboxes per process; more work queues."
+    )
+    python: str = Field(default_factory=lambda: sys.executable, description="Interpreter that runs Python programs.")
+    preload: Annotated[tuple[str, ...], NoDecode] = Field(DEFAULT_PRELOAD, description="Modules each fork server imports once.")
+    scratch_mb: int = Field(256, ge=1, description="Size of each sandbox's private writable tmpfs.")
+    recycle_after: int = Field(500, ge=1, description="Jobs a warm sandbox serves before it is replaced by a fresh one.")
+    start_timeout_s: float = Field(30.0, gt=0, description="How long a new sandbox may take to report ready.")
+    memory_limit: Literal["auto", "cgroup", "rlimit"] = Field(
+        "auto", description="auto: a memory cgroup where the machine allows one, else RLIMIT_AS per process."
+    )
+    uid_base: int = Field(62000, ge=1000, description="First of the user ids given to sandboxes (one per sandbox).")
+    uid_count: int = Field(1024, ge=1, description="How many user ids, from uid_base, sandboxes may take.")
+    bwrap: str = Field("bwrap", description="The bubblewrap executable.")
+    docker: str = Field("docker", description="The Docker client executable.")
+    docker_image: str = Field("rewardhub-sandbox:latest", description="Image with the interpreters (see deploy/sandbox).")
+    docker_cpus: float = Field(1.0, gt=0, description="CPUs each sandbox container may use.")
+    docker_socket_dir: str = Field(
+        "/tmp/rewardhub-sandbox", description="Host folder for the containers' control sockets (bind-mounted into them)."
+    )
+
+    @field_validator("preload", mode="before")
+    @classmethod
+    def _split_commas(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
