@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from rewardhub.verifier import VerifierConfig
 
@@ -53,6 +53,12 @@ class ModelConfig(VerifierConfig):
     )
     request_timeout_s: float = Field(120.0, gt=0, description="Per HTTP request limit for backend `openai`.")
     max_concurrency: int = Field(16, ge=1, description="Requests in flight at once to an HTTP endpoint.")
+
+    @model_validator(mode="after")
+    def _endpoint_has_url(self) -> ModelConfig:
+        if self.backend == "openai" and not self.base_url:
+            raise ValueError("backend 'openai' needs base_url, e.g. http://localhost:8000/v1")
+        return self
 
 
 class JudgeConfig(ModelConfig):

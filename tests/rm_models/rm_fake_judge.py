@@ -33,7 +33,11 @@ class FakeJudge:
                     self._send(reply, {"error": {"message": "fake failure"}})
                     return
                 text, top = reply if isinstance(reply, tuple) else (reply, None)
-                choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                choice: dict[str, Any] = {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
                 if top is not None:
                     alternatives = [{"token": t, "logprob": lp} for t, lp in top]
                     choice["logprobs"] = {"content": [{**alternatives[0], "top_logprobs": alternatives}]}

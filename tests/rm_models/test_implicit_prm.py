@@ -15,7 +15,9 @@ SAMPLE = Sample(prompt="Add 2 and 3.", response="2+3 = 5.\n\nSo the answer is 5.
 def response_logprobs(path: str, prompt: str, response: str) -> list[float]:
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path).eval()
-    head = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True)
+    head = tokenizer.apply_chat_template(
+        [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+    )
     prompt_ids = tokenizer(head, add_special_tokens=False).input_ids
     ids = torch.tensor([prompt_ids + tokenizer(response, add_special_tokens=False).input_ids])
     with torch.no_grad():
@@ -32,7 +34,9 @@ def test_same_model_gives_exactly_zero(tiny_models: dict[str, str]) -> None:
 
 
 def test_identical_weights_loaded_twice_give_exactly_zero(tiny_models: dict[str, str]) -> None:
-    cfg = ImplicitPRM.Config(model=tiny_models["causal"], ref_model=tiny_models["causal_copy"], granularity="step", aggregate="sum")
+    cfg = ImplicitPRM.Config(
+        model=tiny_models["causal"], ref_model=tiny_models["causal_copy"], granularity="step", aggregate="sum"
+    )
     result = ImplicitPRM().score(SAMPLE, cfg)
     assert result.score == 0.0 and set(result.steps or []) == {0.0}
 
@@ -72,5 +76,7 @@ def test_padding_does_not_change_rewards(tiny_models: dict[str, str]) -> None:
 
 def test_an_empty_response_is_an_error(tiny_models: dict[str, str]) -> None:
     path = tiny_models["causal"]
-    [result] = ImplicitPRM().score_batch([Sample(prompt="hi", response="")], ImplicitPRM.Config(model=path, ref_model=path))
+    [result] = ImplicitPRM().score_batch(
+        [Sample(prompt="hi", response="")], ImplicitPRM.Config(model=path, ref_model=path)
+    )
     assert result.status == "error"

@@ -64,7 +64,9 @@ def test_normalisations_are_functions_of_the_raw_logit(tiny_models: dict[str, st
 
 def test_a_too_long_sample_fails_alone(tiny_models: dict[str, str]) -> None:
     cfg = config(tiny_models["outcome"], max_length=64)
-    results = OutcomeRM().score_batch([Sample(prompt=PROMPT, response="x" * 200), Sample(prompt=PROMPT, response="4")], cfg)
+    results = OutcomeRM().score_batch(
+        [Sample(prompt=PROMPT, response="x" * 200), Sample(prompt=PROMPT, response="4")], cfg
+    )
     assert results[0].status == "error" and "max_length" in (results[0].error or "")
     assert results[1].status == "ok"
 

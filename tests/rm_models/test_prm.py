@@ -24,7 +24,9 @@ def qwen_by_hand(path: str, question: str, steps: list[str]) -> list[float]:
         {"role": "user", "content": question},
         {"role": "assistant", "content": "<extra_0>".join(steps) + "<extra_0>"},
     ]
-    ids = tokenizer(tokenizer.apply_chat_template(messages, tokenize=False), add_special_tokens=False, return_tensors="pt").input_ids
+    ids = tokenizer(
+        tokenizer.apply_chat_template(messages, tokenize=False), add_special_tokens=False, return_tensors="pt"
+    ).input_ids
     with torch.no_grad():
         probs = model(ids).logits.softmax(-1)[0]
     return probs[ids[0] == tokenizer.convert_tokens_to_ids("<extra_0>")][:, 1].tolist()
@@ -92,5 +94,7 @@ def test_padding_does_not_change_step_scores(tiny_models: dict[str, str]) -> Non
 
 
 def test_a_response_without_steps_is_an_error(tiny_models: dict[str, str]) -> None:
-    [result] = ProcessRM().score_batch([Sample(prompt=QUESTION, response=" \n\n ")], ProcessRM.Config(model=tiny_models["prm"]))
+    [result] = ProcessRM().score_batch(
+        [Sample(prompt=QUESTION, response=" \n\n ")], ProcessRM.Config(model=tiny_models["prm"])
+    )
     assert result.status == "error" and "no steps" in (result.error or "")
