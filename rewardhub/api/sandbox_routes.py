@@ -1,0 +1,113 @@
+"""``POST /v1/sandbox/run``: run one program in the sandbox, as API.md describes.
+
+The answer's ``status`` is the sandbox's verdict: ``ok``, ``timeout``, ``memory``,
+``runtime_error``, ``compile_error``, ``output_limit``, or ``sandbox_error`` when the sandbox
+itself failed (no judgement on the program). It also carries ``sandbox``: the backend and how
+memory was limited (``cgroup``, ``container`` or ``rlimit``).
+
+Caller errors use API.md's error body: malformed JSON 400, a wrong shape or an unknown language
+422, a body over the limit 413; a server that cannot isolate code (no bubblewrap and no other
+backend chosen) answers 503 and says how to fix it.
+
+Reads two fields of ``request.app.state.settings`` when they exist: ``sandbox_backend`` and
+``max_request_bytes``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import posixpath
+import threading
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from rewardhub.api.body import parse_body, read_body
+from rewardhub.api.service import require_key
+from rewardhub.errors import InvalidRequest
+from verifiers.sandbox import Limits, RunResult, SandboxPool, SandboxSettings, default_pool, language
+
+__all__ = ["SandboxRunRequest", "SandboxRunResponse", "router"]
+
+MAX_TIMEOUT_S = 60.0
+MAX_MEMORY_MB = 8192
+MAX_FILES = 64
+DEFAULT_BODY_LIMIT = 64 << 20
+
+router = APIRouter(dependencies=[Depends(require_key)])
+
+
+class SandboxRunRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    language: str = Field("python", description="python, c, cpp or javascript (and their usual aliases).")
+    code: str = Field(description="The program's source.")
+    stdin: str = Field("", description="Fed to the program's standard input.")
+    files: dict[str, str] = Field(default_factory=dict, description="Read-only input files, by path relative to the working directory.")
+    timeout_s: float = Field(10.0, gt=0, le=MAX_TIMEOUT_S, description="Wall-clock limit of the run.")
+    memory_mb: int = Field(512, ge=32, le=MAX_MEMORY_MB, description="Memory of the run (all its processes together).")
+
+    @field_validator("files")
+    @classmethod
+    def _relative_paths(cls, files: dict[str, str]) -> dict[str, str]:
+        if len(files) > MAX_FILES:
+            raise ValueError(f"at most {MAX_FILES} files")
+        for path in files:
+            normal = posixpath.normpath(path)
+            if not path or path.startswith("/") or normal != path or normal.startswith("..") or "\0" in path:
+                raise ValueError(f"file paths must be plain relative paths: {path!r}")
+        return files
+
+
+class SandboxRunResponse(BaseModel):
+    status: str
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    elapsed_ms: float
+    message: str | None = None
+    sandbox: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def of(cls, result: RunResult) -> SandboxRunResponse:
+        details = result.details
+        return cls(
+            status=result.verdict,
+            exit_code=result.exit_code,
+            stdout=result.stdout,
+            stderr=result.stderr,
+            elapsed_ms=round(result.elapsed_ms, 3),
+            message=details.get("message"),
+            sandbox={key: details[key] for key in ("backend", "memory_limit", "signal") if key in details},
+        )
+
+
+@router.post("/v1/sandbox/run", response_model=SandboxRunResponse)
+async def sandbox_run(request: Request) -> SandboxRunResponse:
+    settings = getattr(request.app.state, "settings", None)
+    raw = await read_body(request, getattr(settings, "max_request_bytes", DEFAULT_BODY_LIMIT))
+    body = parse_body(raw, SandboxRunRequest)
+    chosen = language(body.language)
+    if chosen.source in body.files:
+        raise InvalidRequest(f"file {chosen.source!r} is where the program's own source goes")
+    pool = _pool(getattr(settings, "sandbox_backend", None))
+    limits = Limits(timeout_s=body.timeout_s, memory_mb=body.memory_mb)
+    result = await asyncio.to_thread(pool.run, chosen.name, body.code, body.stdin, body.files, limits)
+    return SandboxRunResponse.of(result)
+
+
+_pools: dict[str, SandboxPool] = {}
+_pools_lock = threading.Lock()
+
+
+def _pool(backend: str | None) -> SandboxPool:
+    """The process's pool; a service configured for another backend than the environment gets its own."""
+    if backend is None or backend == SandboxSettings().backend:
+        return default_pool()
+    with _pools_lock:
+        if backend not in _pools:
+            pool = _pools[backend] = SandboxPool(SandboxSettings(backend=backend))  # type: ignore[arg-type]
+            atexit.register(pool.close)
+        return _pools[backend]
