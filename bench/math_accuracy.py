@@ -1,0 +1,258 @@
+"""Accuracy of the ``math`` verifier against plain math-verify, on labelled cases, in one run.
+
+    python bench/math_accuracy.py [--data FILE] [--agreement] [--errors]
+
+1. ``math_equivalence_dev.jsonl`` (419 labelled gold/response pairs from the test suites of
+   Math-Verify, inspect_ai, NeMo-Skills and lighteval) is scored by plain math-verify 0.9.0
+   (``verify(parse(gold), parse(response))``, gold and bare answers wrapped in ``\\boxed{}``,
+   its own default timeouts) and by our verifier. Each case's ``harness`` field says which
+   settings its label assumed (math-verify's ``precision``, ``strict``,
+   ``allow_set_relation_comp``, LaTeX-only extraction); those map onto our config, and the
+   baseline gets the same settings. Prints precision, recall and accuracy of both and the list of
+   our remaining errors.
+2. ``--agreement``: agreement of both with the labels of real model outputs: GPT-3 solutions to
+   GSM8K (``is_correct``) and Qwen2.5-Math chain-of-thought on MATH (Qwen's own grader).
+
+The baseline runs in a child process with a memory limit, restarted when a case hangs it
+(``2^{2^{2^{49}}}`` does); ours runs in this process, as a unit test would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import multiprocessing
+import re
+import resource
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+DATA = Path("/work/shared/data")
+BASELINE_CASE_TIMEOUT_S = 10.0
+BASELINE_MEMORY_BYTES = 4 * 1024**3
+
+
+# -- our verifier ----------------------------------------------------------------------------------
+
+
+def our_config(harness: dict[str, Any]) -> dict[str, Any]:
+    """The settings a case's label assumed, in our config's terms."""
+    config: dict[str, Any] = {}
+    if harness.get("harness", "").startswith("math_verify.compare_strings"):
+        if "expr" not in harness.get("match_types", ["latex", "expr"]):
+            config["bare_numbers"] = False
+        if "precision" in harness:
+            config["decimal_places"] = harness["precision"]
+        if "strict" in harness:
+            config["rename_variables"] = "never" if harness["strict"] else "always"
+        if "allow_set_relation_comp" in harness:
+            config["relations_as_sets"] = harness["allow_set_relation_comp"]
+    return config
+
+
+def score_ours(cases: list[dict[str, Any]]) -> tuple[list[bool], list[dict[str, Any]], float]:
+    from rewardhub.types import Sample
+    from verifiers.math.verifier import MathVerifier
+
+    verifier = MathVerifier()
+    predictions, results = [], []
+    started = time.perf_counter()
+    for case in cases:
+        config = MathVerifier.Config(**our_config(case.get("harness", {})))
+        result = verifier.score(Sample(response=case["response"], reference=case["gold"]), config)
+        predictions.append(result.status == "ok" and result.score == 1.0)
+        results.append(result.model_dump())
+    return predictions, results, time.perf_counter() - started
+
+
+# -- plain math-verify -----------------------------------------------------------------------------
+
+_DELIMITED = re.compile(r"\\boxed|\$|\\\(|\\\[")
+
+
+def _wrap(text: str) -> str:
+    """Bare answers go in a box so math-verify's extraction sees them as the answer."""
+    if _DELIMITED.search(text) or len(re.findall(r"[A-Za-z]{3,}", text)) > 1:
+        return text
+    return "\\boxed{" + text + "}"
+
+
+def _baseline_one(case: dict[str, Any]) -> bool:
+    from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
+
+    harness = case.get("harness", {})
+    kinds = (
+        harness.get("match_types", ["latex", "expr"])
+        if "compare_strings" in harness.get("harness", "")
+        else ["latex", "expr"]
+    )
+    extraction = [LatexExtractionConfig() if k == "latex" else ExprExtractionConfig() for k in kinds]
+    gold = parse(_wrap(case["gold"]), extraction_config=extraction)
+    answer = parse(_wrap(case["response"]), extraction_config=extraction)
+    return bool(
+        verify(
+            gold,
+            answer,
+            float_rounding=harness.get("precision", 6),
+            strict=harness.get("strict", True),
+            allow_set_relation_comp=harness.get("allow_set_relation_comp", False),
+        )
+    )
+
+
+def _baseline_worker(connection: Any, cases: list[dict[str, Any]], start: int) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (BASELINE_MEMORY_BYTES, BASELINE_MEMORY_BYTES))
+    logging.disable(logging.CRITICAL)
+    for i in range(start, len(cases)):
+        try:
+            verdict = _baseline_one(cases[i])
+        except (Exception, MemoryError):
+            verdict = False
+        connection.send((i, verdict))
+    connection.close()
+
+
+def score_baseline(cases: list[dict[str, Any]]) -> tuple[list[bool], float, int]:
+    """Plain math-verify in a child process; a case that hangs it counts as 'no' and the child
+    restarts after it."""
+    context = multiprocessing.get_context("fork")
+    verdicts: dict[int, bool] = {}
+    hung = 0
+    started = time.perf_counter()
+    position = 0
+    while position < len(cases):
+        receiver, sender = context.Pipe(duplex=False)
+        child = context.Process(target=_baseline_worker, args=(sender, cases, position), daemon=True)
+        child.start()
+        sender.close()
+        while position < len(cases):
+            if not receiver.poll(BASELINE_CASE_TIMEOUT_S):
+                child.kill()
+                verdicts[position] = False
+                hung += 1
+                position += 1
+                break
+            try:
+                index, verdict = receiver.recv()
+            except EOFError:  # the child died (memory limit): that case is a 'no'
+                verdicts[position] = False
+                position += 1
+                break
+            verdicts[index] = verdict
+            position = index + 1
+        child.join(timeout=5)
+    return [verdicts[i] for i in range(len(cases))], time.perf_counter() - started, hung
+
+
+# -- reporting -------------------------------------------------------------------------------------
+
+
+def metrics(predictions: Iterable[bool], labels: Iterable[bool]) -> dict[str, float]:
+    pairs = list(zip(predictions, labels, strict=True))
+    tp = sum(p and y for p, y in pairs)
+    fp = sum(p and not y for p, y in pairs)
+    fn = sum(not p and y for p, y in pairs)
+    tn = len(pairs) - tp - fp - fn
+    return {
+        "precision": tp / (tp + fp) if tp + fp else 1.0,
+        "recall": tp / (tp + fn) if tp + fn else 1.0,
+        "accuracy": (tp + tn) / len(pairs) if pairs else 1.0,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": tn,
+    }
+
+
+def _row(name: str, m: dict[str, float], seconds: float) -> str:
+    return (
+        f"{name:<22} precision {m['precision']:.3f}  recall {m['recall']:.3f}  accuracy {m['accuracy']:.3f}  "
+        f"(tp {m['tp']}, fp {m['fp']}, fn {m['fn']}, tn {m['tn']})  {seconds:.1f} s"
+    )
+
+
+def run_dev_set(path: Path, show_errors: bool) -> None:
+    cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    labels = [bool(c["expected"]) for c in cases]
+    baseline, baseline_s, hung = score_baseline(cases)
+    ours, results, ours_s = score_ours(cases)
+    print(f"{path.name}: {len(cases)} labelled cases ({sum(labels)} equivalent)")
+    print(
+        _row("plain math-verify", metrics(baseline, labels), baseline_s)
+        + (f"  [{hung} hung and were killed]" if hung else "")
+    )
+    print(_row("rewardhub math", metrics(ours, labels), ours_s))
+    errors = [(i, c, r) for i, (c, r, p, y) in enumerate(zip(cases, results, ours, labels, strict=True)) if p != y]
+    print(f"\nour remaining errors: {len(errors)}")
+    for i, case, result in errors:
+        kind = "FALSE POSITIVE" if not case["expected"] else "false negative"
+        details = result["details"]
+        print(f"  #{i} {kind} [{case['harness'].get('harness')} {case['harness'].get('test', '')}]")
+        if show_errors:
+            print(f"     gold     {case['gold'][-150:]!r}")
+            print(f"     response {case['response'][-150:]!r}")
+        print(
+            f"     read gold {details.get('gold')!r}, answer {details.get('answer')!r} "
+            f"via {details.get('anchor')}: {details.get('reason')} {result.get('error') or ''}"
+        )
+
+
+def agreement_cases() -> list[tuple[str, str, str, bool]]:
+    """(source, gold, response, label) for real model outputs with correctness labels."""
+    out = []
+    for line in (DATA / "gsm8k_example_model_solutions.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        gold = record["ground_truth"].rsplit("A:", 1)[-1].strip()
+        for key in ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification"):
+            out.append(("gsm8k", gold, record[key]["solution"], bool(record[key]["is_correct"])))
+    for line in (DATA / "qwen25math_math_cot_100.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        for response, label in zip(record["code"], record["score"], strict=True):
+            out.append(("qwen-math", record["gt"], response, bool(label)))
+    return out
+
+
+def run_agreement() -> None:
+    raw = agreement_cases()
+    cases = [{"gold": g, "response": r, "expected": y, "harness": {}} for _, g, r, y in raw]
+    baseline, baseline_s, _ = score_baseline(cases)
+    ours, results, ours_s = score_ours(cases)
+    for source in ("gsm8k", "qwen-math"):
+        index = [i for i, (s, *_rest) in enumerate(raw) if s == source]
+        labels = [raw[i][3] for i in index]
+        b = [baseline[i] for i in index]
+        o = [ours[i] for i in index]
+        agree_b = sum(x == y for x, y in zip(b, labels, strict=True)) / len(index)
+        agree_o = sum(x == y for x, y in zip(o, labels, strict=True)) / len(index)
+        both = sum(x == y for x, y in zip(b, o, strict=True)) / len(index)
+        print(
+            f"{source:<10} {len(index)} labelled outputs: agreement with labels: plain math-verify {agree_b:.3f}, "
+            f"ours {agree_o:.3f}; ours vs math-verify {both:.3f}"
+        )
+        disagreements = [i for i in index if ours[i] != raw[i][3]]
+        for i in disagreements[:8]:
+            d = results[i]["details"]
+            print(f"   label {raw[i][3]!s:<5} gold {raw[i][1]!r:<20} ours read {d.get('answer')!r} ({d.get('reason')})")
+    print(f"(plain math-verify {baseline_s:.1f} s, ours {ours_s:.1f} s for {len(cases)} outputs)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DATA / "math_equivalence_dev.jsonl")
+    parser.add_argument("--agreement", action="store_true", help="also measure agreement on GSM8K and MATH outputs")
+    parser.add_argument("--errors", action="store_true", help="print gold and response of each remaining error")
+    args = parser.parse_args(argv)
+    logging.disable(logging.WARNING)
+    run_dev_set(args.data, args.errors)
+    if args.agreement:
+        print()
+        run_agreement()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""The ``math`` verifier: final-answer extraction and mathematical equivalence.
+
+Modules, in the order an answer flows through them: ``extract`` (find the final answer),
+``normalize`` (one spelling), ``screen`` (refuse what would hang sympy), ``parse`` (a value tree,
+math-verify's LaTeX parser at the leaves), ``compare`` and ``symbolic`` (equivalence under a
+policy), ``verifier`` (the :class:`MathVerifier` the registry loads).
+"""
+
+from verifiers.math.compare import Policy, equivalent
+from verifiers.math.extract import Extraction, extract_answer, extract_gold
+from verifiers.math.parse import Unparseable, parse_answer
+from verifiers.math.screen import Limits, TooComplex, screen
+from verifiers.math.verifier import MathConfig, MathVerifier
+
+__all__ = [
+    "Extraction",
+    "Limits",
+    "MathConfig",
+    "MathVerifier",
+    "Policy",
+    "TooComplex",
+    "Unparseable",
+    "equivalent",
+    "extract_answer",
+    "extract_gold",
+    "parse_answer",
+    "screen",
+]

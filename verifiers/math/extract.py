@@ -1,0 +1,371 @@
+"""Finding the final answer in a model response (and in a gold answer as users pass it).
+
+A response commits to an answer through an *anchor*; of the anchors the policy allows, the one
+that appears *last* in the response wins (a "Final answer: 10,455" written after an intermediate
+``\\boxed{255}`` is the answer):
+
+- ``boxed``: the last ``\\boxed{...}`` / ``\\fbox{...}``. Several boxes count as one list answer
+  only when nothing but a list separator stands between them (``\\boxed{1}, \\boxed{2}``,
+  ``\\boxed{a} \\quad\\text{and}\\quad \\boxed{b}``), never when prose does (``\\boxed{10} and then
+  \\boxed{42}`` answers 42). A last box left unclosed means the response was cut off: no answer.
+- ``hashes``: the last ``#### ...`` line (GSM8K style).
+- ``answer_phrase``: the last "final answer", "the answer", "Answer:" (and a few other languages);
+  the answer is the first math after the sentence's last copula ("is", "=", ":"), skipping
+  anything negated ("The answer is not 42, it is 41." answers 41).
+
+Without any anchor, and only when the policy allows it, a response that *is* a bare answer
+(``-1 + sqrt(3)``, ``C. x = 42``) is the answer, else the last sentence that states a number or
+formula gives it.
+
+What this module does not do: decide what the answer means (``normalize`` and ``compare`` do).
+It never reads code: a sentence that looks like a program (``__import__('os') or 0``) yields no
+answer, so garbage that merely ends in the gold earns nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["ANCHORS", "Extraction", "extract_answer", "extract_gold", "find_boxed", "prepare"]
+
+ANCHORS = ("boxed", "hashes", "answer_phrase")
+
+_END_TOKENS = ("<|im_end|>", "<|im_start|>", "<|endoftext|>", "<|eot_id|>", "<｜end▁of▁sentence｜>", "</s>")
+_BOX_OPEN = re.compile(r"\\+(?:[a-z]*boxed|fbox|framebox)\s*(?=\{)|\\+boxed\s+(?=[^\s{])")
+_DOUBLE_BACKSLASH = re.compile(r"\\\\(?=[a-zA-Z])")
+_MATH_SPAN = re.compile(
+    r"\$\$(?P<dd>.+?)\$\$|\\\[(?P<br>.+?)\\\]|\\\((?P<pa>[^\n]+?)\\\)|(?<![\\$])\$(?P<d>(?:\\\$|[^$\n])+?)(?<!\\)\$",
+    re.DOTALL,
+)
+_PHRASE = re.compile(
+    r"(?:(?<![A-Za-z])(?:final\s+answer|the\s+answer|answer|réponse|respuesta|resposta|antwort|risposta|ответ)"
+    r"(?![A-Za-z])|答案)",
+    re.IGNORECASE,
+)
+_COPULA = re.compile(
+    r"(?<![A-Za-z])(?:is|are|was|were|be|equals?|est|es|ist|sont|é|è)(?![A-Za-z])|=|:|：|为|是|等于", re.IGNORECASE
+)
+_NEGATION = re.compile(r"(?:\bnot|n't|\bnever|\binstead of|\brather than)\s*$", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？।]|\n")
+_HASHES = re.compile(r"####\s*([^\n]+)")
+_CODE = re.compile(
+    r"__\w+__|\blambda\b|\bimport\b|\w\(\s*\)|\w\(\s*['\"]|\)\(\s*\)|\bdef\b|\bexec\b|\beval\b|\bgetattr\b|\bglobals\b"
+)
+_ATOM = (
+    r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+"
+    r"|\\[dt]?frac\{[^{}]*\}\{[^{}]*\}|\\sqrt\{[^{}]*\}|\\sqrt\d|\\pi)"
+)
+_BARE_ITEM = re.compile(
+    r"(?<![A-Za-z0-9_\\])[-−]?\(?\s*" + _ATOM + r"(?:\s*[-+*/×÷^=]\s*[-−]?\(?\s*" + _ATOM + r"\)?)*\)?"
+    r"(?:\s*(?:\\?%|percent(?:age)?\b|pct\b))?"
+)
+_PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])")
+_MATH_WORDS = frozenset(
+    "sqrt pi sin cos tan cot sec csc log ln exp infty inf frac cdot times and or text mathrm mbox pm mp le ge lt gt "
+    "neq leq geq cup cap in mid left right dfrac tfrac boxed circ deg degree degrees oo".split()
+)
+_LATEX_NOISE = re.compile(
+    r"\\(?:text\w*|math\w+|mbox|operatorname)\s*\{[^{}]*\}|\\(?:begin|end)\s*\{[^{}]*\}(?:\{[^{}]*\})?"
+)
+_LIST_GAP = re.compile(r"^[\s\"'*]*(?:,|;|and|or|, and|&)[\s\"'*]*$", re.IGNORECASE)
+_SEPARATOR_NOISE = re.compile(r"\$|\\[()\[\]]|\\q?quad(?![A-Za-z])|\\[,;: !]|~|\\text\s*\{\s*\}")
+_BOX_SEPARATOR = re.compile(
+    r"^(?:[A-Za-z]+\s+)?(?:,|;|and|or|,\s*and|\\text\s*\{\s*(?:,\s*)?(?:and|or)\s*\})?\s*"
+    r"(?:[A-Za-z](?:_\{?\w+\}?)?\s*=)?$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """The final answer as written in the text, and the anchor that found it."""
+
+    text: str
+    anchor: str
+
+
+def prepare(response: str) -> str:
+    """The part of a response that may hold its answer: before any end-of-turn token, after the
+    last ``</think>``, with doubled backslashes (``\\\\frac``) undone."""
+    for token in _END_TOKENS:
+        cut = response.find(token)
+        if cut >= 0:
+            response = response[:cut]
+    if "</think>" in response:
+        response = response.rsplit("</think>", 1)[1]
+    if "matrix" not in response and "\\\\" in response:
+        response = _DOUBLE_BACKSLASH.sub(r"\\", response)
+    return response
+
+
+def extract_answer(
+    response: str, anchors: tuple[str, ...] = ANCHORS, unanchored: bool = True, bare_numbers: bool = True
+) -> list[Extraction]:
+    """The response's final answer under the policy: candidates, best first (the caller judges the
+    first one that parses); empty when the response commits to no answer.
+
+    ``bare_numbers`` says whether math written outside LaTeX delimiters ("so it costs 7.78") can
+    be an answer; ``unanchored`` whether a response with none of ``anchors`` can answer at all.
+    """
+    text = prepare(response)
+    found: list[tuple[int, Extraction]] = []
+    if "boxed" in anchors:
+        boxed = _last_boxed(text)
+        if boxed is not None:
+            if not boxed[0]:
+                return []  # cut off inside its final box
+            found.append((boxed[1], Extraction(boxed[0], "boxed")))
+    if "hashes" in anchors:
+        hashes = list(_HASHES.finditer(text))
+        if hashes and hashes[-1].group(1).strip():
+            found.append((hashes[-1].start(), Extraction(hashes[-1].group(1).strip(), "hashes")))
+    if "answer_phrase" in anchors:
+        phrased = _after_last_phrase(text, bare_numbers)
+        if phrased is not None:
+            found.append((phrased[1], Extraction(phrased[0], "answer_phrase")))
+    if found:
+        return [max(found, key=lambda pair: pair[0])[1]]
+    if not unanchored:
+        return []
+    candidates = []
+    stripped = text.strip()
+    if stripped and _is_bare_answer(stripped, bare_numbers):
+        candidates.append(Extraction(stripped, "whole"))
+    last = _last_stated(text, bare_numbers)
+    if last is not None and last != stripped:
+        candidates.append(Extraction(last, "final_line"))
+    return candidates
+
+
+def extract_gold(gold: str) -> Extraction:
+    """The gold answer: its last box (with the same list rule) if boxed, the answer a worked
+    solution states if it is one, else the whole string."""
+    text = prepare(gold).strip()
+    boxed = find_boxed(text, allow_unclosed=True)
+    if boxed:
+        return Extraction(boxed, "boxed")
+    if len(text) > 120 and len(_prose_words(_MATH_SPAN.sub(" ", text))) > 12:
+        phrased = _after_last_phrase(text, bare_numbers=True)
+        if phrased is not None:
+            return Extraction(phrased[0], "answer_phrase")
+        last = _last_stated(text, bare_numbers=True)
+        if last is not None:
+            return Extraction(last, "final_line")
+    return Extraction(text, "whole")
+
+
+def find_boxed(text: str, allow_unclosed: bool = False) -> str | None:
+    """The content of the last box (joined with the boxes listed right before it), ``""`` for an
+    unclosed last box, or None when there is no box at all."""
+    found = _last_boxed(text, allow_unclosed)
+    return None if found is None else found[0]
+
+
+def _last_boxed(text: str, allow_unclosed: bool = False) -> tuple[str, int] | None:
+    """The last box's content (joined with the boxes listed before it) and where it ends."""
+    opens = list(_BOX_OPEN.finditer(text))
+    if not opens:
+        return None
+    closing = _matching_braces(text)
+    boxes: list[tuple[int, int, str]] = []  # (start, end, content), left to right, outermost only
+    for match in opens:
+        if boxes and match.start() < boxes[-1][1]:
+            continue  # a box inside the previous box: the outer one is the answer
+        brace = match.end()
+        if brace < len(text) and text[brace] == "{":
+            end = closing.get(brace)
+            if end is None:
+                if match is not opens[-1]:
+                    continue
+                if not allow_unclosed:
+                    return "", match.start()
+                boxes.append((match.start(), len(text), text[brace + 1 :].strip()))
+                break
+            boxes.append((match.start(), end + 1, text[brace + 1 : end].strip()))
+        else:  # "\boxed 5": one token
+            token = re.match(r"\S+", text[brace:])
+            if token:
+                boxes.append((match.start(), brace + token.end(), token.group(0).rstrip(".,;$")))
+    if not boxes:
+        return None
+    picked = [boxes[-1]]
+    for previous in reversed(boxes[:-1]):
+        if not _is_list_separator(text[previous[1] : picked[0][0]]):
+            break
+        picked.insert(0, previous)
+    contents: list[str] = []
+    for _, _, content in picked:
+        if not contents or contents[-1] != content:
+            contents.append(content)
+    return ", ".join(contents), boxes[-1][1]
+
+
+def _is_list_separator(between: str) -> bool:
+    if between == "":
+        return True
+    cleaned = _SEPARATOR_NOISE.sub(" ", between).strip()
+    return bool(cleaned) and bool(_BOX_SEPARATOR.match(cleaned))
+
+
+def _matching_braces(text: str) -> dict[int, int]:
+    """Index of each ``{`` mapped to its matching ``}`` (escaped braces ``\\{`` count as text)."""
+    stack: list[int] = []
+    pairs: dict[int, int] = {}
+    for i, char in enumerate(text):
+        if char == "{" and (i == 0 or text[i - 1] != "\\"):
+            stack.append(i)
+        elif char == "}" and (i == 0 or text[i - 1] != "\\") and stack:
+            pairs[stack.pop()] = i
+    return pairs
+
+
+# -- sentences and the math they state -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Item:
+    text: str
+    start: int
+    end: int
+    glued: bool = False  # a number glued to a variable ("3x"): not a number, not an answer
+
+
+def _items(text: str, start: int, end: int, bare_numbers: bool) -> list[_Item]:
+    """Math spans (and, if allowed, bare numeric expressions) in ``text[start:end]``."""
+    found: list[_Item] = []
+    cursor = start
+    for span in _MATH_SPAN.finditer(text, start, end):
+        if _looks_like_prose(span.group(0)):
+            continue  # "$10 for her fudge ... $": currency signs, not math
+        if bare_numbers:
+            found.extend(_bare_items(text, cursor, span.start()))
+        content = next(group for group in span.groups() if group is not None)
+        if content.strip():
+            found.append(_Item(content.strip(), span.start(), span.end()))
+        cursor = span.end()
+    if bare_numbers:
+        found.extend(_bare_items(text, cursor, end))
+    return found
+
+
+def _bare_items(text: str, start: int, end: int) -> list[_Item]:
+    items = []
+    for match in _BARE_ITEM.finditer(text, start, end):
+        value = match.group(0).strip()
+        if not any(char.isdigit() for char in value) and "\\" not in value:
+            continue
+        glued = bool(re.match(r"[A-Za-z](?![A-Za-z²³])", text[match.end() : match.end() + 2]))
+        items.append(_Item(_last_of_chain(value), match.start(), match.end(), glued))
+    return items
+
+
+def _last_of_chain(value: str) -> str:
+    """``35 + 70 = 105`` states 105: the last member of a chain of equalities."""
+    if "=" in value:
+        value = value.rsplit("=", 1)[1]
+    value = value.strip()
+    while value.endswith(")") and value.count(")") > value.count("("):
+        value = value[:-1].rstrip()
+    while value.startswith("(") and value.count("(") > value.count(")"):
+        value = value[1:].lstrip()
+    return value
+
+
+def _prose_words(text: str) -> list[str]:
+    """Words of prose in ``text``: not LaTeX commands, environments or ``\\text{}``, not math
+    function names, not labels right before ``:`` or ``=``."""
+    text = _LATEX_NOISE.sub(" ", text)
+    return [
+        m.group(0)
+        for m in _PROSE_WORD.finditer(text)
+        if m.group(0).lower() not in _MATH_WORDS and not re.match(r"\s*[:=]", text[m.end() :])
+    ]
+
+
+def _looks_like_prose(span: str) -> bool:
+    return len(_prose_words(span)) >= 2
+
+
+def _boundaries(text: str, start: int, end: int) -> list[int]:
+    """Positions in ``text[start:end]`` where a sentence ends (math spans are opaque, but a
+    display formula that ends with a full stop ends its sentence)."""
+    stops: list[int] = []
+    position = start
+    for span in _MATH_SPAN.finditer(text, start, end):
+        stops.extend(stop.end() for stop in _SENTENCE_END.finditer(text, position, span.start()))
+        if (span.group("dd") or span.group("br") or "").rstrip().endswith("."):
+            stops.append(span.end())
+        position = span.end()
+    stops.extend(stop.end() for stop in _SENTENCE_END.finditer(text, position, end))
+    return stops
+
+
+def _pick(text: str, items: list[_Item], start: int, prefer_last: bool) -> tuple[str, int] | None:
+    """The stated answer among a sentence's items: the first after the last copula, else the
+    first (anchored) or last (unanchored) item; negated items never count."""
+    kept = [item for item in items if not _NEGATION.search(text[max(start, item.start - 20) : item.start])]
+    if not kept:
+        return None
+    copula_at = start
+    for copula in _COPULA.finditer(text, start, kept[-1].start):
+        if not any(item.start <= copula.start() < item.end for item in kept):
+            copula_at = copula.end()
+    after = [item for item in kept if item.start >= copula_at]
+    chosen = after[0] if after and copula_at > start else (kept[-1] if prefer_last else kept[0])
+    if chosen.glued:
+        return None
+    # "$12$ and $13$", "2, 3 and 5": items joined only by list separators form one list answer
+    listed = [chosen]
+    for item in kept[kept.index(chosen) + 1 :]:
+        if not _LIST_GAP.match(text[listed[-1].end : item.start]) or item.glued:
+            break
+        listed.append(item)
+    return ", ".join(item.text for item in listed), chosen.start
+
+
+def _after_last_phrase(text: str, bare_numbers: bool) -> tuple[str, int] | None:
+    for phrase in reversed(list(_PHRASE.finditer(text))):
+        start = phrase.end()
+        stops = [stop for stop in _boundaries(text, start, min(len(text), start + 3000)) if stop > start]
+        end = stops[0] if stops else len(text)
+        items = _items(text, start, end, bare_numbers)
+        if not items and len(stops) > 1 and not text[start:end].strip(" :：*\n"):
+            end = stops[1]  # "Final Answer:\n$$5$$": the sentence continues on the next line
+            items = _items(text, start, end, bare_numbers)
+        if items:
+            if _CODE.search(text[start:end]):
+                return None
+            return _pick(text, items, start, prefer_last=False)
+    return None
+
+
+def _last_stated(text: str, bare_numbers: bool) -> str | None:
+    """The answer the last sentence stating any math gives (skipping up to two closing remarks
+    such as "I hope it is correct.")."""
+    end = len(text.rstrip())
+    starts = [0, *(stop for stop in _boundaries(text, 0, end) if stop < end)]
+    skipped = 0
+    while starts and skipped < 3:
+        start = starts.pop()
+        if not text[start:end].strip():
+            end = start
+            continue
+        items = _items(text, start, end, bare_numbers)
+        if items:
+            if _CODE.search(text[start:end]):
+                return None
+            picked = _pick(text, items, start, prefer_last=True)
+            return None if picked is None else picked[0]
+        skipped += 1
+        end = start
+    return None
+
+
+def _is_bare_answer(text: str, bare_numbers: bool) -> bool:
+    """A response that is nothing but an answer: short, one line, at most one prose word."""
+    if len(text) > 200 or "\n" in text or _CODE.search(text):
+        return False
+    if not bare_numbers and not (_MATH_SPAN.fullmatch(text) or text.startswith("\\")):
+        return False
+    return len(_prose_words(text)) <= 1

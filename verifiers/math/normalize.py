@@ -1,0 +1,183 @@
+"""One spelling for one answer: the text clean-up done before an answer is parsed.
+
+Models and users write the same answer many ways: ``\\dfrac`` or ``\\frac``, ``≤`` or ``\\le`` or
+``<=``, ``**73**`` in markdown, ``$...$`` delimiters, ``2**(1/4)`` and ``sqrt(3)`` in Python
+spelling, ``14{,}916`` with TeX thousands separators. :func:`normalize` maps all of them onto one
+LaTeX-ish spelling so the parser sees one language.
+
+It only rewrites notation; it never changes what an answer means (units, labels, percent signs
+and degree marks are kept for the parser, which records them). Python spellings are *rewritten*
+into LaTeX, never evaluated.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["normalize", "python_to_latex"]
+
+_UNICODE = {
+    "−": "-",
+    "–": "-",
+    "—": "-",
+    "‐": "-",
+    "×": r" \times ",
+    "÷": r" \div ",
+    "·": r" \cdot ",
+    "⋅": r" \cdot ",
+    "∞": r"\infty ",
+    "∪": r" \cup ",
+    "∩": r" \cap ",
+    "≤": r" \le ",
+    "≥": r" \ge ",
+    "≠": r" \neq ",
+    "⩽": r" \le ",
+    "⩾": r" \ge ",
+    "π": r"\pi ",
+    "°": r"^\circ ",
+    "√": r"\sqrt",
+    "∈": r" \in ",
+    "±": r" \pm ",
+    "∓": r" \mp ",
+    "²": "^2",
+    "³": "^3",
+    "¹": "^1",
+    "⁴": "^4",
+    "½": r"\frac{1}{2}",
+    "¼": r"\frac{1}{4}",
+    "¾": r"\frac{3}{4}",
+    "⅓": r"\frac{1}{3}",
+    "⅔": r"\frac{2}{3}",
+    "…": r"\ldots",
+    "’": "'",
+    "，": ",",
+    "：": ":",
+    "；": ";",
+    "（": "(",
+    "）": ")",
+    "\u00a0": " ",
+    "\u202f": " ",
+    "\u2009": " ",
+    "\u200b": "",
+    "∅": r"\emptyset ",
+    "θ": r"\theta ",
+    "α": r"\alpha ",
+    "β": r"\beta ",
+    "⟨": r"\langle ",
+    "⟩": r"\rangle ",
+    "∖": r" \setminus ",
+    "→": r" \to ",
+}
+_UNICODE_TABLE = str.maketrans(_UNICODE)
+
+_SUBSTITUTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), replacement)
+    for pattern, replacement in (
+        (r"\\(?:display|text|script)style", ""),
+        (r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)\s*\.", ""),
+        (r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big)(?![a-zA-Z])", ""),
+        (r"\\\$", ""),
+        (r"(?<!\\)\$", ""),
+        (r"(?<!\\)\\[()\[\]]", " "),
+        (r",\s*\\!\s*", ","),  # "11,\! 111": TeX's thousands separator
+        (r"\\!", ""),
+        (r"\\q?quad", " "),
+        (r"(?<!\\)\\[,;: ]", " "),
+        (r"~", " "),
+        (r"\s*\{\s*,\s*\}\s*", ","),
+        (r"\\[dtc]frac", r"\\frac"),
+        (r"\\frac\s*(\d)\s*(\d)", r"\\frac{\1}{\2}"),
+        (r"\\frac\s*(\d)\s*\{", r"\\frac{\1}{"),
+        (r"\\frac\s*\{([^{}]*)\}\s*(\d)", r"\\frac{\1}{\2}"),
+        (r"\\sqrt\s*(\d)", r"\\sqrt{\1}"),
+        (r"\\[dt]binom", r"\\binom"),
+        (r"\\(?:leqslant|leq|le)(?![a-zA-Z])|<=", r" \\le "),
+        (r"\\(?:geqslant|geq|ge)(?![a-zA-Z])|>=", r" \\ge "),
+        (r"\\(?:neq|ne)(?![a-zA-Z])|!=", r" \\neq "),
+        (r"\\lt(?![a-zA-Z])", "<"),
+        (r"\\gt(?![a-zA-Z])", ">"),
+        (
+            r"\\(?:mathrm|mathbf|mathit|mathsf|mathtt|textbf|textit|textnormal|textrm|textsf|texttt|mbox|hbox)\s*\{",
+            r"\\text{",
+        ),
+        (r"\\operatorname\s*\{([A-Za-z]+)\}", r"\\\1"),
+        (r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree", r"^\\circ"),
+        (r"\\infin(?![a-zA-Z])|(?<![A-Za-z\\])infinity(?![A-Za-z])|(?<![A-Za-z\\])inf(?![A-Za-z])", r"\\infty "),
+        (r"\\varnothing", r"\\emptyset"),
+        (r"\\(?:ldots|cdots|dots)", ""),
+        (r"(?<=\d)\s*(?:percentage|percent|pct)(?![A-Za-z])", r"\\%"),
+        (r"\\text\{\s*(?:percentage|percent|pct)\s*\}", r"\\%"),
+        (r"(?<!\\)%", r"\\%"),
+    )
+)
+_MARKDOWN_BOLD = re.compile(r"(?<![\w)])\*\*(?=\S)(.+?)(?<=\S)\*\*(?![\w(])")
+_SPACES = re.compile(r"\s+")
+_TRAILING = re.compile(r"(?:[\s.,;:]|\\\\|\\(?=$))+$")
+
+
+def normalize(text: str) -> str:
+    """The canonical spelling of one answer (see the module docstring for what it covers)."""
+    text = text.translate(_UNICODE_TABLE)
+    text = _MARKDOWN_BOLD.sub(r"\1", text)  # before "**" is read as a power
+    text = python_to_latex(text)
+    for pattern, replacement in _SUBSTITUTIONS:
+        text = pattern.sub(replacement, text)
+    text = _SPACES.sub(" ", text).strip()
+    text = _TRAILING.sub("", text)
+    return text.strip("'\" ")
+
+
+_PY_SQRT = re.compile(r"(?<![A-Za-z])\\?sqrt\s*\(")
+_PY_CARET = re.compile(r"\^\s*\(")
+_PY_EXP = re.compile(r"(?<![A-Za-z\\])exp\s*\(")
+_PY_PI = re.compile(r"(?<![A-Za-z\\])pi(?![A-Za-z])")
+_PY_FUNCS = re.compile(r"(?<![A-Za-z\\])(sin|cos|tan|log|ln)\s*(?=\()")
+
+
+def python_to_latex(text: str) -> str:
+    """Rewrite Python/calculator spellings (``2**(1/4)``, ``sqrt(3)``, ``exp(x)``, ``pi``) as LaTeX.
+
+    A purely textual rewrite with bracket matching: nothing is evaluated, so model text can never
+    run (verl's prime_math once ``eval``-ed it: CVE-2026-6878).
+    """
+    text = text.replace("**", "^")
+    for opener, new_open in ((_PY_SQRT, "\\sqrt{"), (_PY_CARET, "^{"), (_PY_EXP, "e^{")):
+        for _ in range(20):  # nested calls: one level per pass
+            rewritten = _rewrite_call(text, opener, new_open, "}")
+            if rewritten == text:
+                break
+            text = rewritten
+    if "\\" not in text:
+        text = _PY_PI.sub(r"\\pi ", text)
+        text = _PY_FUNCS.sub(r"\\\1", text)
+    return text
+
+
+def _rewrite_call(text: str, opener: re.Pattern[str], new_open: str, new_close: str) -> str:
+    """Replace ``opener ... )`` by ``new_open ... new_close`` where the parenthesis matches."""
+    out: list[str] = []
+    position = 0
+    while True:
+        match = opener.search(text, position)
+        if match is None:
+            break
+        close = _matching_paren(text, match.end() - 1)
+        if close is None:
+            break
+        out.append(text[position : match.start()])
+        out.append(new_open + text[match.end() : close] + new_close)
+        position = close + 1
+    out.append(text[position:])
+    return "".join(out)
+
+
+def _matching_paren(text: str, open_index: int) -> int | None:
+    depth = 0
+    for i in range(open_index, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None

@@ -1,0 +1,499 @@
+"""Reading one normalized answer into a value tree (see ``values``), cached per process.
+
+The structure of an answer (lists, tuples, intervals, sets, labels such as ``x =`` or
+"Minimum:", units, percent signs, degree marks, clock times, multiple-choice letters, words) is
+read here, by hand; the mathematical leaves go to math-verify's LaTeX parser (latex2sympy2,
+an ANTLR grammar: no ``eval`` anywhere). Plain numbers (``42``, ``-0.5``, ``3/4``,
+``1,000``) never reach sympy: they are the bulk of real traffic and :class:`fractions.Fraction`
+is exact and a hundred times faster.
+
+:func:`parse_answer` keeps an LRU cache of 16k answers per worker process: GRPO scores G
+responses against one gold, and many of those responses share their final answer.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from functools import lru_cache
+
+import sympy
+from latex2sympy2_extended.latex2sympy2 import NormalizationConfig, latex2sympy, normalize_latex
+from math_verify.grader import should_treat_as_complex
+
+from verifiers.math.normalize import normalize
+from verifiers.math.values import Choice, Either, Items, Labeled, Num, Relation, Sym, Text, Time, Value
+
+__all__ = ["Unparseable", "parse_answer", "parse_normalized", "split_top_level"]
+
+CACHE_SIZE = 16384
+
+_LATEX = NormalizationConfig(
+    basic_latex=True, units=False, malformed_operators=True, nits=True, boxed="none", equations=False
+)
+
+
+class Unparseable(ValueError):
+    """The text is not an answer this verifier can read."""
+
+
+# -- entry points ----------------------------------------------------------------------------------
+
+
+def parse_answer(text: str) -> Value:
+    """Normalize and parse ``text``; raises :class:`Unparseable`."""
+    return parse_normalized(normalize(text))
+
+
+def parse_normalized(text: str) -> Value:
+    """Parse already-normalized text (cached); raises :class:`Unparseable`."""
+    value = _parse_cached(text)
+    if isinstance(value, Unparseable):
+        raise value
+    return value
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _parse_cached(text: str) -> Value | Unparseable:
+    try:
+        return _parse(text)
+    except Unparseable as exc:
+        return exc
+    except (RecursionError, MemoryError):
+        raise
+    except Exception as exc:  # the LaTeX parser and sympy raise anything on malformed input
+        return Unparseable(f"cannot parse {text[:80]!r}: {type(exc).__name__}")
+
+
+# -- structure -------------------------------------------------------------------------------------
+
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+_WORD_SEPARATOR = re.compile(r"(?<![A-Za-z\\])(?:and|or)(?![A-Za-z])")
+_CHOICE = re.compile(r"^([A-E])(?:[.:)]\s+(.+)|[.:)]?)$")
+_CHOICE_PARENTHESIZED = re.compile(r"^\(([A-Ea-e])\)(?:[.:]?\s+(.+)|[.:]?)$")
+_TEXT_AND = re.compile(r"\\text\{\s*,?\s*(?:and|or)\s*\}")
+_TIME = re.compile(r"^(\d{1,2}):(\d{2})(?::\d{2})?\s*(?:\\text\{\s*)?([ap])?\.?\s*(?:m\.?)?\s*\}?$", re.IGNORECASE)
+_TEXT_WRAPPED = re.compile(r"^\\text\{([^{}]*)\}$")
+_WORDS = re.compile(r"^[A-Za-z][A-Za-z'\- ]*$")
+_MATH_WORDS = frozenset("pi e i sqrt sin cos tan log ln exp infty oo inf".split())
+
+
+def split_top_level(text: str, separators: tuple[str, ...]) -> list[str]:
+    """Split at separators outside any bracket (``(0,1)`` and ``\\{1,2\\}`` stay whole)."""
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            for separator in separators:
+                if text.startswith(separator, i) and _separator_stands_alone(text, i, separator):
+                    parts.append(text[start:i])
+                    start = i + len(separator)
+                    i = start - 1
+                    break
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def _separator_stands_alone(text: str, i: int, separator: str) -> bool:
+    if not separator[-1].isalpha():
+        return True
+    return i + len(separator) >= len(text) or not text[i + len(separator)].isalpha()
+
+
+def _parse(text: str) -> Value:
+    text = text.strip()
+    if not text:
+        raise Unparseable("empty answer")
+    wrapped = _TEXT_WRAPPED.match(text)
+    if wrapped and not _is_words(wrapped.group(1).strip()):
+        text = wrapped.group(1).strip()  # \text{(C)}, \text{E}, \text{10:30 a.m.}
+    text = _TEXT_AND.sub(",", text)
+    for reader in (_choice, _time, _ambiguous_number):
+        value = reader(text)
+        if value is not None:
+            return value
+    thousands = _THOUSANDS.match(text)
+    if thousands:
+        return _number(text)  # "7,425,000" is one number, not a list
+    if not _WORDS.match(text) and _WORD_SEPARATOR.search(text):
+        text = _WORD_SEPARATOR.sub(",", text)
+    groups = [g for g in split_top_level(text, (";",)) if g.strip()]
+    if len(groups) > 1:
+        return _list([_group(g) for g in groups])
+    return _group(text)
+
+
+def _group(text: str) -> Value:
+    parts = [p for p in split_top_level(text, (",",)) if p.strip()]
+    if len(parts) > 1:
+        return _list([_element(p) for p in parts])
+    if not parts:
+        raise Unparseable("empty list element")
+    return _element(parts[0])
+
+
+def _flatten(values: list[Value] | tuple[Value, ...]) -> list[Value]:
+    """``1 \pm \sqrt{5}, -2``: the two values of a ± join the list they stand in."""
+    flat: list[Value] = []
+    for value in values:
+        if isinstance(value, Items) and value.kind == "set" and value.brackets == "\\pm":
+            flat.extend(value.items)
+        else:
+            flat.append(value)
+    return flat
+
+
+def _list(values: list[Value]) -> Value:
+    """A bare list; labels repeating in a cycle (``p=5, q=2, p=7, q=2``) make tuples."""
+    flat = _flatten(values)
+    labels = [v.label for v in flat if isinstance(v, Labeled)]
+    if len(labels) == len(flat) and len(set(labels)) > 1:
+        width = len(set(labels))
+        if len(flat) % width == 0 and len(flat) > width and labels == labels[:width] * (len(flat) // width):
+            rows = [Items(tuple(flat[i : i + width]), "tuple", "()") for i in range(0, len(flat), width)]
+            return Items(tuple(rows), "list")
+    return Items(tuple(flat), "list")
+
+
+def _is_words(text: str) -> bool:
+    return bool(_WORDS.match(text)) and len(text) > 1
+
+
+def _choice(text: str) -> Value | None:
+    match = _CHOICE.match(text) or _CHOICE_PARENTHESIZED.match(text)
+    if match is None:
+        return None
+    option_text = match.group(2)
+    option = None
+    if option_text:
+        try:
+            option = _parse(option_text)
+        except Unparseable:
+            option = Text(_fold_words(option_text))
+    return Choice(match.group(1).upper(), option)
+
+
+def _time(text: str) -> Value | None:
+    match = _TIME.match(text)
+    if match is None:
+        return None
+    hour, minute = int(match.group(1)), int(match.group(2))
+    if hour > 24 or minute > 59:
+        return None
+    meridiem = match.group(3).lower() if match.group(3) else None
+    return Time(hour, minute, meridiem)
+
+
+_AMBIGUOUS_COMMA = re.compile(r"^([-+]?\d+),(\d+)$")
+
+
+def _ambiguous_number(text: str) -> Value | None:
+    """``1,5`` and ``1,234``: a decimal comma or thousands separator, or a list of two numbers."""
+    match = _AMBIGUOUS_COMMA.match(text)
+    if match is None:
+        return None
+    left, right = match.groups()
+    as_list = Items((_number(left), _number(right)), "list")
+    if len(right) == 3 and len(left.lstrip("+-")) <= 3 and not left.lstrip("+-").startswith("0"):
+        return Either((_number(left + right), as_list))
+    return Either((_number(f"{left}.{right}"), as_list))
+
+
+# -- elements: labels, relations, brackets ---------------------------------------------------------
+
+_RELATION = re.compile(r"<|>|\\le(?![a-z])|\\ge(?![a-z])|\\neq(?![a-z])")
+_SET_BUILDER = re.compile(r"^\\?\{\s*([A-Za-z])\s*(?:\\in\s*\\mathbb\{?R\}?\s*)?(?:\||\\mid|:)\s*(.+?)\s*\\?\}$")
+_TEXT_LABEL = re.compile(r"^(\\text\{[^{}]*\}|[A-Za-z][A-Za-z ]*[A-Za-z])\s*:\s*(.+)$")
+_LABEL_NOISE = re.compile(
+    r"_\{[^{}]*\}|_\w|(?<=[A-Za-z])\([^()]*\)|\\text\{|\\overline|\\angle|\\frac|\\left|\\right|[{}'\s\\]"
+)
+
+
+def _element(text: str) -> Value:
+    text = text.strip()
+    time = _time(text)
+    if time is not None:
+        return time
+    if "\\approx" in text:
+        left, right = text.split("\\approx", 1)
+        if _is_label(left):
+            return Labeled(_label_key(left), _element(right))
+        return _element(left)
+    parts = split_top_level(text, ("\\in",))
+    if len(parts) == 2 and _is_label(parts[0]):
+        return Labeled(_label_key(parts[0]), _element(parts[1]))
+    parts = split_top_level(text, ("=",))
+    if len(parts) > 1:
+        return _equation([p.strip() for p in parts])
+    labelled = _TEXT_LABEL.match(text)
+    if labelled and not _WORDS.match(text):
+        return Labeled(_label_key(labelled.group(1)), _element(labelled.group(2)))
+    builder = _SET_BUILDER.match(text)
+    if builder:
+        condition = _sympy(builder.group(2))
+        named = [s for s in getattr(condition, "free_symbols", ()) if str(s) == builder.group(1).lower()]
+        return Relation(condition, named[0] if named else None)
+    if _RELATION.search(_strip_brackets(text)):
+        return Relation(_sympy(text))
+    if len(split_top_level(text, ("\\cup",))) > 1:
+        return Sym(_sympy(text))
+    bracketed = _bracketed(text)
+    if bracketed is not None:
+        return bracketed
+    return _leaf(text)
+
+
+def _equation(parts: list[str]) -> Value:
+    if _is_label(parts[0]):
+        return Labeled(_label_key(parts[0]), _element(parts[-1]))
+    if len(parts) == 2 and _is_label(parts[1]):
+        return Labeled(_label_key(parts[1]), _element(parts[0]))
+    if len(parts) > 2 and _is_label(parts[-2]):
+        return Labeled(_label_key(parts[-2]), _element(parts[-1]))
+    if all(_is_constant(p) for p in parts):
+        return _element(parts[-1])  # "35 + 70 = 105" states 105
+    return Relation(sympy.Eq(_sympy(parts[-2]), _sympy(parts[-1]), evaluate=False))
+
+
+def _is_label(text: str) -> bool:
+    """A name, not a formula: ``x``, ``f(x)``, ``a_{37}``, ``(p,q)``, ``|AB|``, ``V_1:V_2``."""
+    text = text.strip()
+    if not text or re.search(r"[+\-*^=<>]|\\(?:cdot|times|sqrt|pm|le|ge)", text):
+        return False
+    rest = _LABEL_NOISE.sub("", text)
+    return bool(rest) and bool(re.fullmatch(r"[A-Za-z|():/,\[\]]+", rest)) and any(c.isalpha() for c in rest)
+
+
+def _label_key(text: str) -> str:
+    return re.sub(r"[{}\s]|\\text", "", text).lower()
+
+
+def _is_constant(text: str) -> bool:
+    return not re.search(r"[A-Za-z]", re.sub(r"\\(?:frac|sqrt|cdot|times|pi|left|right|div)", "", text))
+
+
+def _strip_brackets(text: str) -> str:
+    """``text`` without the contents of brackets (so ``f(x<1)`` is not read as a relation)."""
+    out, depth = [], 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(char)
+    return "".join(out)
+
+
+def _bracketed(text: str) -> Value | None:
+    """``(a, b)``, ``[a, b)``, ``\\{a, b\\}``, ``{a, b}``, ``\\langle a, b \\rangle``, ``()``."""
+    if text.startswith("\\langle") and text.endswith("\\rangle"):
+        inner, brackets, kind = text[len("\\langle") : -len("\\rangle")], "()", "tuple"
+    elif text.startswith("\\{") and text.endswith("\\}") and _balanced(text[2:-2]):
+        inner, brackets, kind = text[2:-2], "{}", "set"
+    elif text[:1] in _OPENERS and text[-1:] in ")]}" and _closes_at_end(text):
+        inner, brackets = text[1:-1], text[0] + text[-1]
+        kind = "list" if brackets == "{}" else ("tuple" if brackets in ("()", "[]") else "interval")
+    else:
+        return None
+    parts = split_top_level(inner, (",", ";"))
+    if len(parts) == 1:
+        if not parts[0].strip():
+            return Items((), kind, brackets)  # "()", "[]", "\{\}"
+        if kind in ("set", "list") or brackets == "()":
+            value = _group(parts[0])
+            return Items((value,), "set", brackets) if kind == "set" else value
+        return None  # "[x]" and the like: leave to the LaTeX parser
+    items = tuple(_flatten([_element(p) if p.strip() else _missing() for p in parts]))
+    if kind == "tuple" and len(items) == 2 and brackets == "()":
+        return Items(items, "tuple", brackets)
+    return Items(items, kind, brackets)
+
+
+def _missing() -> Value:
+    raise Unparseable("empty element in a bracket")
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def _closes_at_end(text: str) -> bool:
+    """The bracket opening at ``text[0]`` closes at the last character, not before."""
+    depth = 0
+    for i, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0 and i != len(text) - 1:
+                return False
+    return depth == 0
+
+
+# -- leaves ----------------------------------------------------------------------------------------
+
+_UNIT_TEXT = re.compile(r"^(.*?\S)\s*\\text\{[^{}]*\}\s*(?:\^\s*\{?\d\}?)?$")
+_UNIT_WORDS = re.compile(r"^(.*?[\d}])((?:\s*[A-Za-z]{2,}\.?)+|\s+[mgslhLNJWVK]\.?)\s*(?:\^\s*\{?\d\}?)?$")
+_CURRENCY = re.compile(r"^[€£¥₹]\s*|\s*(?:[€£¥₹]|\\euro)$")
+_PERCENT = re.compile(r"\s*\\%$")
+_DEGREES = re.compile(r"\s*\^\\circ$")
+_PLUS_MINUS = re.compile(r"\\pm(?![a-z])|\\mp(?![a-z])")
+_BASE = re.compile(r"^(\d+)_\{?(\d+)\}?$")
+
+_DECIMAL = re.compile(r"^([-+]?)(\d*)(?:\.(\d*))?$")
+_THOUSANDS = re.compile(r"^([-+]?\d{1,3}(?:,\d{3})+|[-+]?\d{1,3}(?: \d{3})+)(\.\d+)?$")
+_FRACTION = re.compile(r"^([-+]?)\s*(\d+)\s*/\s*(\d+)$")
+_LATEX_FRACTION = re.compile(r"^([-+]?)\s*\\frac\{\s*([-+]?)\s*(\d+)\s*\}\{\s*(\d+)\s*\}$")
+_MIXED = re.compile(r"^([-+]?)(\d+)\s*(?:\\frac\{(\d+)\}\{(\d+)\}|\s(\d+)/(\d+))$")
+_SCIENTIFIC = re.compile(
+    r"^([-+]?\d+(?:\.\d+)?)\s*(?:\\times|\\cdot|\*)\s*10\^\{?\s*([-+]?\d+)\s*\}?$|^([-+]?\d+(?:\.\d+)?)[eE]([-+]?\d+)$"
+)
+_REPEATING = re.compile(r"^([-+]?)(\d*)\.(\d*)\\overline\{(\d+)\}$")
+
+
+def _leaf(text: str) -> Value:
+    percent = degrees = False
+    text = _CURRENCY.sub("", text).strip()
+    for _ in range(3):  # "15\mbox{ cm}^2", "125 miles", "0.06 \text{ yuan}"
+        unit = _UNIT_TEXT.match(text)
+        if unit is None and not _WORDS.match(text):
+            unit = _UNIT_WORDS.match(text)
+            if unit is not None and not _is_constant(unit.group(1)):
+                unit = None  # "x + 2 y": a variable, not a unit
+        if unit is None or not _is_unit_host(unit.group(1)):
+            break
+        text = unit.group(1).strip()
+    if _PERCENT.search(text):
+        text, percent = _PERCENT.sub("", text), True
+    if _DEGREES.search(text):
+        text, degrees = _DEGREES.sub("", text), True
+    wrapped = _TEXT_WRAPPED.match(text)
+    if wrapped:
+        inner = wrapped.group(1).strip()
+        if _WORDS.match(inner) and len(inner) > 1:
+            return Text(_fold_words(inner))
+        text = inner
+    if _WORDS.match(text) and any(len(w) > 2 and w.lower() not in _MATH_WORDS for w in re.split(r"[\s\-']", text)):
+        return Text(_fold_words(text))
+    number = _number(text, percent, degrees)
+    if number is not None:
+        return number
+    base = _BASE.match(text)
+    if base:
+        return Num(Fraction(int(base.group(1))), None, percent, degrees, int(base.group(2)))
+    if _PLUS_MINUS.search(text):
+        return _plus_minus(text, percent, degrees)
+    expr = _sympy(text)
+    if isinstance(expr, sympy.FiniteSet) and not percent and not degrees:
+        return Items(tuple(Sym(e) for e in expr.args), "set", "\\pm" if "\\pm" in text else "{}")
+    return Sym(expr, percent, degrees)
+
+
+def _plus_minus(text: str, percent: bool, degrees: bool) -> Value:
+    """``\\frac{-1 \\pm \\sqrt{13}}{4}``: the set of both signs (at most two ± per answer)."""
+    if len(_PLUS_MINUS.findall(text)) > 2:
+        raise Unparseable("too many \\pm signs")
+    variants = [text]
+    while any(_PLUS_MINUS.search(v) for v in variants):
+        expanded = []
+        for variant in variants:
+            match = _PLUS_MINUS.search(variant)
+            if match is None:
+                expanded.append(variant)
+                continue
+            first, second = ("+", "-") if match.group(0) == "\\pm" else ("-", "+")
+            expanded += [
+                variant[: match.start()] + first + variant[match.end() :],
+                variant[: match.start()] + second + variant[match.end() :],
+            ]
+        variants = expanded
+    values = tuple(Sym(_sympy(v.strip() or "0"), percent, degrees) for v in variants)
+    return Items(values, "set", "\\pm")
+
+
+def _is_unit_host(text: str) -> bool:
+    """A unit may only be dropped from something that is left a number or formula."""
+    return bool(text) and not text.rstrip().endswith(("+", "-", "=", "(", ",", "\\"))
+
+
+def _fold_words(text: str) -> str:
+    return " ".join(text.lower().replace("-", " ").split())
+
+
+def _number(text: str, percent: bool = False, degrees: bool = False) -> Num | None:
+    """Plain numbers as exact fractions, remembering how many decimals were written."""
+    text = text.strip()
+    thousands = _THOUSANDS.match(text)
+    if thousands:
+        text = thousands.group(1).replace(",", "").replace(" ", "") + (thousands.group(2) or "")
+    decimal = _DECIMAL.match(text)
+    if decimal and (decimal.group(2) or decimal.group(3)):
+        sign, whole, fraction = decimal.groups()
+        value = Fraction(int(whole or "0")) + (Fraction(int(fraction), 10 ** len(fraction)) if fraction else 0)
+        places = len(fraction) if fraction else None
+        return Num(-value if sign == "-" else value, places, percent, degrees)
+    for pattern in (_FRACTION, _LATEX_FRACTION):
+        match = pattern.match(text)
+        if match:
+            groups = match.groups()
+            negative = (groups[0] == "-") != (len(groups) == 4 and groups[1] == "-")
+            numerator, denominator = int(groups[-2]), int(groups[-1])
+            if denominator == 0:
+                raise Unparseable("division by zero")
+            value = Fraction(numerator, denominator)
+            return Num(-value if negative else value, None, percent, degrees)
+    mixed = _MIXED.match(text)
+    if mixed:
+        sign, whole, *rest = mixed.groups()
+        numerator, denominator = (rest[0], rest[1]) if rest[0] else (rest[2], rest[3])
+        if int(denominator) == 0:
+            raise Unparseable("division by zero")
+        value = int(whole) + Fraction(int(numerator), int(denominator))
+        return Num(-value if sign == "-" else value, None, percent, degrees)
+    scientific = _SCIENTIFIC.match(text)
+    if scientific:
+        mantissa, exponent = (
+            (scientific.group(1), scientific.group(2)) if scientific.group(1) else scientific.group(3, 4)
+        )
+        return Num(Fraction(mantissa) * Fraction(10) ** int(exponent), None, percent, degrees)
+    repeating = _REPEATING.match(text)
+    if repeating:
+        sign, whole, fixed, cycle = repeating.groups()
+        value = Fraction(int(whole or "0")) + Fraction(int(fixed or "0"), 10 ** len(fixed))
+        value += Fraction(int(cycle), (10 ** len(cycle) - 1) * 10 ** len(fixed))
+        return Num(-value if sign == "-" else value, None, percent, degrees)
+    return None
+
+
+def _sympy(text: str) -> object:
+    """A LaTeX leaf through math-verify's normalization and parser (latex2sympy2, ANTLR)."""
+    latex = normalize_latex(text, _LATEX)
+    if not latex:
+        raise Unparseable("empty formula")
+    if "\\\\" in latex and "matrix" not in latex and "array" not in latex:
+        raise Unparseable("stray line break inside a formula")  # "4\\sqrt{2}" must not read as 4
+    expr = latex2sympy(
+        latex, is_real=not should_treat_as_complex(latex), convert_degrees=False, normalization_config=None
+    )
+    if isinstance(expr, sympy.MatrixExpr) and not isinstance(expr, sympy.MatrixBase):
+        expr = expr.doit()  # "A + B" of two written matrices
+    if isinstance(expr, sympy.MatrixBase):
+        return sympy.ImmutableMatrix(expr)
+    return expr

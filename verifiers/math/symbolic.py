@@ -1,0 +1,202 @@
+"""Equality of sympy expressions without false positives: exact where it can be, numeric where it
+must be, and never ``chop``.
+
+math-verify compares with ``(a - b).evalf(chop=True) == 0``, which declares ``1/2^{99}`` equal to
+``1/2^{98}`` (both chop to zero). Here rationals compare exactly, other constants compare at 80
+significant digits with a *relative* tolerance of 1e-50, and expressions with variables are
+equal when ``simplify`` proves ``a - b == 0`` or when they agree to 1e-25 at six fixed probe points
+(which catches identities ``simplify`` misses, such as ``\\tan^2 y + 1`` and ``\\sec^2 y``).
+
+Integrals, sums, products and limits are compared structurally only: evaluating them is where
+sympy hangs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from typing import Any
+
+import sympy
+from sympy.core.function import AppliedUndef
+
+__all__ = [
+    "constants_close",
+    "equal_expressions",
+    "exact_decimals",
+    "is_constant",
+    "proportional",
+    "rebuild",
+    "rename_candidates",
+    "to_fraction",
+]
+
+_DIGITS = 80
+_RELATIVE = sympy.Float("1e-50", _DIGITS)
+_PROBE_RELATIVE = sympy.Float("1e-25", 40)
+_PROBES = (
+    sympy.Rational(3, 7),
+    sympy.Rational(-5, 11),
+    sympy.Rational(13, 17),
+    sympy.Rational(7, 3),
+    sympy.Rational(-19, 9),
+    sympy.Rational(29, 13),
+)
+_UNEVALUATED = (sympy.Integral, sympy.Sum, sympy.Product, sympy.Limit, sympy.Derivative)
+_BOUND_NAMES = frozenset("k n m j l t".split())
+
+
+def is_constant(expr: Any) -> bool:
+    return isinstance(expr, sympy.Basic) and not expr.free_symbols and not expr.atoms(AppliedUndef)
+
+
+def to_fraction(expr: Any) -> Fraction | None:
+    """The exact value of a rational constant, else None."""
+    try:
+        value = sympy.nsimplify(expr, rational=False) if isinstance(expr, sympy.Float) else expr
+        if isinstance(value, sympy.Basic) and not value.free_symbols:
+            value = sympy.simplify(value) if not value.is_Rational else value
+        if isinstance(value, sympy.Rational):
+            return Fraction(int(value.p), int(value.q))
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return None
+
+
+def constants_close(a: Any, b: Any) -> bool:
+    """Two constant expressions agree to 50 significant digits (evaluated with 80)."""
+    try:
+        va, vb = sympy.N(a, _DIGITS), sympy.N(b, _DIGITS)
+        if not (va.is_number and vb.is_number) or va.has(sympy.zoo, sympy.nan) or vb.has(sympy.zoo, sympy.nan):
+            return False
+        if not (va.is_finite and vb.is_finite):
+            return bool(va == vb)
+        difference = abs(sympy.N(va - vb, _DIGITS))
+        scale = max(abs(va), abs(vb))
+        if scale == 0:
+            return True
+        return bool(difference <= _RELATIVE * scale)
+    except (TypeError, ValueError, ZeroDivisionError, AttributeError):
+        return False
+
+
+def equal_expressions(a: Any, b: Any) -> str | None:
+    """How ``a`` and ``b`` (sympy, possibly with variables) were shown equal, or None."""
+    if a == b:
+        return "identical"
+    a, b = rebuild(a), rebuild(b)
+    if a == b:
+        return "identical"
+    if a.has(*_UNEVALUATED) or b.has(*_UNEVALUATED):
+        return None  # compared structurally only
+    if is_constant(a) and is_constant(b):
+        if a.is_Rational and b.is_Rational:
+            return None  # distinct rationals: a == b above was the exact test
+        return "numeric" if constants_close(a, b) else None
+    try:
+        if sympy.simplify(a - b) == 0:
+            return "symbolic"
+    except (TypeError, ValueError, AttributeError, NotImplementedError, ZeroDivisionError):
+        pass
+    return "numeric" if _agree_at_probes(a, b) else None
+
+
+def exact_decimals(expr: Any) -> Any:
+    """Decimal literals as the exact rationals they spell (``10.5`` is ``21/2``), so that
+    ``10\\sqrt{10.5}`` is exactly ``5\\sqrt{42}`` and no binary rounding leaks into a comparison."""
+    if not isinstance(expr, sympy.Basic):
+        return expr
+    floats = expr.atoms(sympy.Float)
+    if not floats:
+        return expr
+    return expr.xreplace({f: sympy.Rational(str(f)) for f in floats if f.is_finite})
+
+
+def rebuild(expr: Any) -> Any:
+    """``expr`` rebuilt bottom-up with sympy's automatic canonical ordering and arithmetic on
+    numbers (the LaTeX parser builds unevaluated trees). Integrals, sums and limits stay
+    unevaluated: their constructors do not compute them."""
+    if not isinstance(expr, sympy.Basic) or not expr.args or isinstance(expr, sympy.MatrixBase):
+        return expr
+    try:
+        return expr.func(*(rebuild(arg) for arg in expr.args))
+    except (TypeError, ValueError, AttributeError, NotImplementedError):
+        return expr
+
+
+def _agree_at_probes(a: Any, b: Any) -> bool:
+    symbols = sorted(a.free_symbols | b.free_symbols, key=str)
+    if not symbols or a.atoms(AppliedUndef) or b.atoms(AppliedUndef):
+        return False
+    agreed = 0
+    for shift in range(len(_PROBES)):
+        point = {s: _PROBES[(shift + i) % len(_PROBES)] for i, s in enumerate(symbols)}
+        try:
+            va, vb = sympy.N(a.subs(point), 40), sympy.N(b.subs(point), 40)
+        except (TypeError, ValueError, ZeroDivisionError):
+            return False
+        finite_a = va.is_number and not va.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo)
+        finite_b = vb.is_number and not vb.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo)
+        if finite_a != finite_b:
+            return False
+        if not finite_a:
+            continue
+        scale = max(abs(va), abs(vb), sympy.Float(1e-30))
+        if abs(va - vb) > _PROBE_RELATIVE * scale:
+            return False
+        agreed += 1
+    return agreed >= 4
+
+
+def proportional(a: Any, b: Any) -> Any | None:
+    """The constant ``c`` with ``a == c * b`` (both with variables), else None.
+
+    Two equations ``a = 0`` and ``b = 0`` have the same solutions when this exists and is not 0;
+    two inequalities ``a > 0`` and ``b > 0`` when it is positive.
+    """
+    try:
+        ratio = sympy.simplify(a / b)
+    except (TypeError, ValueError, ZeroDivisionError, AttributeError):
+        return None
+    if is_constant(ratio) and ratio != 0 and ratio.is_finite:
+        return ratio
+    symbols = sorted(a.free_symbols | b.free_symbols, key=str)
+    values = []
+    for shift in range(4):
+        point = {s: _PROBES[(shift + i) % len(_PROBES)] for i, s in enumerate(symbols)}
+        try:
+            vb = sympy.N(b.subs(point), 40)
+            if vb == 0 or not vb.is_number:
+                return None
+            values.append(sympy.N(a.subs(point), 40) / vb)
+        except (TypeError, ValueError, ZeroDivisionError):
+            return None
+    first = values[0]
+    if first == 0 or not all(abs(v - first) <= _PROBE_RELATIVE * abs(first) for v in values):
+        return None
+    return first
+
+
+def rename_candidates(a: Any, b: Any, mode: str) -> list[Any]:
+    """``b`` with its variables renamed onto ``a``'s, as ``mode`` allows.
+
+    ``bound``: only names that are conventionally bound (``k, n, m, j, l, t`` as in ``k\\pi``)
+    and the arguments of an applied function (``f(z) = z`` is ``f(x) = x``); ``always``: any
+    variables, matched in every order (up to three). ``never``: none.
+    """
+    if mode == "never":
+        return []
+    only_a = sorted(a.free_symbols - b.free_symbols, key=str)
+    only_b = sorted(b.free_symbols - a.free_symbols, key=str)
+    if not only_a or len(only_a) != len(only_b) or len(only_a) > 3:
+        return []
+    if mode == "bound":
+        bound_b = {s for f in b.atoms(AppliedUndef) for s in f.free_symbols} | {
+            s for s in only_b if str(s) in _BOUND_NAMES
+        }
+        bound_a = {s for f in a.atoms(AppliedUndef) for s in f.free_symbols} | {
+            s for s in only_a if str(s) in _BOUND_NAMES
+        }
+        if not (set(only_b) <= bound_b and set(only_a) <= bound_a):
+            return []
+    return [b.xreplace(dict(zip(only_b, order, strict=True))) for order in itertools.permutations(only_a)]

@@ -1,0 +1,197 @@
+"""``math``: the response's final answer is mathematically equivalent to the gold answer.
+
+Judges: the final answer a response commits to (``extract``: last box, ``####``, "the answer is",
+or, if the policy allows, an unanchored final statement) against the gold as users pass it
+(``\\frac{1}{2}``, ``$...$``, ``\\boxed{...}``, ``0.5``, a worked solution ending in a box), after
+one normalization of notation (``normalize``), a structural parse with math-verify's LaTeX
+parser at the leaves (``parse``) and an equivalence check that never rounds a wrong answer into a
+right one (``compare``). Every result says in ``details`` what was extracted, what the gold was
+read as, and why it matched or not (``reason``).
+
+Does not judge: the reasoning, the format (use ``format``), whether an equivalent answer is in the
+form the problem asked for (``\\frac{1}{2}`` matches ``0.5``), or proofs. A model judge can be
+named in ``escalate_to`` to look again at answers this rule calls wrong.
+
+Failure classes are explicit: no answer found is ``ok`` with score 0 and ``reason: no_answer``;
+an unreadable gold is status ``error`` (``reason: gold_unparseable``); an answer too expensive to
+evaluate (``9^{9^{9^{9}}}``, ``(10^{10})!``) is status ``error`` with ``reason: too_complex``, decided
+by a cheap pre-screen before sympy runs. math-verify's own signal-based timeouts are never used
+(they break off the main thread); the execution pool's hard per-sample limit covers us.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any, Literal
+
+from pydantic import Field
+
+from rewardhub.errors import VerifierError
+from rewardhub.types import Result, Sample
+from rewardhub.verifier import Verifier, VerifierConfig
+from verifiers.math.compare import Policy, equivalent
+from verifiers.math.extract import ANCHORS, extract_answer, extract_gold, prepare
+from verifiers.math.normalize import normalize
+from verifiers.math.parse import CACHE_SIZE, Unparseable, parse_normalized
+from verifiers.math.screen import Limits, TooComplex, screen
+from verifiers.math.values import Value
+
+__all__ = ["MathConfig", "MathVerifier"]
+
+Anchor = Literal["boxed", "hashes", "answer_phrase"]
+
+
+class MathVerifier(Verifier):
+    """Final-answer extraction and mathematical equivalence with math-verify and sympy."""
+
+    name = "math"
+    kind = "rule"
+
+    class Config(VerifierConfig):
+        """The policy of the ``math`` verifier. The defaults are tuned for RL rewards: every known
+        false-positive class scores 0, common equivalent spellings score 1."""
+
+        anchors: list[Anchor] = Field(
+            default_factory=lambda: list(ANCHORS),
+            description="Which anchors mark a final answer: 'boxed' (last \\boxed{}), 'hashes' (#### N), "
+            "'answer_phrase' ('the answer is', 'Final answer:'). The one that appears last in the response wins.",
+        )
+        unanchored: bool = Field(
+            True,
+            description="Whether a response with none of the anchors can still score, through a bare answer or the "
+            "last sentence that states a number or formula. False makes an unboxed response score 0 when anchors=['boxed'].",
+        )
+        bare_numbers: bool = Field(
+            True, description="Whether math written outside LaTeX delimiters ('so it costs 7.78') can be the answer."
+        )
+        percent: Literal["either", "fraction", "number"] = Field(
+            "either",
+            description="How 28% compares with a number when only one side has a percent sign: 'either' accepts 28 "
+            "and 0.28, 'fraction' only 0.28, 'number' only 28.",
+        )
+        decimal_places: int = Field(
+            6,
+            ge=0,
+            le=50,
+            description="A decimal answer to an exact gold (1/3) must be written to at least this many places and "
+            "round to it (0.333333 matches, 0.33 does not).",
+        )
+        gold_precision: bool = Field(
+            True,
+            description="A decimal gold states its own precision: 85.71 accepts 600/7 and 85.714, not 85.7.",
+        )
+        relative_tolerance: float = Field(
+            0.0, ge=0.0, le=0.1, description="Also accept numbers within this relative distance (0 = exact rules only)."
+        )
+        order: Literal["auto", "ordered", "unordered"] = Field(
+            "auto",
+            description="'auto': tuples, vectors and intervals are ordered, sets and bare lists are not, a tuple never "
+            "equals a set; 'ordered': bare lists are ordered too; 'unordered': tuples compare as sets.",
+        )
+        rename_variables: Literal["never", "bound", "always"] = Field(
+            "bound",
+            description="Variable renaming: 'bound' allows conventionally bound names (k, n, m, j, l, t in k\\pi) and "
+            "function arguments (f(z)=z is f(x)=x); 'always' any consistent renaming; 'never' none.",
+        )
+        relations_as_sets: bool = Field(
+            True,
+            description="Whether a relation answer (-2 <= x <= 7) may match a set gold ([-2, 7]). A set answer may "
+            "always match a relation gold.",
+        )
+        max_answer_chars: int = Field(
+            1000, ge=10, le=100_000, description="Longest extracted answer that is parsed; longer is 'too complex'."
+        )
+        escalate_to: str | dict[str, Any] | None = Field(
+            None,
+            description="A verifier (a name, or {'name': ..., 'config': {...}}) consulted when this rule judges a "
+            "sample wrong (status ok, score < 1), e.g. a model judge; the service records both results in details.",
+        )
+
+    def score(self, sample: Sample, config: MathVerifier.Config) -> Result:
+        gold_text = _gold_text(sample.reference)
+        failure = config.failure_score
+        if prepare(sample.response).strip() == gold_text.strip():
+            return Result.ok(1.0, extracted=gold_text, anchor="whole", gold=gold_text, reason="identical")
+        limits = Limits(max_chars=config.max_answer_chars)
+        gold = _read_gold(gold_text, limits)
+        if isinstance(gold, str):
+            reason = "too_complex" if gold.startswith("too complex") else "gold_unparseable"
+            return Result.failed(gold, score=failure, reason=reason, gold=gold_text)
+        gold_value, gold_normalized = gold
+        candidates = extract_answer(sample.response, tuple(config.anchors), config.unanchored, config.bare_numbers)
+        details: dict[str, Any] = {"gold": gold_normalized, "extracted": None, "anchor": None}
+        if not candidates:
+            return Result.ok(0.0, **details, reason="no_answer")
+        answer: Value | None = None
+        for candidate in candidates:
+            normalized = normalize(candidate.text)
+            details.update(extracted=candidate.text, anchor=candidate.anchor, answer=normalized)
+            try:
+                screen(normalized, limits)
+            except TooComplex as exc:
+                return Result.failed(f"too complex: {exc.reason}", score=failure, **details, reason="too_complex")
+            try:
+                answer = parse_normalized(normalized)
+                break
+            except Unparseable:
+                continue
+        if answer is None:
+            return Result.ok(0.0, **details, reason="unparseable_answer")
+        how = _equivalent(gold_value, answer, _policy(config))
+        if how is None:
+            return Result.ok(0.0, **details, reason="not_equivalent")
+        return Result.ok(1.0, **details, reason="equivalent", rule=how)
+
+
+MathConfig = MathVerifier.Config
+
+
+def _gold_text(reference: Any) -> str:
+    if reference is None or isinstance(reference, bool):
+        raise VerifierError("math needs the gold answer as the sample's reference")
+    if isinstance(reference, int | float):
+        return repr(reference) if isinstance(reference, float) else str(reference)
+    if isinstance(reference, list | tuple):
+        return ", ".join(_gold_text(item) for item in reference)
+    if isinstance(reference, dict):
+        for key in ("answer", "gold", "solution"):
+            if key in reference:
+                return _gold_text(reference[key])
+        raise VerifierError(f"math reference object needs an 'answer' field, got {json.dumps(reference)[:200]}")
+    text = str(reference)
+    if not text.strip():
+        raise VerifierError("math reference (gold answer) is empty")
+    return text
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _read_gold(gold_text: str, limits: Limits) -> tuple[Value, str] | str:
+    """The parsed gold and its normalized text, or a message saying why it cannot be judged
+    (cached: a GRPO group sends one gold G times)."""
+    normalized = normalize(extract_gold(gold_text).text)
+    try:
+        screen(normalized, limits)
+    except TooComplex as exc:
+        return f"too complex gold answer: {exc.reason}"
+    try:
+        return parse_normalized(normalized), normalized
+    except Unparseable as exc:
+        return f"gold answer is unparseable: {exc}"
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _equivalent(gold: Value, answer: Value, policy: Policy) -> str | None:
+    return equivalent(gold, answer, policy)
+
+
+def _policy(config: MathVerifier.Config) -> Policy:
+    return Policy(
+        percent=config.percent,
+        decimal_places=config.decimal_places,
+        gold_precision=config.gold_precision,
+        relative_tolerance=config.relative_tolerance,
+        order=config.order,
+        rename_variables=config.rename_variables,
+        relations_as_sets=config.relations_as_sets,
+    )
