@@ -27,12 +27,12 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 __all__ = ["CONSTRAINT_TYPES", "Constraint", "Verdict", "parse_constraint"]
 
 _WORD = re.compile(r"\w+")
-_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
+_SENTENCE_END = re.compile(r"(?<![.!?])[.!?]++(?=\s|$)")  # starts at a run's first mark: linear
 _BLANK_LINE = re.compile(r"\n\s*\n")
-_BULLET = re.compile(r"^\s*[*+-]\s", re.MULTILINE)
+_BULLET = re.compile(r"^[ \t]*[*+-][ \t]", re.MULTILINE)  # [ \t], not \s: a blank-line run is not rescanned
 _PLACEHOLDER = re.compile(r"\[[^\[\]\n]+\]")
 _HIGHLIGHT = re.compile(r"\*\*[^\n*]+\*\*|\*[^\n*]+\*")
-_TITLE = re.compile(r"<<[^\n<>]*\w[^\n<>]*>>")
+_TITLE = re.compile(r"<<[^\n<>\w]*+\w[^\n<>]*+>>")
 _JSON_FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```$", re.DOTALL | re.IGNORECASE)
 
 
@@ -250,7 +250,7 @@ class Postscript(_Constraint):
     marker: str = Field("P.S.", min_length=1)
 
     def check(self, text: str) -> Verdict:
-        found = re.search(rf"^\s*{re.escape(self.marker)}", text, re.MULTILINE | re.IGNORECASE)
+        found = re.search(rf"^[ \t]*{re.escape(self.marker)}", text, re.MULTILINE | re.IGNORECASE)
         return Verdict(found is not None, found is not None)
 
 

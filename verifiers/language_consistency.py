@@ -60,19 +60,25 @@ _FAMILIES = {
     "katakana": {"han", "hiragana", "katakana"},
     "hangul": {"hangul", "han"},
 }
-_ALIASES = {"cjk": {"han", "hiragana", "katakana", "hangul"}, "zh": {"han"}, "ja": {"han", "hiragana", "katakana"},
-            "ko": {"hangul", "han"}, "el": {"greek"}, "he": {"hebrew"}, "hy": {"armenian"}, "ka": {"georgian"},
-            "hi": {"devanagari"}, "mr": {"devanagari"}, "ne": {"devanagari"}, "bn": {"bengali"}, "ta": {"tamil"},
-            "th": {"thai"}}  # fmt: skip
-_ALIASES |= {code: {"latin"} for code in "en fr de es it pt nl sv da no fi pl cs tr vi id ms ro hu sw".split()}
-_ALIASES |= {code: {"cyrillic"} for code in "ru uk bg sr be kk mk".split()}
-_ALIASES |= {code: {"arabic"} for code in "ar fa ur ps".split()}
-_ALIASES |= {script: {script} for script in SCRIPTS}
+# What a `language` or `allow` entry may name: a script, "cjk", or a language code.
+_ALIASES: dict[str, set[str]] = {script: {script} for script in SCRIPTS}
+_ALIASES["cjk"] = {"han", "hiragana", "katakana", "hangul"}
+_ALIASES |= {"zh": {"han"}, "ja": {"han", "hiragana", "katakana"}, "ko": {"hangul", "han"}}
+for _codes, _script in [
+    ("en fr de es it pt nl sv da no fi pl cs tr vi id ms ro hu sw", "latin"),
+    ("ru uk bg sr be kk mk", "cyrillic"),
+    ("ar fa ur ps", "arabic"),
+    ("hi mr ne", "devanagari"),
+    ("el", "greek"), ("he", "hebrew"), ("hy", "armenian"), ("ka", "georgian"),
+    ("bn", "bengali"), ("ta", "tamil"), ("th", "thai"),
+]:  # fmt: skip
+    _ALIASES |= {code: {_script} for code in _codes.split()}
 
 _NOT_LANGUAGE = re.compile(
     r"```.*?(?:```|\Z)"  # fenced code (an unclosed fence runs to the end)
     r"|`[^`\n]*`"  # inline code
-    r"|\$\$.*?\$\$|\$[^$\n]*\$|\\\(.*?\\\)|\\\[.*?\\\]"  # LaTeX math
+    r"|\$\$.*?\$\$|\$[^$\n]*\$"  # LaTeX math; \( and \[ stop at the next opener, else an unclosed
+    r"|\\\((?:(?!\\\().)*?\\\)|\\\[(?:(?!\\\[).)*?\\\]"  # run of them would rescan the text (quadratic)
     r"|\\[A-Za-z]+"  # LaTeX commands outside math
     r"|https?://\S+|www\.\S+"  # URLs
     r"|</?[A-Za-z][\w-]*(?:\s[^<>]*)?>",  # XML-like tags

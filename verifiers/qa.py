@@ -34,7 +34,8 @@ __all__ = ["F1Verifier", "QAMatchVerifier", "aliases_of", "extract_answer", "nor
 
 Extract = Literal["auto", "full", "answer_tag", "boxed", "answer_is"]
 
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+# the body may not contain another opener: many unclosed tags would otherwise rescan the text
+_ANSWER_TAG = re.compile(r"<answer>((?:(?!<answer>).)*?)</answer>", re.DOTALL | re.IGNORECASE)
 _ANSWER_IS = re.compile(r"(?:answer is|answer:)\s*:?\s*(.+)", re.IGNORECASE)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 

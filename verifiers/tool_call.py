@@ -36,7 +36,8 @@ from verifiers.text import strip_think
 
 __all__ = ["ExpectedCall", "ToolCall", "ToolCallVerifier", "extract_calls", "values_match"]
 
-_HERMES = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+# the body may not contain another opener: many unclosed tags would otherwise rescan the text
+_HERMES = re.compile(r"<tool_call>((?:(?!<tool_call>).)*?)</tool_call>", re.DOTALL)
 
 
 @dataclass(frozen=True)

@@ -115,3 +115,13 @@ def test_config_fields_are_documented_and_registered():
     assert all(field.description for field in MajorityVoteVerifier.Config.model_fields.values())
     (ep,) = entry_points(group="rewardhub.verifiers", name="majority_vote")
     assert ep.load() is MajorityVoteVerifier
+
+
+def test_through_the_service_group_rewards_sum_with_per_sample_ones(http):
+    spec = {"sum": [{"verifier": "exact", "weight": 1.0}, {"verifier": "majority_vote", "weight": 0.5}]}
+    responses = ["\\boxed{4}", "\\boxed{4}", "\\boxed{5}", "4"]
+    samples = [{"response": r, "reference": "4", "group": "q"} for r in responses]
+    results = http.post("/v1/score", json={"verifier": spec, "samples": samples}).json()["results"]
+    # exact only matches the bare "4"; the last sample gives no boxed answer, so it has no vote
+    assert [r["score"] for r in results] == [0.5, 0.5, 0.0, 1.0]
+    assert results[0]["details"]["components"]["majority_vote"]["details"]["majority"] == "4"

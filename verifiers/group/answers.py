@@ -22,7 +22,8 @@ from verifiers.text import strip_think
 
 __all__ = ["extract_final_answer", "normalize_final_answer"]
 
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+# the body may not contain another opener: many unclosed tags would otherwise rescan the text
+_ANSWER_TAG = re.compile(r"<answer>((?:(?!<answer>).)*?)</answer>", re.DOTALL | re.IGNORECASE)
 _ANSWER_IS = re.compile(r"(?:answer is|answer:|####)\s*:?\s*([^\n]+)", re.IGNORECASE)
 _TEXT_COMMANDS = re.compile(r"\\(?:text|textbf|mathrm|mathbf|operatorname)\{([^{}]*)\}")
 _DROP = re.compile(r"\\left|\\right|\\[,;:! ]|\\quad|\\qquad|\$|\\displaystyle")
