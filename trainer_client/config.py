@@ -1,0 +1,352 @@
+"""The trainer's configuration: one typed, documented pydantic model, loaded from YAML.
+
+Every field has a description (``rewardhub-train --help-config`` prints them) and unknown keys
+are errors, so a typo in a YAML file fails at start-up instead of silently training with a
+default. ``key.sub=value`` overrides from the command line are applied to the raw YAML before
+validation, so they are checked exactly like the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "AlgorithmConfig",
+    "CheckpointConfig",
+    "DataConfig",
+    "DebugConfig",
+    "DynamicSamplingConfig",
+    "EvalConfig",
+    "KLConfig",
+    "LoggingConfig",
+    "LoraConfig",
+    "MismatchConfig",
+    "ModelConfig",
+    "OptimConfig",
+    "OverlongConfig",
+    "RewardConfig",
+    "RolloutConfig",
+    "ToyModelConfig",
+    "TrainConfig",
+    "apply_overrides",
+    "load_config",
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ToyModelConfig(_Section):
+    alphabet: str = Field(
+        "0123456789+=", description="Characters of the local character tokenizer (4 specials are added)."
+    )
+    hidden_size: int = Field(64, gt=0, description="Width of the toy Qwen2 model.")
+    intermediate_size: int = Field(256, gt=0, description="Width of its MLP.")
+    num_layers: int = Field(2, gt=0, description="Decoder layers.")
+    num_heads: int = Field(4, gt=0, description="Attention heads (as many key-value heads).")
+    max_positions: int = Field(64, gt=0, description="Longest prompt + response, in tokens.")
+
+
+class LoraConfig(_Section):
+    rank: int = Field(16, gt=0, description="LoRA rank r.")
+    alpha: int = Field(32, gt=0, description="LoRA alpha (the update is scaled by alpha / r).")
+    dropout: float = Field(0.0, ge=0, lt=1, description="Dropout on the LoRA branch.")
+    target_modules: tuple[str, ...] = Field(
+        ("q_proj", "k_proj", "v_proj", "o_proj"), description="Names of the linear layers that get adapters."
+    )
+
+
+class ModelConfig(_Section):
+    path: str | None = Field(
+        None, description="Directory (or hub name) of a pretrained causal LM; unset builds the toy model from `toy`."
+    )
+    toy: ToyModelConfig = Field(
+        default_factory=ToyModelConfig, description="The from-scratch model used when `path` is unset."
+    )
+    dtype: Literal["float32", "bfloat16", "float16"] = Field(
+        "float32", description="Parameter dtype of a pretrained model."
+    )
+    attn_implementation: str = Field(
+        "sdpa", description="transformers attention kernel: sdpa, eager, flash_attention_2."
+    )
+    trust_remote_code: bool = Field(False, description="Allow custom modelling code shipped with the checkpoint.")
+    gradient_checkpointing: bool = Field(False, description="Trade compute for memory in the training forward.")
+    freeze_router: bool = Field(
+        False, description="MoE models: no gradient to the expert routers (a known stabiliser)."
+    )
+    lora: LoraConfig | None = Field(None, description="Train LoRA adapters instead of all weights (needs peft).")
+
+
+class DataConfig(_Section):
+    train: str | None = Field(
+        None, description="JSONL of training prompts: {prompt, reference, verifier?, id?, metadata?}."
+    )
+    eval: str | None = Field(None, description="JSONL of held-out prompts, evaluated every `eval.every` steps.")
+    builder: str | None = Field(
+        None,
+        description="'module:function' returning the records instead of `train`/`eval`; called with the split name.",
+    )
+    shuffle: bool = Field(True, description="Shuffle the prompts each epoch (seeded, so resumes see the same order).")
+    max_prompt_tokens: int = Field(1024, gt=0, description="Longer prompts are an error, not silently truncated.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DataConfig:
+        if self.builder is None and self.train is None:
+            raise ValueError("data needs `train` (a JSONL path) or `builder` ('module:function')")
+        return self
+
+
+class RolloutConfig(_Section):
+    engine: Literal["hf", "vllm"] = Field(
+        "hf", description="hf: transformers sampling on the trainer's device; vllm: GPU engine."
+    )
+    prompts_per_step: int = Field(16, gt=0, description="Prompts drawn per step (P).")
+    group_size: int = Field(8, gt=0, description="Responses sampled per prompt (G); a batch is P * G samples.")
+    max_new_tokens: int = Field(256, gt=0, description="Generation budget per response.")
+    temperature: float = Field(1.0, ge=0, description="Sampling temperature; the trainer's log-probs use the same.")
+    top_p: float = Field(
+        1.0, gt=0, le=1, description="Nucleus sampling (log-probs refer to the truncated distribution)."
+    )
+    top_k: int = Field(0, ge=0, description="Top-k sampling; 0 disables.")
+    chunk_prompts: int | None = Field(
+        None,
+        gt=0,
+        description="Generate this many prompts at a time and score each chunk while the next one generates.",
+    )
+    gpu_memory_utilization: float = Field(0.35, gt=0, le=1, description="vllm: fraction of GPU memory for the engine.")
+    sleep_between_steps: bool = Field(True, description="vllm: release the engine's memory while the trainer updates.")
+
+    @property
+    def batch_size(self) -> int:
+        return self.prompts_per_step * self.group_size
+
+
+class OverlongConfig(_Section):
+    buffer: int = Field(
+        ..., gt=0, description="L_cache: the last tokens of the budget over which the penalty ramps to -factor."
+    )
+    factor: float = Field(1.0, ge=0, description="Penalty of a response that uses the whole budget.")
+
+
+class RewardConfig(_Section):
+    url: str | None = Field(None, description="Base URL of a running rewardhub service.")
+    embedded: bool = Field(False, description="Start the service inside this process (no separate server to run).")
+    embedded_workers: int = Field(1, gt=0, description="Worker processes of the embedded service.")
+    verifier: str | dict[str, Any] | None = Field(
+        "exact",
+        description="VerifierSpec for samples whose record names none, e.g. 'math' or {'name': ..., 'config': ...}.",
+    )
+    timeout_s: float = Field(60.0, gt=0, description="HTTP timeout per scoring request.")
+    max_retries: int = Field(5, ge=0, description="Retries on 429, 5xx and connection errors.")
+    api_key: str | None = Field(None, description="Bearer token for a service that requires one.")
+    overlong: OverlongConfig | None = Field(None, description="DAPO soft overlong penalty added to the reward.")
+    mask_truncated: bool = Field(
+        False, description="DAPO overlong filtering: leave responses cut by the budget out of the loss."
+    )
+
+    @model_validator(mode="after")
+    def _one_service(self) -> RewardConfig:
+        if self.url is not None and self.embedded:
+            raise ValueError("reward: set `url` or `embedded: true`, not both")
+        return self
+
+
+class KLConfig(_Section):
+    coef: float = Field(0.0, ge=0, description="beta: weight of the KL to the reference policy (0 = no penalty).")
+    estimator: Literal["k1", "k2", "k3"] = Field("k3", description="Per-token KL estimator (Schulman 2020).")
+    where: Literal["loss", "reward"] = Field(
+        "loss", description="Penalise in the loss (GRPO) or subtract from the reward."
+    )
+    reference: bool = Field(
+        True, description="Keep a frozen copy of the initial policy to report actor/ref_kl even when coef is 0."
+    )
+
+
+class MismatchConfig(_Section):
+    tis_cap: float | None = Field(
+        None, gt=0, description="Truncated importance sampling: weight min(pi_train/pi_rollout, C)."
+    )
+    token_mask: tuple[float, float] | None = Field(
+        None, description="IcePop/MIS: mask tokens whose pi_train/pi_rollout is outside [low, high], e.g. [0.5, 2.0]."
+    )
+    sequence_filter: tuple[float, float] | None = Field(
+        None, description="Drop sequences whose geometric-mean ratio is outside [low, high], e.g. [0.999, 1.001]."
+    )
+
+
+class DynamicSamplingConfig(_Section):
+    enabled: bool = Field(False, description="DAPO: drop groups whose rewards are all equal and sample more prompts.")
+    max_rounds: int = Field(3, gt=0, description="Generation rounds per step before training on what was kept.")
+
+
+class AlgorithmConfig(_Section):
+    advantage: Literal["grpo", "dr_grpo", "rloo", "reinforce_pp", "reinforce_pp_baseline", "prime"] = Field(
+        "grpo", description="Advantage estimator (trainer_client.algorithms.advantages)."
+    )
+    std_eps: float = Field(1e-6, gt=0, description="GRPO: added to the group std before dividing.")
+    gamma: float = Field(1.0, ge=0, le=1, description="Discount of the token-level estimators (REINFORCE++, PRIME).")
+    prime_dense_coef: float = Field(
+        1.0, description="PRIME: weight of the dense (implicit PRM) rewards from result.steps."
+    )
+    policy_loss: Literal["ppo_clip", "gspo", "cispo"] = Field(
+        "ppo_clip", description="Policy loss (trainer_client.algorithms.losses)."
+    )
+    clip_low: float = Field(0.2, ge=0, description="PPO/CISPO: eps_low of the ratio clip.")
+    clip_high: float = Field(0.28, ge=0, description="PPO/CISPO: eps_high (DAPO clip-higher when > clip_low).")
+    dual_clip: float | None = Field(None, gt=1, description="PPO dual clip c (bounds the loss of negative advantages).")
+    gspo_clip_low: float = Field(3e-4, ge=0, description="GSPO: eps_low of the sequence-ratio clip.")
+    gspo_clip_high: float = Field(4e-4, ge=0, description="GSPO: eps_high of the sequence-ratio clip.")
+    aggregation: Literal["token_mean", "seq_mean_token_mean", "seq_mean_token_sum", "constant"] = Field(
+        "token_mean", description="How token losses are averaged (trainer_client.algorithms.aggregation)."
+    )
+    aggregation_constant: int | None = Field(
+        None, gt=0, description="Dr. GRPO's L; defaults to rollout.max_new_tokens."
+    )
+    entropy_coef: float = Field(
+        0.01, ge=0, description="Entropy bonus c: the loss gets -c * H per token; keeps sparse tasks from collapsing."
+    )
+    kl: KLConfig = Field(default_factory=KLConfig, description="KL to the reference policy.")
+    dynamic_sampling: DynamicSamplingConfig = Field(
+        default_factory=DynamicSamplingConfig, description="DAPO dynamic sampling."
+    )
+    mismatch: MismatchConfig = Field(
+        default_factory=MismatchConfig, description="Train-inference mismatch corrections."
+    )
+    epochs: int = Field(1, gt=0, description="Passes over each batch; > 1 makes updates off-policy (PPO).")
+    mini_batches: int = Field(1, gt=0, description="Optimizer steps per pass; 1 with epochs 1 is pure on-policy.")
+    old_logprobs: Literal["trainer", "rollout"] = Field(
+        "trainer",
+        description="The PPO ratio's denominator: the trainer's log-probs before the update (on-policy: ratio exactly 1) "
+        "or the engine's (the behaviour policy itself).",
+    )
+
+
+class OptimConfig(_Section):
+    lr: float = Field(1e-6, gt=0, description="AdamW learning rate.")
+    weight_decay: float = Field(0.0, ge=0, description="AdamW decoupled weight decay.")
+    betas: tuple[float, float] = Field((0.9, 0.999), description="AdamW betas.")
+    eps: float = Field(1e-8, gt=0, description="AdamW epsilon.")
+    max_grad_norm: float | None = Field(1.0, gt=0, description="Clip the global gradient norm; unset disables.")
+    warmup_steps: int = Field(0, ge=0, description="Linear warm-up of the learning rate.")
+    schedule: Literal["constant", "cosine", "linear"] = Field(
+        "constant", description="Learning-rate decay after warm-up."
+    )
+    micro_batch_size: int | None = Field(
+        None, gt=0, description="Samples per forward/backward; gradients accumulate (exactly) to the batch's."
+    )
+
+
+class EvalConfig(_Section):
+    every: int = Field(0, ge=0, description="Evaluate on data.eval every N steps (0: only at the start and the end).")
+    samples_per_prompt: int = Field(4, gt=0, description="Responses per held-out prompt.")
+    temperature: float | None = Field(
+        None, ge=0, description="Eval sampling temperature; unset uses rollout.temperature."
+    )
+    max_prompts: int | None = Field(None, gt=0, description="Evaluate on at most this many held-out prompts.")
+
+
+class CheckpointConfig(_Section):
+    every: int = Field(0, ge=0, description="Save every N steps (0: only at the end).")
+    keep: int = Field(2, gt=0, description="Keep the latest N checkpoints.")
+    resume: str | None = Field(
+        None, description="'auto' (latest in output_dir) or a checkpoint directory to resume from."
+    )
+    save_final: bool = Field(True, description="Save a checkpoint after the last step.")
+
+
+class LoggingConfig(_Section):
+    tensorboard: bool = Field(False, description="Also write TensorBoard events to output_dir/tb (if installed).")
+    wandb: bool = Field(False, description="Also log to Weights & Biases (if installed).")
+    wandb_project: str = Field("rewardhub", description="W&B project name.")
+    progress: bool = Field(True, description="Show a rich progress bar with the headline metrics.")
+
+
+class DebugConfig(_Section):
+    dump: bool = Field(
+        False, description="Write every stage's data of each step to output_dir/debug/step_NNNNNN.jsonl."
+    )
+    every: int = Field(1, gt=0, description="Dump every N steps.")
+    max_samples: int | None = Field(None, gt=0, description="Dump at most this many samples per step.")
+
+
+class TrainConfig(_Section):
+    """Everything one training run needs; the resolved copy is saved as output_dir/config.yaml."""
+
+    output_dir: str = Field("runs/default", description="Where metrics, config, checkpoints and dumps go.")
+    steps: int = Field(100, gt=0, description="Policy-update steps (each one generate + reward + train).")
+    seed: int = Field(0, description="Seeds model init, data order and sampling.")
+    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto picks cuda when available.")
+    threads: int | None = Field(None, gt=0, description="torch CPU threads (unset: torch's default).")
+    model: ModelConfig = Field(default_factory=ModelConfig, description="The policy.")
+    data: DataConfig = Field(..., description="Prompts.")
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="Sampling.")
+    reward: RewardConfig = Field(default_factory=RewardConfig, description="The reward service.")
+    algorithm: AlgorithmConfig = Field(default_factory=AlgorithmConfig, description="Advantages, loss, corrections.")
+    optim: OptimConfig = Field(default_factory=OptimConfig, description="Optimizer and schedule.")
+    eval: EvalConfig = Field(default_factory=EvalConfig, description="Held-out evaluation.")
+    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig, description="Saving and resuming.")
+    logging: LoggingConfig = Field(default_factory=LoggingConfig, description="Where metrics go besides metrics.jsonl.")
+    debug: DebugConfig = Field(default_factory=DebugConfig, description="Per-stage data dumps.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TrainConfig:
+        micro = self.optim.micro_batch_size
+        mini = self.rollout.batch_size // self.algorithm.mini_batches
+        if self.rollout.batch_size % self.algorithm.mini_batches:
+            raise ValueError("rollout.prompts_per_step * group_size must be divisible by algorithm.mini_batches")
+        if micro is not None and micro > mini:
+            raise ValueError(f"optim.micro_batch_size ({micro}) exceeds the mini-batch size ({mini})")
+        if (
+            self.algorithm.advantage in {"grpo", "dr_grpo", "rloo", "reinforce_pp_baseline", "prime"}
+            and self.rollout.group_size < 2
+        ):
+            raise ValueError(f"{self.algorithm.advantage} compares samples of a group: rollout.group_size must be >= 2")
+        return self
+
+
+def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``a.b.c=value`` strings to a nested dict; values are parsed as YAML scalars/lists."""
+    out: dict[str, Any] = yaml.safe_load(yaml.safe_dump(raw)) or {}
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"override {item!r} is not key=value")
+        node = out
+        *parents, leaf = key.strip().split(".")
+        for part in parents:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ValueError(f"override {item!r}: {part!r} is not a section")
+            node = child
+        node[leaf] = yaml.safe_load(text) if text.strip() else None
+    return out
+
+
+def load_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
+    """Read YAML, apply overrides, validate. Relative data paths are resolved against the YAML's folder."""
+    raw: dict[str, Any] = {}
+    if path is not None:
+        raw = yaml.safe_load(Path(path).read_text()) or {}
+        if not isinstance(raw, dict):
+            raise ValueError(f"{path}: the top level must be a mapping")
+    raw = apply_overrides(raw, overrides or [])
+    if path is not None:
+        _resolve_data_paths(raw, Path(path).parent)
+    return TrainConfig.model_validate(raw)
+
+
+def _resolve_data_paths(raw: dict[str, Any], base: Path) -> None:
+    data = raw.get("data")
+    if not isinstance(data, dict):
+        return
+    for key in ("train", "eval"):
+        value = data.get(key)
+        if isinstance(value, str) and not Path(value).is_absolute() and not Path(value).exists():
+            candidate = base / value
+            if candidate.exists():
+                data[key] = str(candidate)

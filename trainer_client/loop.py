@@ -1,0 +1,642 @@
+"""The training loop: generate, score, compute advantages, update, log; repeat.
+
+One step:
+
+1. draw P prompts and sample G responses each with the rollout engine, which records its own
+   log-probs (the behaviour policy); chunks are sent for scoring as soon as they are generated;
+2. while the service scores, compute what the update needs from frozen models (reference
+   log-probs; the pre-update log-probs when the update is off-policy or KL goes in the reward);
+3. collect the results; samples the service could not judge are masked out of the loss; with
+   DAPO dynamic sampling, groups with equal rewards are dropped and more prompts sampled;
+4. shape the rewards (overlong penalty, KL), compute advantages, run the policy update
+   (:mod:`trainer_client.update`), sync the engine's weights;
+5. write the step's metrics (:mod:`trainer_client.metrics`), dumps, evaluations, checkpoints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+from rich.console import Console
+from torch import Tensor
+
+from rewardhub.types import Sample
+from trainer_client.algorithms import kl_penalty, overlong_penalty, zero_variance_groups
+from trainer_client.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from trainer_client.config import TrainConfig
+from trainer_client.data import PromptRecord, PromptStream, load_records, tokenize_prompt
+from trainer_client.debug import dump_step
+from trainer_client.logprobs import response_logprobs
+from trainer_client.metrics import MetricsWriter
+from trainer_client.modeling import frozen_copy, load_policy
+from trainer_client.objective import LossStats, compute_advantages, dense_token_rewards
+from trainer_client.progress import StepReporter
+from trainer_client.rewards import (
+    RewardBatch,
+    RewardWorker,
+    ScorerFactory,
+    service_scorer,
+    to_reward_batch,
+    verifier_label,
+)
+from trainer_client.rollout import HFRolloutEngine, Rollout, RolloutEngine, SamplingParams, concat_rollouts
+from trainer_client.update import TrainBatch, policy_update
+
+__all__ = ["Trainer", "reward_service"]
+
+
+@dataclass(frozen=True)
+class Generated:
+    """One round of generation and scoring: ``len(records) * G`` samples, grouped by prompt."""
+
+    records: tuple[PromptRecord, ...]
+    rollout: Rollout
+    rewards: RewardBatch
+    groups: tuple[str, ...]
+    ref_logp: Tensor | None  # [B, T]
+    old_logp: Tensor | None  # [B, T]
+
+    def select_groups(self, keep: Tensor, group_size: int) -> Generated:
+        """The groups where ``keep`` [P] is true."""
+        rows = [p * group_size + g for p in torch.nonzero(keep).flatten().tolist() for g in range(group_size)]
+        idx = torch.as_tensor(rows, dtype=torch.long)
+        r = self.rewards
+        return Generated(
+            records=tuple(rec for rec, k in zip(self.records, keep.tolist(), strict=True) if k),
+            rollout=self.rollout.select(idx),
+            rewards=RewardBatch(
+                scores=r.scores[idx],
+                valid=r.valid[idx],
+                statuses=tuple(r.statuses[i] for i in rows),
+                errors=tuple(r.errors[i] for i in rows),
+                details=tuple(r.details[i] for i in rows),
+                steps=tuple(r.steps[i] for i in rows),
+                labels=tuple(r.labels[i] for i in rows),
+            ),
+            groups=tuple(self.groups[i] for i in rows),
+            ref_logp=None if self.ref_logp is None else self.ref_logp[idx],
+            old_logp=None if self.old_logp is None else self.old_logp[idx],
+        )
+
+
+def _merge(parts: Sequence[Generated], pad_id: int) -> Generated:
+    if len(parts) == 1:
+        return parts[0]
+    width = max(p.rollout.response_ids.shape[1] for p in parts)
+
+    def cat(tensors: list[Tensor | None]) -> Tensor | None:
+        if any(t is None for t in tensors):
+            return None
+        return torch.cat([torch.nn.functional.pad(t, (0, width - t.shape[1])) for t in tensors if t is not None])
+
+    return Generated(
+        records=tuple(r for p in parts for r in p.records),
+        rollout=concat_rollouts([p.rollout for p in parts], pad_id),
+        rewards=RewardBatch(
+            scores=torch.cat([p.rewards.scores for p in parts]),
+            valid=torch.cat([p.rewards.valid for p in parts]),
+            statuses=tuple(s for p in parts for s in p.rewards.statuses),
+            errors=tuple(s for p in parts for s in p.rewards.errors),
+            details=tuple(s for p in parts for s in p.rewards.details),
+            steps=tuple(s for p in parts for s in p.rewards.steps),
+            labels=tuple(s for p in parts for s in p.rewards.labels),
+        ),
+        groups=tuple(g for p in parts for g in p.groups),
+        ref_logp=cat([p.ref_logp for p in parts]),
+        old_logp=cat([p.old_logp for p in parts]),
+    )
+
+
+@contextlib.contextmanager
+def reward_service(cfg: TrainConfig) -> Iterator[str]:
+    """The URL of the reward service: the configured one, or an embedded one started here."""
+    if cfg.reward.embedded:
+        from rewardhub.server import EmbeddedServer
+
+        with EmbeddedServer(workers=cfg.reward.embedded_workers) as url:
+            yield url
+    elif cfg.reward.url is not None:
+        yield cfg.reward.url
+    else:
+        raise ValueError("no reward service: set reward.url, or reward.embedded: true to start one in this process")
+
+
+def _lr_lambda(cfg: TrainConfig) -> Any:
+    warmup, total, kind = cfg.optim.warmup_steps, cfg.steps, cfg.optim.schedule
+
+    def factor(step: int) -> float:  # ``step`` counts completed training steps
+        if warmup and step < warmup:
+            return (step + 1) / warmup
+        progress = (step - warmup) / max(1, total - warmup)
+        if kind == "cosine":
+            return 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
+        if kind == "linear":
+            return max(0.0, 1.0 - progress)
+        return 1.0
+
+    return factor
+
+
+class Trainer:
+    """Owns the policy, optimizer, engine and data; :meth:`run` trains ``cfg.steps`` steps.
+
+    ``scorer`` replaces the reward service (tests, offline experiments): a factory of async
+    context managers yielding an object with ``async score(samples, verifier)``.
+    """
+
+    def __init__(self, cfg: TrainConfig, scorer: ScorerFactory | None = None, console: Console | None = None) -> None:
+        self.cfg = cfg
+        self.run_dir = Path(cfg.output_dir)
+        self.console = console or Console(stderr=True)
+        self._scorer = scorer
+        if cfg.threads is not None:
+            torch.set_num_threads(cfg.threads)
+        self.device = torch.device(
+            "cuda" if cfg.device == "cuda" or (cfg.device == "auto" and torch.cuda.is_available()) else "cpu"
+        )
+        torch.manual_seed(cfg.seed)
+        self.model, self.tokenizer = load_policy(cfg.model, cfg.seed)
+        self.model.to(self.device).train()
+        self.ref_model = frozen_copy(self.model) if (cfg.algorithm.kl.reference or cfg.algorithm.kl.coef > 0) else None
+        trainable = [p for p in self.model.parameters() if p.requires_grad]
+        o = cfg.optim
+        self.optimizer = torch.optim.AdamW(trainable, lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=o.weight_decay)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _lr_lambda(cfg))
+        self.generator = torch.Generator(self.device).manual_seed(cfg.seed)
+        self.engine = self._build_engine()
+        self.pad_id = self.tokenizer.pad_token_id
+        self.train_records = load_records(cfg.data, "train")
+        self.eval_records = load_records(cfg.data, "eval")
+        self._prompt_ids: dict[tuple[str, int], list[int]] = {}
+        self.stream = PromptStream(self.train_records, cfg.seed, cfg.data.shuffle)
+        self.step = 0
+
+    # ------------------------------------------------------------------ set-up
+    def _build_engine(self) -> RolloutEngine:
+        if self.cfg.rollout.engine == "vllm":
+            from trainer_client.rollout.vllm_engine import VLLMRolloutEngine
+
+            return VLLMRolloutEngine(self.model, self.tokenizer, self.cfg, self.generator)
+        return HFRolloutEngine(self.model, self.tokenizer, self.generator)
+
+    def _tokens(self, split: str, record: PromptRecord) -> list[int]:
+        key = (split, record.index)
+        if key not in self._prompt_ids:
+            self._prompt_ids[key] = tokenize_prompt(self.tokenizer, record.prompt, self.cfg.data.max_prompt_tokens)
+        return self._prompt_ids[key]
+
+    def _open_rewards(self, stack: contextlib.ExitStack) -> RewardWorker:
+        factory = self._scorer
+        if factory is None:
+            url = stack.enter_context(reward_service(self.cfg))
+            factory = service_scorer(self.cfg.reward, url)
+        return stack.enter_context(RewardWorker(factory))
+
+    def save_resolved_config(self) -> Path:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        path = self.run_dir / "config.yaml"
+        path.write_text(yaml.safe_dump(self.cfg.model_dump(mode="json"), sort_keys=False))
+        return path
+
+    # ------------------------------------------------------------------ running
+    def run(self) -> list[dict[str, Any]]:
+        """Train until ``cfg.steps``; returns the metric rows written by this call."""
+        cfg = self.cfg
+        self.save_resolved_config()
+        rows: list[dict[str, Any]] = []
+        writer = MetricsWriter(
+            self.run_dir,
+            cfg.logging.tensorboard,
+            cfg.logging.wandb,
+            cfg.logging.wandb_project,
+            cfg.model_dump(mode="json"),
+        )
+        with contextlib.ExitStack() as stack:
+            stack.callback(writer.close)
+            worker = self._open_rewards(stack)
+            self._resume(writer)
+            reporter = StepReporter(cfg.steps, self.step, cfg.logging.progress, self.console)
+            stack.callback(reporter.close)
+            if self.step == 0 and self.eval_records:
+                first = self.evaluate(worker)
+                writer.write_eval({"step": 0, **first})
+                reporter.note(f"eval before training: {_eval_line(first)}")
+            while self.step < cfg.steps:
+                row = self.train_step(worker)
+                if self.eval_records and self._due(cfg.eval.every):
+                    evaluation = self.evaluate(worker)
+                    writer.write_eval({"step": self.step, **evaluation})
+                    row.update(evaluation)
+                writer.write(row)
+                rows.append(row)
+                reporter.update(row)
+                if self._due(cfg.checkpoint.every) and (cfg.checkpoint.every or cfg.checkpoint.save_final):
+                    self.save()
+        return rows
+
+    def _due(self, every: int) -> bool:
+        return self.step == self.cfg.steps or (every > 0 and self.step % every == 0)
+
+    def _resume(self, writer: MetricsWriter) -> None:
+        spec = self.cfg.checkpoint.resume
+        path = None
+        if spec == "auto":
+            path = latest_checkpoint(self.run_dir)
+        elif spec is not None:
+            path = Path(spec)
+        if path is None:
+            writer.truncate_after(0)
+            return
+        state = load_checkpoint(path, self.model, self.optimizer, self.scheduler, self.generator)
+        self.step = state.step
+        self.stream.position = state.position
+        self.engine.sync_weights()
+        writer.truncate_after(self.step)
+
+    def save(self) -> Path:
+        return save_checkpoint(
+            self.run_dir,
+            self.step,
+            self.model,
+            self.optimizer,
+            self.scheduler,
+            self.stream.position,
+            self.generator,
+            self.tokenizer,
+            self.cfg.checkpoint.keep,
+        )
+
+    # ------------------------------------------------------------------ one step
+    def _sampling(self, temperature: float | None = None) -> SamplingParams:
+        r = self.cfg.rollout
+        return SamplingParams(r.max_new_tokens, r.temperature if temperature is None else temperature, r.top_p, r.top_k)
+
+    def _samples(
+        self, records: Sequence[PromptRecord], texts: Sequence[str], group_size: int, tag: str
+    ) -> tuple[list[Sample], list[str], list[str]]:
+        samples, groups, labels = [], [], []
+        default = self.cfg.reward.verifier
+        for p, record in enumerate(records):
+            for g in range(group_size):
+                text = texts[p * group_size + g]
+                group = f"{tag}-{p}"
+                samples.append(
+                    Sample(
+                        id=f"{group}-{g}",
+                        prompt=record.prompt,
+                        response=text,
+                        reference=record.reference,
+                        verifier=record.verifier,
+                        group=group,
+                        metadata=record.metadata or {},
+                    )
+                )
+                groups.append(group)
+                labels.append(verifier_label(record.verifier if record.verifier is not None else default))
+        return samples, groups, labels
+
+    def _generate_and_score(
+        self, worker: RewardWorker, records: Sequence[PromptRecord], tag: str, timing: dict[str, float]
+    ) -> Generated:
+        """Generate in chunks, each sent for scoring at once; frozen-model log-probs while waiting."""
+        G = self.cfg.rollout.group_size
+        chunk = self.cfg.rollout.chunk_prompts or len(records)
+        parts: list[Rollout] = []
+        pending = []
+        groups: list[str] = []
+        labels: list[str] = []
+        sent = time.perf_counter()
+        for start in range(0, len(records), chunk):
+            recs = records[start : start + chunk]
+            t = time.perf_counter()
+            rollout = self.engine.generate([self._tokens("train", r) for r in recs for _ in range(G)], self._sampling())
+            timing["generate"] += time.perf_counter() - t
+            samples, chunk_groups, chunk_labels = self._samples(recs, rollout.texts, G, f"{tag}-{start}")
+            pending.append(worker.submit(samples, self.cfg.reward.verifier))
+            parts.append(rollout)
+            groups += chunk_groups
+            labels += chunk_labels
+        rollout = concat_rollouts(parts, self.pad_id)
+        t = time.perf_counter()
+        ref_logp, old_logp = self._frozen_logprobs(rollout)
+        timing["train"] += time.perf_counter() - t
+        t = time.perf_counter()
+        results = [result for future in pending for result in future.result()]
+        timing["reward"] += time.perf_counter() - t
+        timing["latency"] = max(timing.get("latency", 0.0), time.perf_counter() - sent)
+        return Generated(tuple(records), rollout, to_reward_batch(results, labels), tuple(groups), ref_logp, old_logp)
+
+    @torch.no_grad()
+    def _logprobs(self, model: torch.nn.Module, rollout: Rollout) -> Tensor:
+        d = self.device
+        temperature = self.cfg.rollout.temperature or 1.0
+        out = []
+        size = self.cfg.optim.micro_batch_size or rollout.size
+        for s in range(0, rollout.size, size):
+            r = rollout.select(range(s, min(s + size, rollout.size)))
+            stats = response_logprobs(
+                model, r.prompt_ids.to(d), r.prompt_mask.to(d), r.response_ids.to(d), r.response_mask.to(d), temperature
+            )
+            out.append(stats.logprobs.cpu())
+        return torch.cat(out)
+
+    def _frozen_logprobs(self, rollout: Rollout) -> tuple[Tensor | None, Tensor | None]:
+        a = self.cfg.algorithm
+        ref = self._logprobs(self.ref_model, rollout) if self.ref_model is not None else None
+        off_policy = a.epochs * a.mini_batches > 1
+        kl_in_reward = a.kl.where == "reward" and a.kl.coef > 0
+        old = (
+            self._logprobs(self.model, rollout)
+            if (off_policy or kl_in_reward) and a.old_logprobs == "trainer"
+            else None
+        )
+        if kl_in_reward and old is None:
+            old = rollout.logprobs  # the ratio is anchored on the engine: so is the KL
+        return ref, old
+
+    def _collect(self, worker: RewardWorker, timing: dict[str, float]) -> tuple[Generated, Generated, int]:
+        """(everything generated, what is trained on, rounds); differs only with dynamic sampling."""
+        cfg = self.cfg
+        P, G = cfg.rollout.prompts_per_step, cfg.rollout.group_size
+        ds = cfg.algorithm.dynamic_sampling
+        generated: list[Generated] = []
+        kept: list[Generated] = []
+        kept_groups = 0
+        rounds = 0
+        while rounds < (ds.max_rounds if ds.enabled else 1):
+            rounds += 1
+            gen = self._generate_and_score(worker, self.stream.take(P), f"{self.step}-{rounds}", timing)
+            generated.append(gen)
+            if not ds.enabled:
+                kept.append(gen)
+                break
+            shaped, valid = self._shaped_rewards(gen)
+            keep = ~zero_variance_groups(shaped.view(-1, G), valid.view(-1, G))
+            keep &= torch.cumsum(keep.long(), 0) <= P - kept_groups  # no more than the batch needs
+            if keep.any():
+                kept.append(gen.select_groups(keep, G))
+                kept_groups += int(keep.sum())
+            if kept_groups >= P:
+                break
+        everything = _merge(generated, self.pad_id)
+        if not kept:  # every group was uninformative: train on the last round (only the entropy term acts)
+            kept = [generated[-1]]
+        return everything, _merge(kept, self.pad_id), rounds
+
+    def _shaped_rewards(self, gen: Generated) -> tuple[Tensor, Tensor]:
+        """Rewards as the advantages see them ([B]), and which samples enter the loss ([B] bool)."""
+        rc = self.cfg.reward
+        scores = gen.rewards.scores.clone()
+        valid = gen.rewards.valid.clone()
+        if rc.overlong is not None:
+            scores = scores + overlong_penalty(
+                gen.rollout.lengths, self.cfg.rollout.max_new_tokens, rc.overlong.buffer, rc.overlong.factor
+            )
+        if rc.mask_truncated:
+            valid &= ~gen.rollout.truncated
+        return torch.where(valid, scores, torch.zeros_like(scores)), valid
+
+    def train_step(self, worker: RewardWorker) -> dict[str, Any]:
+        cfg, a = self.cfg, self.cfg.algorithm
+        G = cfg.rollout.group_size
+        t0 = time.perf_counter()
+        timing = {"generate": 0.0, "reward": 0.0, "train": 0.0}
+        everything, gen, rounds = self._collect(worker, timing)
+        t = time.perf_counter()
+        shaped, valid = self._shaped_rewards(gen)
+        ro = gen.rollout
+        loss_mask = ro.response_mask & valid.unsqueeze(-1)
+        penalty = None
+        if a.kl.where == "reward" and a.kl.coef > 0 and gen.ref_logp is not None and gen.old_logp is not None:
+            penalty = -a.kl.coef * kl_penalty(gen.old_logp, gen.ref_logp, a.kl.estimator) * ro.response_mask
+        dense = dense_token_rewards(gen.rewards.steps, ro.response_mask)[0] if a.advantage == "prime" else None
+        advantages = compute_advantages(a, shaped.view(-1, G), valid.view(-1, G), loss_mask, penalty, dense)
+        d = self.device
+        batch = TrainBatch(
+            prompt_ids=ro.prompt_ids.to(d),
+            prompt_mask=ro.prompt_mask.to(d),
+            response_ids=ro.response_ids.to(d),
+            response_mask=ro.response_mask.to(d),
+            loss_mask=loss_mask.to(d),
+            advantages=advantages.to(d),
+            rollout_logp=ro.logprobs.to(d),
+            old_logp=None
+            if gen.old_logp is None or (a.epochs * a.mini_batches == 1 and penalty is None)
+            else gen.old_logp.to(d),
+            ref_logp=None if gen.ref_logp is None else gen.ref_logp.to(d),
+        )
+        lr = self.optimizer.param_groups[0]["lr"]
+        result = policy_update(
+            self.model,
+            self.optimizer,
+            batch,
+            a,
+            cfg.optim.micro_batch_size,
+            cfg.optim.max_grad_norm,
+            cfg.rollout.temperature or 1.0,
+            a.aggregation_constant or cfg.rollout.max_new_tokens,
+        )
+        self.scheduler.step()
+        self.engine.sync_weights()
+        self.step += 1
+        timing["train"] += time.perf_counter() - t
+        step_time = time.perf_counter() - t0
+        if cfg.debug.dump and self.step % cfg.debug.every == 0:
+            self._dump(gen, shaped, valid, advantages, result.fresh_logp.cpu())
+        row: dict[str, Any] = {"step": self.step}
+        row.update(
+            reward_metrics(
+                everything,
+                shaped_mean=float(shaped[valid].mean()) if valid.any() else 0.0,
+                overlong=self._overlong_mean(everything),
+            )
+        )
+        row.update(group_metrics(everything, G, rounds, kept=gen.rollout.size // G))
+        row.update(actor_metrics(result.stats, result.grad_norms, lr, a.mismatch.tis_cap is not None))
+        row.update(response_metrics(everything.rollout))
+        tokens = int(everything.rollout.lengths.sum())
+        row.update(
+            {
+                "perf/tokens_per_s": tokens / step_time,
+                "perf/samples_per_s": everything.rollout.size / step_time,
+                "time/generate_s": timing["generate"],
+                "time/reward_s": timing["reward"],
+                "time/train_s": timing["train"],
+                "time/step_s": step_time,
+                "reward/latency_s": timing.get("latency", 0.0),
+            }
+        )
+        return row
+
+    def _overlong_mean(self, gen: Generated) -> float:
+        rc = self.cfg.reward
+        if rc.overlong is None:
+            return 0.0
+        return float(
+            overlong_penalty(
+                gen.rollout.lengths, self.cfg.rollout.max_new_tokens, rc.overlong.buffer, rc.overlong.factor
+            ).mean()
+        )
+
+    def _dump(self, gen: Generated, shaped: Tensor, valid: Tensor, advantages: Tensor, fresh: Tensor) -> None:
+        G = self.cfg.rollout.group_size
+        r = gen.rewards
+        dump_step(
+            self.run_dir,
+            self.step,
+            prompts=[rec.prompt for rec in gen.records for _ in range(G)],
+            references=[rec.reference for rec in gen.records for _ in range(G)],
+            groups=gen.groups,
+            texts=gen.rollout.texts,
+            response_ids=gen.rollout.response_ids,
+            response_mask=gen.rollout.response_mask,
+            rollout_logp=gen.rollout.logprobs,
+            trainer_logp=fresh,
+            reward={
+                "score": r.scores.tolist(),
+                "status": r.statuses,
+                "error": r.errors,
+                "details": r.details,
+                "steps": r.steps,
+                "verifier": r.labels,
+            },
+            shaped_reward=shaped,
+            advantages=advantages,
+            in_loss=valid,
+            max_samples=self.cfg.debug.max_samples,
+        )
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self, worker: RewardWorker) -> dict[str, Any]:
+        """Held-out reward, sampled (``eval.samples_per_prompt`` each) and greedy."""
+        ec = self.cfg.eval
+        records = self.eval_records[: ec.max_prompts] if ec.max_prompts else self.eval_records
+        # a generator of its own, so evaluating never shifts the training samples (resume equality)
+        saved = self.generator.get_state()
+        self.generator.manual_seed(self.cfg.seed * 1_000_003 + self.step)
+        try:
+            temperature = ec.temperature if ec.temperature is not None else self.cfg.rollout.temperature
+            sampled = self._eval_pass(worker, records, ec.samples_per_prompt, temperature)
+            greedy = self._eval_pass(worker, records, 1, 0.0)
+        finally:
+            self.generator.set_state(saved)
+        out = {
+            "eval/reward_mean": sampled["mean"],
+            "eval/greedy_reward_mean": greedy["mean"],
+            "eval/response_length_mean": sampled["length"],
+        }
+        out.update({f"eval/verifier/{k}/mean": v for k, v in sampled["by_verifier"].items()})
+        return out
+
+    def _eval_pass(
+        self, worker: RewardWorker, records: Sequence[PromptRecord], n: int, temperature: float
+    ) -> dict[str, Any]:
+        prompts = [self._tokens("eval", r) for r in records for _ in range(n)]
+        rollout = self.engine.generate(prompts, replace(self._sampling(temperature)))
+        samples, _, labels = self._samples(records, rollout.texts, n, f"eval-{self.step}")
+        rewards = to_reward_batch(worker.submit(samples, self.cfg.reward.verifier).result(), labels)
+        return {
+            "mean": _ok_mean(rewards.scores, rewards.valid),
+            "length": float(rollout.lengths.float().mean()),
+            "by_verifier": _by_label(rewards),
+        }
+
+
+# ---------------------------------------------------------------------- metric rows
+def _ok_mean(scores: Tensor, valid: Tensor) -> float:
+    return float(scores[valid].mean()) if valid.any() else 0.0
+
+
+def _by_label(rewards: RewardBatch) -> dict[str, float]:
+    out = {}
+    for label in sorted(set(rewards.labels)):
+        mask = torch.tensor([lab == label for lab in rewards.labels]) & rewards.valid
+        out[label] = _ok_mean(rewards.scores, mask)
+    return out
+
+
+def reward_metrics(gen: Generated, shaped_mean: float, overlong: float) -> dict[str, float]:
+    r = gen.rewards
+    ok = r.scores[r.valid]
+    statuses = list(r.statuses)
+    n = max(len(statuses), 1)
+    out = {
+        "reward/mean": float(ok.mean()) if ok.numel() else 0.0,
+        "reward/std": float(ok.std(unbiased=False)) if ok.numel() else 0.0,
+        "reward/max": float(ok.max()) if ok.numel() else 0.0,
+        "reward/min": float(ok.min()) if ok.numel() else 0.0,
+        "reward/ok_frac": statuses.count("ok") / n,
+        "reward/error_frac": statuses.count("error") / n,
+        "reward/timeout_frac": statuses.count("timeout") / n,
+        "reward/masked_frac": 1.0 - float(r.valid.float().mean()) if statuses else 0.0,
+        "reward/shaped_mean": shaped_mean,
+        "reward/overlong_penalty": overlong,
+    }
+    for label, mean in _by_label(r).items():
+        out[f"reward/verifier/{label}/mean"] = mean
+        out[f"reward/verifier/{label}/count"] = float(sum(lab == label for lab in r.labels))
+    return out
+
+
+def group_metrics(gen: Generated, group_size: int, rounds: int, kept: int) -> dict[str, float]:
+    scores = gen.rewards.scores.view(-1, group_size)
+    valid = gen.rewards.valid.view(-1, group_size)
+    flat = zero_variance_groups(scores, valid)
+    top = scores[valid].max() if valid.any() else torch.tensor(1.0)
+    solved = ((scores >= top) | ~valid).all(-1) & valid.any(-1) & (top > 0)
+    return {
+        "groups/zero_variance_frac": float(flat.float().mean()),
+        "groups/solved_frac": float(solved.float().mean()),
+        "groups/kept": float(kept),
+        "groups/generated": float(scores.shape[0]),
+        "groups/rounds": float(rounds),
+    }
+
+
+def actor_metrics(stats: LossStats, grad_norms: Sequence[float], lr: float, tis: bool) -> dict[str, float]:
+    s = stats.sums
+    tokens = max(s.get("tokens", 0.0), 1.0)
+    updates = max(len(grad_norms), 1)
+    adv_mean = s.get("advantage", 0.0) / tokens
+    return {
+        "actor/loss": s.get("loss", 0.0) / updates,
+        "actor/pg_loss": s.get("pg_loss", 0.0) / updates,
+        "actor/entropy_loss": s.get("entropy_loss", 0.0) / updates,
+        "actor/kl_loss": s.get("kl_loss", 0.0) / updates,
+        "actor/entropy": s.get("entropy", 0.0) / tokens,
+        "actor/ppo_kl": s.get("ppo_kl", 0.0) / tokens,
+        "actor/clipfrac": s.get("clipfrac", 0.0) / tokens,
+        "actor/ref_kl": s.get("ref_kl", 0.0) / tokens,
+        "actor/grad_norm": sum(grad_norms) / updates,
+        "actor/lr": lr,
+        "actor/advantage_mean": adv_mean,
+        "actor/advantage_std": math.sqrt(max(s.get("advantage_sq", 0.0) / tokens - adv_mean**2, 0.0)),
+        "rollout/mismatch_kl": s.get("mismatch_kl", 0.0) / tokens,
+        "rollout/is_ratio_mean": s.get("is_ratio", 0.0) / tokens,
+        "rollout/is_ratio_max": stats.maxima.get("is_ratio", 1.0),
+        "rollout/is_ratio_min": stats.minima.get("is_ratio", 1.0),
+        "rollout/tis_truncated_frac": s.get("tis_truncated", 0.0) / tokens if tis else 0.0,
+        "rollout/token_masked_frac": s.get("masked_tokens", 0.0) / tokens,
+        "rollout/seq_filtered_frac": s.get("filtered_sequences", 0.0) / max(s.get("sequences", 0.0), 1.0),
+    }
+
+
+def response_metrics(rollout: Rollout) -> dict[str, float]:
+    lengths = rollout.lengths.float()
+    return {
+        "response/length_mean": float(lengths.mean()) if lengths.numel() else 0.0,
+        "response/length_max": float(lengths.max()) if lengths.numel() else 0.0,
+        "response/clip_frac": float(rollout.truncated.float().mean()) if lengths.numel() else 0.0,
+    }
+
+
+def _eval_line(row: dict[str, Any]) -> str:
+    return f"reward {row['eval/reward_mean']:.3f} (greedy {row['eval/greedy_reward_mean']:.3f})"

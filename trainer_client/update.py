@@ -1,0 +1,121 @@
+"""One policy update: mini-batches, micro-batches, exact gradient accumulation, clipping.
+
+Each optimizer step covers a mini-batch. The loss denominators are those of the whole
+mini-batch (:func:`~trainer_client.algorithms.aggregation.normaliser_for`), so the gradients
+accumulated over micro-batches equal the gradient of the mini-batch loss computed in one pass,
+whatever the micro-batch size (tested in tests/trainer_client/test_update.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import torch
+from torch import Tensor
+
+from trainer_client.algorithms import normaliser_for
+from trainer_client.config import AlgorithmConfig
+from trainer_client.logprobs import response_logprobs
+from trainer_client.objective import LossStats, MicroBatch, micro_batch_loss
+
+__all__ = ["TrainBatch", "UpdateResult", "accumulate_gradients", "policy_update"]
+
+
+@dataclass(frozen=True)
+class TrainBatch:
+    """The rows the update trains on, all aligned on the response tokens."""
+
+    prompt_ids: Tensor  # [B, Lp]
+    prompt_mask: Tensor  # [B, Lp] bool
+    response_ids: Tensor  # [B, T]
+    response_mask: Tensor  # [B, T] bool
+    loss_mask: Tensor  # [B, T] bool: response tokens of samples that enter the loss
+    advantages: Tensor  # [B, T]
+    rollout_logp: Tensor  # [B, T]
+    old_logp: Tensor | None = None  # [B, T]
+    ref_logp: Tensor | None = None  # [B, T]
+
+    @property
+    def size(self) -> int:
+        return self.prompt_ids.shape[0]
+
+    def rows(self, start: int, stop: int) -> TrainBatch:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        return TrainBatch(**{k: None if v is None else v[start:stop] for k, v in values.items()})
+
+    def micro(self) -> MicroBatch:
+        return MicroBatch(self.loss_mask, self.advantages, self.rollout_logp, self.old_logp, self.ref_logp)
+
+
+@dataclass(frozen=True)
+class UpdateResult:
+    stats: LossStats
+    grad_norms: tuple[float, ...]
+    fresh_logp: Tensor  # [B, T] trainer log-probs of the first pass (detached), for metrics and dumps
+
+
+def accumulate_gradients(
+    model: torch.nn.Module,
+    batch: TrainBatch,
+    cfg: AlgorithmConfig,
+    micro_batch_size: int | None,
+    temperature: float,
+    constant_length: float,
+) -> tuple[LossStats, Tensor]:
+    """Backward over ``batch`` in micro-batches; gradients add up to the whole batch's.
+
+    Returns the statistics and the fresh log-probs [B, T] (detached).
+    """
+    norm = normaliser_for(batch.loss_mask, cfg.aggregation, constant_length)
+    size = micro_batch_size or batch.size
+    stats = LossStats()
+    fresh: list[Tensor] = []
+    for start in range(0, batch.size, size):
+        part = batch.rows(start, start + size)
+        tokens = response_logprobs(
+            model,
+            part.prompt_ids,
+            part.prompt_mask,
+            part.response_ids,
+            part.response_mask,
+            temperature,
+            with_entropy=True,
+        )
+        assert tokens.entropy is not None
+        loss, part_stats = micro_batch_loss(cfg, tokens.logprobs, tokens.entropy, part.micro(), norm)
+        loss.backward()
+        stats.merge(part_stats)
+        fresh.append(tokens.logprobs.detach())
+    return stats, torch.cat(fresh)
+
+
+def policy_update(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batch: TrainBatch,
+    cfg: AlgorithmConfig,
+    micro_batch_size: int | None,
+    max_grad_norm: float | None,
+    temperature: float,
+    constant_length: float,
+) -> UpdateResult:
+    """``cfg.epochs`` passes over ``cfg.mini_batches`` mini-batches, one optimizer step each."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    stats = LossStats()
+    norms: list[float] = []
+    first_pass: list[Tensor] = []
+    mini = batch.size // cfg.mini_batches
+    for epoch in range(cfg.epochs):
+        for start in range(0, batch.size, mini):
+            optimizer.zero_grad(set_to_none=True)
+            part_stats, fresh = accumulate_gradients(
+                model, batch.rows(start, start + mini), cfg, micro_batch_size, temperature, constant_length
+            )
+            norm = torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm is not None else float("inf"))
+            optimizer.step()
+            stats.merge(part_stats)
+            norms.append(float(norm))
+            if epoch == 0:
+                first_pass.append(fresh)
+    optimizer.zero_grad(set_to_none=True)
+    return UpdateResult(stats=stats, grad_norms=tuple(norms), fresh_logp=torch.cat(first_pass))
