@@ -36,14 +36,20 @@ __all__ = ["openrlhf_answer", "openrlhf_samples", "reward_func", "split_query", 
 # Special tokens decoded into text: <|im_end|>, <|endoftext|>, <|eot_id|>, DeepSeek's fullwidth
 # <｜end▁of▁sentence｜>, SentencePiece's </s>, Gemma's <end_of_turn>, BERT-style [PAD].
 _SPECIAL = r"(?:<[|｜][^<>\s]{1,64}?[|｜]>|</s>|<s>|<eos>|<pad>|<end_of_turn>|\[PAD\]|\[SEP\]|\[CLS\])"
-_TRAILING_SPECIAL = re.compile(rf"(?:\s*{_SPECIAL})+\s*$")
+_TRAILING_SPECIAL = re.compile(rf"{_SPECIAL}\s*$")
 _LEADING_SPECIAL = re.compile(rf"^(?:{_SPECIAL}\s*)+")
 _PROMPT_TAILS = (256, 64, 16)  # how much of a (possibly truncated) prompt we look for in the query
 
 
 def strip_special_tokens(text: str) -> str:
-    """``text`` without the special tokens a decoder left at its end (EOS, padding)."""
-    return _TRAILING_SPECIAL.sub("", text)
+    """``text`` without the special tokens a decoder left at its end (EOS, padding).
+
+    Peeled one token at a time from a short tail, so a long response costs no regex scan.
+    """
+    stripped = text.rstrip()
+    while (found := _TRAILING_SPECIAL.search(stripped, max(0, len(stripped) - 80))) is not None:
+        stripped = text = stripped[: found.start()].rstrip()
+    return text
 
 
 def split_query(query: str, prompt: str | None) -> str:
@@ -58,12 +64,12 @@ def split_query(query: str, prompt: str | None) -> str:
     if prompt:
         for candidate in (query, _LEADING_SPECIAL.sub("", query)):
             if candidate.startswith(prompt):
-                return strip_special_tokens(candidate[len(prompt):])
+                return strip_special_tokens(candidate[len(prompt) :])
         for size in _PROMPT_TAILS:
             tail = prompt[-size:]
             found = query.find(tail)
             if found >= 0:
-                return strip_special_tokens(query[found + len(tail):])
+                return strip_special_tokens(query[found + len(tail) :])
     return strip_special_tokens(_LEADING_SPECIAL.sub("", query))
 
 
@@ -82,7 +88,7 @@ def openrlhf_answer(results: Sequence[Result]) -> dict[str, Any]:
         "extra_logs": batch_logs(results, shared_only=True),
         "status": [r.status for r in results],
         "error": [r.error for r in results],
-        "details": [r.details for r in results],
+        "details": [r.model_dump(mode="json")["details"] for r in results],
     }
 
 
@@ -124,7 +130,7 @@ def _verifier_from_env() -> Any:
     raw = os.environ.get("REWARDHUB_VERIFIER", "").strip()
     if not raw:
         return None
-    return json.loads(raw) if raw[0] in "{[\"" else raw
+    return json.loads(raw) if raw[0] in '{["' else raw
 
 
 def _shared_client() -> Any:

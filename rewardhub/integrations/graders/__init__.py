@@ -1,0 +1,19 @@
+"""OpenAI-style graders (``string_check``, ``text_similarity``, ``score_model``, ``python``,
+``multi``) run on rewardhub's verifiers; served at ``POST /v1/graders/run``."""
+
+from rewardhub.integrations.graders.formula import Formula, FormulaError, parse_formula
+from rewardhub.integrations.graders.run import GraderRunner
+from rewardhub.integrations.graders.shapes import Grader, RunGraderRequest
+from rewardhub.integrations.graders.verifiers import StringCheckVerifier, TextSimilarityVerifier, similarity
+
+__all__ = [
+    "Formula",
+    "FormulaError",
+    "Grader",
+    "GraderRunner",
+    "RunGraderRequest",
+    "StringCheckVerifier",
+    "TextSimilarityVerifier",
+    "parse_formula",
+    "similarity",
+]

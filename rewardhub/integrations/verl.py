@@ -1,0 +1,240 @@
+"""verl: ``compute_score`` functions that route by ``data_source`` to rewardhub verifiers.
+
+verl loads a custom reward function by path and name and calls it per sample (the ``naive``
+reward manager, awaiting it when it is a coroutine function) or per batch (the ``batch`` manager)::
+
+    reward.custom_reward_function.path=pkg://rewardhub.integrations.verl
+    reward.custom_reward_function.name=compute_score          # or compute_score_async
+    # batch manager: reward.reward_manager.name=batch, name=compute_score_batch
+
+The service is found at ``REWARDHUB_URL`` unless ``url`` is given (``reward_kwargs`` pass it, and
+``verifier`` to score every sample with one spec instead of the routing table).
+
+Each call returns a dict with the same keys for every sample, as verl's managers need:
+``score`` (the reward; the verifier's failure score when it could not judge), ``acc`` (1.0 for an
+``ok`` score of at least 1), ``status``, ``error``, the numeric ``status/...`` indicators and
+``components`` (the composite's breakdown as JSON text). The batched variant adds one numeric
+``component/<name>`` key per component found in the batch (NaN where a sample has none; see
+:mod:`rewardhub.integrations.logs`). A ``data_source`` with no route raises, like verl's own
+``default_compute_score``: no silent 0 for data nobody said how to judge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rewardhub.integrations.logs import batch_logs, sample_logs
+from rewardhub.types import OK, Result, Sample, VerifierSpec
+
+__all__ = [
+    "DATA_SOURCE_PREFIXES",
+    "DATA_SOURCE_ROUTES",
+    "UnroutedDataSource",
+    "compute_score",
+    "compute_score_async",
+    "compute_score_batch",
+    "route",
+]
+
+DATA_SOURCE_ROUTES: dict[str, VerifierSpec] = {
+    # verl's own examples/data_preprocess sources and those its default_compute_score knows
+    "openai/gsm8k": "math",
+    "gsm8k": "math",
+    "lighteval/MATH": "math",
+    "DigitalLearningGmbH/MATH-lighteval": "math",
+    "HuggingFaceH4/MATH-500": "math",
+    "math": "math",
+    "math_dapo": "math",
+    "math_dapo_reasoning": "math",
+    "hiyouga/geometry3k": "math",
+    "deepscaler": "math",
+    "olympiadbench": "math",
+    "minerva": "math",
+    "amc": "math",
+    "omni_math": "math",
+    "codecontests": "code",
+    "apps": "code",
+    "codeforces": "code",
+    "taco": "code",
+    "livecodebench": "code",
+    "humaneval": "code",
+    "mbpp": "code",
+    "gpqa": "choice",
+    "gpqa_diamond": "choice",
+    "mmlu": "choice",
+    "mmlu_pro": "choice",
+    "ifeval": "ifeval",
+}
+"""Exact ``data_source`` names and the verifier each is scored by."""
+
+DATA_SOURCE_PREFIXES: tuple[tuple[str, VerifierSpec], ...] = (
+    ("aime", "math"),  # aime24, aime25, aime_2024, ...
+    ("numina_", "math"),  # numina_aops_forum, numina_synthetic_math, numina_amc_aime, numina_cn_k12, ...
+    ("searchR1_", "qa_match"),  # searchR1_nq, searchR1_hotpotqa, ...: exact match of the short answer
+)
+"""``data_source`` prefixes, tried in order after the exact names."""
+
+
+class UnroutedDataSource(NotImplementedError):
+    """No verifier is routed for this ``data_source`` (verl raises NotImplementedError too)."""
+
+
+def route(data_source: str, routes: Mapping[str, Any] | None = None) -> VerifierSpec:
+    """The verifier spec for ``data_source``: extra ``routes`` first, then the table, then prefixes."""
+    for table in (routes or {}, DATA_SOURCE_ROUTES):
+        if data_source in table:
+            return table[data_source]
+    for prefix, spec in DATA_SOURCE_PREFIXES:
+        if data_source.startswith(prefix):
+            return spec
+    raise UnroutedDataSource(
+        f"no rewardhub verifier for data_source={data_source!r}; pass verifier=... or routes={{...}} in reward_kwargs"
+    )
+
+
+def compute_score(
+    data_source: str,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Mapping[str, Any] | None = None,
+    *,
+    url: str | None = None,
+    verifier: Any = None,
+    routes: Mapping[str, Any] | None = None,
+    api_key: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """verl's per-sample reward function, answered by the service."""
+    sample, spec = _sample(data_source, solution_str, ground_truth, extra_info, verifier, routes)
+    [result] = _sync_client(url, api_key).score([sample], spec)
+    return verl_result(result)
+
+
+async def compute_score_async(
+    data_source: str,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Mapping[str, Any] | None = None,
+    *,
+    url: str | None = None,
+    verifier: Any = None,
+    routes: Mapping[str, Any] | None = None,
+    api_key: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """The async twin of :func:`compute_score` (verl awaits coroutine functions)."""
+    sample, spec = _sample(data_source, solution_str, ground_truth, extra_info, verifier, routes)
+    [result] = await _async_client(url, api_key).score([sample], spec)
+    return verl_result(result)
+
+
+def compute_score_batch(
+    data_sources: Sequence[str],
+    solution_strs: Sequence[str],
+    ground_truths: Sequence[Any],
+    extra_infos: Sequence[Mapping[str, Any] | None] | None = None,
+    *,
+    url: str | None = None,
+    verifier: Any = None,
+    routes: Mapping[str, Any] | None = None,
+    api_key: str | None = None,
+    **kwargs: Any,
+) -> list[dict[str, Any]]:
+    """verl's batched reward function (``reward_manager.name=batch``): one request for the batch."""
+    infos = list(extra_infos) if extra_infos is not None else [None] * len(data_sources)
+    planned = [
+        _sample(source, solution, truth, info, verifier, routes)
+        for source, solution, truth, info in zip(data_sources, solution_strs, ground_truths, infos, strict=True)
+    ]
+    # each sample carries its own spec: one request serves a batch that mixes data sources
+    samples = [sample.model_copy(update={"verifier": spec}) for sample, spec in planned]
+    results = _sync_client(url, api_key).score(samples) if samples else []
+    components = {key: values for key, values in batch_logs(results).items() if key.startswith("component/")}
+    return [
+        {**verl_result(result), **{key: values[i] for key, values in components.items()}}
+        for i, result in enumerate(results)
+    ]
+
+
+def verl_result(result: Result) -> dict[str, Any]:
+    """The per-sample dict verl records: ``score`` plus fixed extra keys."""
+    logs = sample_logs(result)
+    return {
+        "score": result.score,
+        "acc": float(result.status == OK and result.score >= 1.0),
+        "status": result.status,
+        "error": result.error or "",
+        **{key: logs[key] for key in logs if key.startswith("status/")},
+        "components": json.dumps(result.details.get("components", {}), sort_keys=True, default=str),
+    }
+
+
+def _sample(
+    data_source: str,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Mapping[str, Any] | None,
+    verifier: Any,
+    routes: Mapping[str, Any] | None,
+) -> tuple[Sample, Any]:
+    spec = verifier if verifier is not None else route(data_source, routes)
+    info = dict(extra_info or {})
+    metadata = {"data_source": data_source, **{k: _plain(v) for k, v in info.items() if _jsonable(v)}}
+    prompt = info.get("question") if isinstance(info.get("question"), str) else None
+    return Sample(prompt=prompt, response=solution_str, reference=_plain(ground_truth), metadata=metadata), spec
+
+
+def _plain(value: Any) -> Any:
+    """Ground truths arrive as numpy arrays and scalars from parquet; the wire wants JSON."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _jsonable(value: Any) -> bool:
+    try:
+        json.dumps(_plain(value))
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+_clients: dict[tuple[Any, ...], Any] = {}
+_clients_lock = threading.Lock()
+
+
+def _sync_client(url: str | None, api_key: str | None) -> Any:
+    """One client per service and process: verl calls ``compute_score`` from many threads."""
+    from rewardhub.client import RewardClient
+
+    key = ("sync", url, api_key)
+    with _clients_lock:
+        if key not in _clients:
+            _clients[key] = RewardClient(url, api_key=_api_key(api_key))
+        return _clients[key]
+
+
+def _async_client(url: str | None, api_key: str | None) -> Any:
+    """One async client per service and event loop (an async client cannot change loops)."""
+    from rewardhub.client import AsyncRewardClient
+
+    key = ("async", asyncio.get_running_loop(), url, api_key)
+    with _clients_lock:
+        for stale in [k for k in _clients if k[0] == "async" and k[1].is_closed()]:
+            del _clients[stale]
+        if key not in _clients:
+            _clients[key] = AsyncRewardClient(url, api_key=_api_key(api_key))
+        return _clients[key]
+
+
+def _api_key(api_key: str | None) -> str | None:
+    return api_key if api_key is not None else os.environ.get("REWARDHUB_API_KEY")
