@@ -53,6 +53,7 @@ class ModelConfig(VerifierConfig):
     )
     request_timeout_s: float = Field(120.0, gt=0, description="Per HTTP request limit for backend `openai`.")
     max_concurrency: int = Field(16, ge=1, description="Requests in flight at once to an HTTP endpoint.")
+    max_retries: int = Field(2, ge=0, description="Retries of an HTTP request after a connection error, 429 or 5xx.")
 
     @model_validator(mode="after")
     def _endpoint_has_url(self) -> ModelConfig:
@@ -95,6 +96,7 @@ class BackendSpec:
     api_key_env: str | None = None
     request_timeout_s: float = 120.0
     max_concurrency: int = 16
+    max_retries: int = 2
 
 
 def backend_spec(config: ModelConfig, model: str | None = None) -> BackendSpec:
@@ -111,4 +113,5 @@ def backend_spec(config: ModelConfig, model: str | None = None) -> BackendSpec:
         api_key_env=config.api_key_env,
         request_timeout_s=config.request_timeout_s,
         max_concurrency=config.max_concurrency,
+        max_retries=config.max_retries,
     )

@@ -27,7 +27,7 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
 class OpenAIBackend(Backend):
-    def __init__(self, spec: BackendSpec, transport: httpx.BaseTransport | None = None, max_retries: int = 2) -> None:
+    def __init__(self, spec: BackendSpec, transport: httpx.BaseTransport | None = None) -> None:
         super().__init__(spec)
         if not spec.base_url:
             raise BackendError("backend 'openai' needs base_url, e.g. http://localhost:8000/v1")
@@ -42,7 +42,7 @@ class OpenAIBackend(Backend):
             transport=transport,
         )
         self._pool = ThreadPoolExecutor(spec.max_concurrency, thread_name_prefix="rm-openai")
-        self._max_retries = max_retries
+        self._max_retries = spec.max_retries
 
     def chat(self, requests: Sequence[ChatRequest]) -> list[ChatReply | Exception]:
         return list(self._pool.map(self._chat_safe, requests))

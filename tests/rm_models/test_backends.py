@@ -79,3 +79,15 @@ def test_vllm_matches_transformers_on_an_outcome_rm(tiny_models: dict[str, str])
         samples, OutcomeRM.Config(model=tiny_models["outcome"], backend="vllm", dtype="float32")
     )
     assert [r.score for r in vl] == pytest.approx([r.score for r in hf], abs=1e-3)  # type: ignore[union-attr]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is None or not _cuda(), reason="needs vLLM and a CUDA GPU")
+def test_vllm_token_logprobs_match_transformers(tiny_models: dict[str, str]) -> None:
+    from rm_models.implicit_prm import ImplicitPRM
+
+    sample = Sample(prompt="Add 2 and 3.", response="2+3 = 5.\n\nSo 5.")
+    base = {"model": tiny_models["causal"], "ref_model": tiny_models["causal_other"], "dtype": "float32"}
+    hf = ImplicitPRM().score(sample, ImplicitPRM.Config(**base))
+    vl = ImplicitPRM().score(sample, ImplicitPRM.Config(**base, backend="vllm", gpu_memory_utilization=0.2))
+    assert vl.steps == pytest.approx(hf.steps, abs=1e-3)

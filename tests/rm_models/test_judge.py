@@ -148,7 +148,9 @@ def test_endpoint_failures_are_errors_not_zeros(fake_judge: FakeJudge) -> None:
 
 
 def test_an_unreachable_endpoint_is_an_error() -> None:
-    cfg = Judge.Config(model="m", base_url="http://127.0.0.1:9/v1", api_key_env=None, request_timeout_s=2)
+    cfg = Judge.Config(
+        model="m", base_url="http://127.0.0.1:9/v1", api_key_env=None, request_timeout_s=2, max_retries=0
+    )
     [result] = Judge().score_batch([Sample(prompt=QUESTION, response="\\boxed{1}", reference="1")], cfg)
     assert isinstance(result, Result) and result.status == "error" and "unreachable" in (result.error or "")
 
@@ -169,3 +171,10 @@ def test_the_judge_is_consulted_only_when_the_rule_says_wrong(
     assert passed.score == 1.0 and passed.details["decided_by"] == "rule" and fake_judge.requests == []
     rescued = score(fake_judge, response="\\boxed{0.75}", rule_verifier="exact_for_test")
     assert rescued.score == 1.0 and rescued.details["decided_by"] == "judge" and len(fake_judge.requests) == 1
+
+
+def test_a_busy_endpoint_is_retried(fake_judge: FakeJudge) -> None:
+    replies = iter([503, "True"])
+    fake_judge.responder = lambda body: next(replies)
+    result = score(fake_judge)
+    assert result.score == 1.0 and len(fake_judge.requests) == 2
