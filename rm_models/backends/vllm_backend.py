@@ -41,14 +41,22 @@ class VLLMBackend(Backend):
         with self._lock:  # engines are big: build each once, and one at a time
             engine = self._engines.get(key)
             if engine is None:
-                engine = self._engines[key] = self._vllm.LLM(
-                    model=self.spec.model,
-                    trust_remote_code=self.spec.trust_remote_code,
-                    dtype=self.spec.dtype,
-                    gpu_memory_utilization=self.spec.gpu_memory_utilization,
-                    tensor_parallel_size=self.spec.tensor_parallel_size,
-                    **options,
-                )
+                common = {
+                    "model": self.spec.model,
+                    "trust_remote_code": self.spec.trust_remote_code,
+                    "dtype": self.spec.dtype,
+                    "gpu_memory_utilization": self.spec.gpu_memory_utilization,
+                    "tensor_parallel_size": self.spec.tensor_parallel_size,
+                }
+                try:
+                    engine = self._vllm.LLM(**common, **options)
+                except TypeError:
+                    if "pooler_config" not in options:
+                        raise
+                    # vLLM < 0.11 names it override_pooler_config
+                    options["override_pooler_config"] = options.pop("pooler_config")
+                    engine = self._vllm.LLM(**common, **options)
+                self._engines[key] = engine
             return engine
 
     def _generator(self) -> Any:
@@ -121,19 +129,29 @@ class VLLMBackend(Backend):
         return result
 
     def chat(self, requests: Sequence[ChatRequest]) -> list[ChatReply | Exception]:
-        replies: list[ChatReply | Exception] = []
         engine = self._generator()
-        for request in requests:  # one engine call per request keeps per-request params simple
+        try:  # one engine call for the whole batch: that is where vLLM is fast
+            outputs = engine.chat(
+                [r.message_dicts() for r in requests], [self._sampling(r) for r in requests], use_tqdm=False
+            )
+            return [self._reply(out.outputs[0], r) for out, r in zip(outputs, requests, strict=True)]
+        except (ValueError, RuntimeError):
+            pass  # one bad request fails the batch call: retry one by one so it fails alone
+        replies: list[ChatReply | Exception] = []
+        for request in requests:
             try:
-                out = engine.chat([request.message_dicts()], self._sampling(request), use_tqdm=False)[0].outputs[0]
+                out = engine.chat([request.message_dicts()], self._sampling(request), use_tqdm=False)[0]
+                replies.append(self._reply(out.outputs[0], request))
             except (ValueError, RuntimeError) as exc:
                 replies.append(BackendError(f"vLLM generation failed: {exc}"))
-                continue
-            logprobs = None
-            if request.top_logprobs is not None and out.logprobs is not None:
-                logprobs = tuple(_alternatives(step) for step in out.logprobs)
-            replies.append(ChatReply(text=out.text, logprobs=logprobs, finish_reason=out.finish_reason))
         return replies
+
+    @staticmethod
+    def _reply(out: Any, request: ChatRequest) -> ChatReply:
+        logprobs = None
+        if request.top_logprobs is not None and out.logprobs is not None:
+            logprobs = tuple(_alternatives(step) for step in out.logprobs)
+        return ChatReply(text=out.text, logprobs=logprobs, finish_reason=out.finish_reason)
 
     def _sampling(self, request: ChatRequest) -> Any:
         options: dict[str, Any] = {"max_tokens": request.max_tokens, "temperature": request.temperature}
