@@ -35,7 +35,7 @@ def service_url(plugin_file: Path) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture()
+@pytest.fixture(scope="session")
 def http(service_url: str) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=service_url, timeout=60) as client:
         yield client
