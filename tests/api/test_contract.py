@@ -101,7 +101,7 @@ def test_get_reward_speaks_openrlhf(http: httpx.Client) -> None:
     answer = response.json()
     assert answer["rewards"] == [1.0, 0.0]
     assert answer["scores"] == [1.0, 0.0]
-    assert answer["extra_logs"]["status"] == ["ok", "ok"]
+    assert answer["status"] == ["ok", "ok"]
 
 
 def test_get_reward_accepts_one_sample_per_request(http: httpx.Client) -> None:
