@@ -1,4 +1,4 @@
-"""`majority_vote`: answer extraction and normalisation, the vote, ties, consensus, label accuracy."""
+"""`majority_vote`: reading answers, when two agree (math and text), the vote, ties, consensus."""
 
 from importlib.metadata import entry_points
 
@@ -7,13 +7,16 @@ import pytest
 from rewardhub.execution.calls import Call, run_call
 from rewardhub.registry import Registry
 from rewardhub.types import Sample
-from verifiers.group.answers import extract_final_answer, normalize_final_answer
+from verifiers.group.answers import extract_final_answer, normalize_final_answer, read_answer, same_answer
 from verifiers.group.majority_vote import MajorityVoteVerifier
 
 
 def vote(responses, reference=None, **config):
     samples = [Sample(response=r, reference=reference, group="g") for r in responses]
     return MajorityVoteVerifier().score_group(samples, MajorityVoteVerifier.Config(**config))
+
+
+# -- text equivalence: extraction and normal form ------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -30,7 +33,7 @@ def vote(responses, reference=None, **config):
         ("\\boxed{unclosed", None),
     ],
 )
-def test_extraction(response, answer):
+def test_text_extraction(response, answer):
     assert extract_final_answer(response) == answer
 
 
@@ -48,26 +51,49 @@ def test_extraction(response, answer):
         ("10\\,\\text{cm}", "10cm"),
     ],
 )
-def test_same_answers_have_one_normal_form(a, b):
+def test_text_normal_form_is_shared_by_equal_answers(a, b):
     assert normalize_final_answer(a) == normalize_final_answer(b)
 
 
 @pytest.mark.parametrize(("a", "b"), [("2\\sqrt{2}", "\\sqrt{8}"), ("1/2", "1/3"), ("1,5", "15"), ("-1", "1")])
-def test_different_answers_stay_different(a, b):
+def test_text_normal_form_keeps_different_answers_apart(a, b):
     assert normalize_final_answer(a) != normalize_final_answer(b)
 
 
+# -- math equivalence -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("\\boxed{\\frac{1}{2}}", "The answer is 0.5", True),
+        ("\\boxed{2\\sqrt{2}}", "\\boxed{\\sqrt{8}}", True),  # what text equivalence cannot see
+        ("\\boxed{x = 3}", "#### 3", True),
+        ("<answer>\\frac12</answer>", "\\boxed{1/2}", True),  # an <answer> block is read first
+        ("\\boxed{(0, 1]}", "\\boxed{[0, 1]}", False),
+        ("\\boxed{\\{1, 2\\}}", "\\boxed{\\{2, 1\\}}", True),
+    ],
+)
+def test_math_equivalence(a, b, same):
+    first, other = read_answer(a, "math"), read_answer(b, "math")
+    assert same_answer(first, other) is same
+
+
+# -- the vote -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("equivalence", ["math", "text"])
 @pytest.mark.parametrize(
     ("responses", "config", "scores", "majority"),
     [
         (["\\boxed{4}", "\\boxed{4.0}", "\\boxed{5}"], {}, [1, 1, 0], "4"),
         (
-            ["\\boxed{1/2}", "The answer is 0.5", "\\boxed{3}", "\\boxed{3}", "<answer>\\frac12</answer>"],
+            ["\\boxed{1/2}", "The answer is 0.5", "\\boxed{3}", "\\boxed{3}", "\\boxed{\\frac{1}{2}}"],
             {},
-            [1, 1, 0, 0, 0],
+            [1, 1, 0, 0, 1],
             "1/2",
         ),
-        (["\\boxed{4}", "no idea", "no idea", "still no idea"], {}, [1, 0, 0, 0], "4"),  # no answer, no vote
+        (["\\boxed{4}", "I am not sure.", "I am not sure.", "I am not sure."], {}, [1, 0, 0, 0], "4"),  # no vote
         (["\\boxed{5}", "\\boxed{4}", "\\boxed{4}", "\\boxed{5}"], {}, [1, 0, 0, 1], "5"),  # tie: first seen wins
         (["\\boxed{4}", "\\boxed{4}", "\\boxed{5}", "\\boxed{6}"], {"min_share": 0.5}, [1, 1, 0, 0], "4"),
         (
@@ -76,24 +102,38 @@ def test_different_answers_stay_different(a, b):
             [0, 0, 0, 0],
             "4",
         ),  # no consensus
-        (["nothing", "at all"], {}, [0, 0], None),
+        (["I am not sure.", "Neither am I."], {}, [0, 0], None),
         (["\\boxed{4}"], {}, [1], "4"),
     ],
 )
-def test_the_vote(responses, config, scores, majority):
-    results = vote(responses, **config)
+def test_the_vote(responses, config, scores, majority, equivalence):
+    results = vote(responses, equivalence=equivalence, **config)
     assert [r.score for r in results] == scores
     assert all(r.status == "ok" and r.details["majority"] == majority for r in results)
 
 
+def test_math_equivalence_merges_what_text_keeps_apart():
+    responses = ["\\boxed{\\sqrt{8}}", "\\boxed{2\\sqrt{2}}", "\\boxed{3}", "\\boxed{3}", "\\boxed{2 \\sqrt 2}"]
+    assert [r.score for r in vote(responses)] == [1, 1, 0, 0, 1]
+    assert [r.score for r in vote(responses, equivalence="text")] == [0, 0, 1, 1, 0]
+
+
+def test_an_answer_too_complex_to_read_is_that_samples_error_and_casts_no_vote():
+    results = vote(["\\boxed{9^{9^{9^{9}}}}", "\\boxed{2}", "\\boxed{3}", "\\boxed{3}"])
+    assert [r.status for r in results] == ["error", "ok", "ok", "ok"]
+    assert "too complex" in results[0].error
+    assert [r.score for r in results[1:]] == [0, 1, 1]
+    assert results[1].details["voters"] == 3
+
+
 def test_details():
-    results = vote(["\\boxed{5}", "\\boxed{4}", "\\boxed{4}", "no"], reference="4")
+    results = vote(["\\boxed{5}", "\\boxed{4}", "\\boxed{4}", "I am not sure."], reference="4")
     assert results[1].details == {
         "answer": "4",
-        "normalized": "4",
         "majority": "4",
         "majority_votes": 2,
         "voters": 3,
+        "distinct_answers": 2,
         "group_size": 4,
         "tie": False,
         "consensus": True,
@@ -101,7 +141,9 @@ def test_details():
     }
     assert results[3].details["answer"] is None
     assert vote(["\\boxed{5}"], reference="4")[0].details["majority_matches_reference"] is False
+    assert vote(["\\boxed{0.5}"], reference="\\frac{1}{2}")[0].details["majority_matches_reference"] is True
     assert "majority_matches_reference" not in vote(["\\boxed{5}"])[0].details
+    assert "majority_matches_reference" not in vote(["\\boxed{5}"], reference="\\frac{")[0].details
 
 
 def test_it_runs_as_a_group_call():
@@ -115,13 +157,3 @@ def test_config_fields_are_documented_and_registered():
     assert all(field.description for field in MajorityVoteVerifier.Config.model_fields.values())
     (ep,) = entry_points(group="rewardhub.verifiers", name="majority_vote")
     assert ep.load() is MajorityVoteVerifier
-
-
-def test_through_the_service_group_rewards_sum_with_per_sample_ones(http):
-    spec = {"sum": [{"verifier": "exact", "weight": 1.0}, {"verifier": "majority_vote", "weight": 0.5}]}
-    responses = ["\\boxed{4}", "\\boxed{4}", "\\boxed{5}", "4"]
-    samples = [{"response": r, "reference": "4", "group": "q"} for r in responses]
-    results = http.post("/v1/score", json={"verifier": spec, "samples": samples}).json()["results"]
-    # exact only matches the bare "4"; the last sample gives no boxed answer, so it has no vote
-    assert [r["score"] for r in results] == [0.5, 0.5, 0.0, 1.0]
-    assert results[0]["details"]["components"]["majority_vote"]["details"]["majority"] == "4"

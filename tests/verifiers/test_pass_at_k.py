@@ -74,13 +74,29 @@ def test_k_is_clamped_to_the_group_size():
     assert results[0].details["k"] == 2
 
 
-def test_reference_correctness_when_metadata_is_missing():
-    responses = ["\\boxed{\\frac{1}{2}}", "The answer is 0.5", "\\boxed{2}", "no answer"]
+@pytest.mark.parametrize("equivalence", ["math", "text"])
+def test_reference_correctness_when_metadata_is_missing(equivalence):
+    responses = ["\\boxed{\\frac{1}{2}}", "The answer is 0.5", "\\boxed{2}", "I am not sure."]
     samples = [Sample(response=r, reference="1/2") for r in responses]
-    results = shape(samples, k=2)
+    results = shape(samples, k=2, equivalence=equivalence)
     assert [r.details["correct"] for r in results] == [True, True, False, False]
     assert [r.score for r in results] == pytest.approx([1.0, 1.0, 2 / 3, 2 / 3])
     assert results[0].details["correctness_from"] == "reference"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "math", "text"),
+    [
+        ("\\boxed{\\sqrt{8}}", "2\\sqrt{2}", True, False),
+        ("\\boxed{x = 3}", "3", True, True),
+        ("The answer is 3", "\\boxed{3}", True, False),  # a boxed gold is read by math only
+        ("\\boxed{4}", 4, True, True),
+    ],
+)
+def test_math_and_text_equivalence(response, reference, math, text):
+    sample = [Sample(response=response, reference=reference)]
+    assert shape(sample, k=1)[0].details["correct"] is math
+    assert shape(sample, k=1, equivalence="text")[0].details["correct"] is text
 
 
 def test_forced_reference_source_ignores_metadata():
@@ -95,6 +111,8 @@ def test_forced_reference_source_ignores_metadata():
         ([Sample(response="\\boxed{3}", reference=["3"])], {}, "no usable reference"),
         ([Sample(response="x", metadata={"correct": "yes"})], {}, "must be a bool or a number"),
         ([Sample(response="x", reference="3")], {"correctness": "metadata"}, "must be a bool or a number"),
+        ([Sample(response="\\boxed{3}", reference="\\frac{")], {}, "not readable math"),
+        ([Sample(response="\\boxed{9^{9^{9^{9}}}}", reference="3")], {}, "too complex to judge"),
     ],
 )
 def test_unknown_correctness_is_an_error_for_the_group(samples, config, message):

@@ -1,26 +1,49 @@
-"""Final-answer extraction and a small normaliser shared by the group verifiers.
+"""Final answers and when two of them are the same, for the group verifiers.
 
-Majority voting and pass@k need to know when two responses give *the same answer*. This is the
-cheap version: the answer is the last ``\\boxed{…}``, else the last ``<answer>…</answer>``, else
-what follows the last "answer is" / "Answer:" / GSM8K's ``####``; two answers are the same when
-their normal forms are equal. The normal form drops LaTeX dressing (``$``, ``\\left``, ``\\text{}``,
-spacing commands, ``\\dfrac``), a leading ``x =``, a trailing period, thousands separators, spaces
-and the parentheses of a choice such as ``(A)``, lower-cases, and writes every rational number
-(``0.5``, ``1/2``, ``\\frac{1}{2}``) as one reduced fraction.
+Majority voting and pass@k need to know when two responses give *the same answer*. Two ways,
+chosen by the verifiers' ``equivalence`` setting:
 
-It does not know algebra: ``2\\sqrt{2}`` and ``\\sqrt{8}`` are different answers here. The
-``math`` verifier's symbolic equivalence is the better judge and should replace
-:func:`normalize_final_answer` here once it exposes its extraction and comparison as functions.
+- ``math`` (the default): the ``math`` verifier's own extraction (last box, ``####``, "the answer
+  is", else a bare answer; inside the last ``<answer>…</answer>`` when there is one),
+  normalisation, pre-screen and value parsing; two answers are the same when their parsed values
+  are equal or :func:`verifiers.math.equivalent` says so (``0.5`` and ``\\frac{1}{2}``, ``x = 3``
+  and ``3``, ``(0, 1]`` and ``(0,1]``). An answer too expensive to parse raises
+  :class:`~verifiers.math.TooComplex`: the caller reports that sample, it never guesses.
+- ``text``: no sympy, for speed or for answers that are not math. The answer is the last
+  ``\\boxed{…}``, else the last ``<answer>…</answer>``, else what follows the last "answer is" /
+  "Answer:" / ``####``; two answers are the same when their normal forms are equal. The normal
+  form drops LaTeX dressing (``$``, ``\\left``, ``\\text{}``, spacing commands, ``\\dfrac``), a
+  leading ``x =``, a trailing period, thousands separators, spaces and the parentheses of a choice
+  such as ``(A)``, lower-cases, and writes every rational number (``0.5``, ``1/2``,
+  ``\\frac{1}{2}``) as one reduced fraction. It does not know algebra: ``2\\sqrt{2}`` and
+  ``\\sqrt{8}`` differ.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import Literal
 
+from verifiers.math import Policy, Unparseable, equivalent, extract_answer, extract_gold, screen
+from verifiers.math.normalize import normalize
+from verifiers.math.parse import parse_normalized
 from verifiers.text import strip_think
 
-__all__ = ["extract_final_answer", "normalize_final_answer"]
+__all__ = [
+    "Answer",
+    "Equivalence",
+    "extract_final_answer",
+    "normalize_final_answer",
+    "read_answer",
+    "read_gold",
+    "same_answer",
+]
+
+Equivalence = Literal["math", "text"]
+_POLICY = Policy()
 
 # the body may not contain another opener: many unclosed tags would otherwise rescan the text
 _ANSWER_TAG = re.compile(r"<answer>((?:(?!<answer>).)*?)</answer>", re.DOTALL | re.IGNORECASE)
@@ -31,6 +54,63 @@ _ASSIGNMENT = re.compile(r"^[a-z]\w*\s*=\s*(?=\S)", re.IGNORECASE)
 _FRAC = re.compile(r"\\[dt]?frac\{(-?\d+)\}\{(-?\d+)\}")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _CHOICE = re.compile(r"^\(([a-z])\)$")  # "(A)" is the choice "a"
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str  # as written
+    normalized: str  # one spelling, for details
+    key: Hashable  # equal keys are the same answer: a parsed math value, or the normal form
+
+
+def read_answer(response: str, equivalence: Equivalence) -> Answer | None:
+    """The response's final answer, or None when it commits to none.
+
+    Raises :class:`~verifiers.math.TooComplex` (math) when the answer is too expensive to read."""
+    if equivalence == "text":
+        raw = extract_final_answer(response)
+        return None if raw is None else _text_answer(raw)
+    tags = _ANSWER_TAG.findall(strip_think(response))
+    fallback = None
+    for candidate in extract_answer(tags[-1] if tags else response):  # best first, as `math` reads them
+        answer = _math_answer(candidate.text)
+        if not isinstance(answer.key, str):
+            return answer
+        fallback = fallback or answer
+    return fallback
+
+
+def read_gold(reference: str, equivalence: Equivalence) -> Answer:
+    """The gold answer; raises ``Unparseable`` (math) when it cannot be read, ``TooComplex`` when too costly."""
+    if equivalence == "text":
+        return _text_answer(reference)
+    gold = _math_answer(extract_gold(reference).text)
+    if isinstance(gold.key, str):
+        raise Unparseable(f"gold answer {reference[:80]!r} is not readable math")
+    return gold
+
+
+def same_answer(first: Answer, other: Answer) -> bool:
+    """Whether ``other`` gives the answer ``first`` gives (``first`` plays the gold)."""
+    if first.key == other.key:
+        return True
+    if isinstance(first.key, str) or isinstance(other.key, str):
+        return False  # unparsed math agrees only with the same spelling
+    return equivalent(first.key, other.key, _POLICY) is not None  # type: ignore[arg-type]
+
+
+def _math_answer(text: str) -> Answer:
+    normalized = normalize(text)
+    screen(normalized)
+    try:
+        return Answer(text, normalized, parse_normalized(normalized))
+    except Unparseable:
+        return Answer(text, normalized, normalized)
+
+
+def _text_answer(raw: str) -> Answer:
+    normalized = normalize_final_answer(raw)
+    return Answer(raw, normalized, normalized)
 
 
 def extract_final_answer(response: str) -> str | None:

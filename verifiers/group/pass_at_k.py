@@ -15,9 +15,11 @@ credit. ``k`` above the group size is clamped to it.
 
 Group verifiers do not see other verifiers' scores, so correctness comes from ``metadata``
 (``metadata[metadata_key]``: a bool, or a score counted correct at ``threshold`` or more) when
-every sample carries it, else from comparing each sample's extracted final answer with its
-``reference`` (:mod:`verifiers.group.answers`); ``correctness`` forces one source. A sample with
-neither is an ``error`` status for its group: an unknown correctness is not a wrong answer.
+every sample carries it, else from comparing each sample's final answer with its ``reference``
+(:mod:`verifiers.group.answers`: the ``math`` verifier's extraction and equivalence by default);
+``correctness`` forces one source. A sample with neither, an unreadable gold or an answer too
+expensive to read is an ``error`` status for the whole group: one unknown correctness changes
+every member's credit, and an unknown is not a wrong answer.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from pydantic import Field
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
-from verifiers.group.answers import extract_final_answer, normalize_final_answer
+from verifiers.group.answers import Equivalence, read_answer, read_gold, same_answer
+from verifiers.math import TooComplex, Unparseable
 
 __all__ = ["PassAtKVerifier", "group_pass_at_k", "sample_pass_at_k"]
 
@@ -61,6 +64,10 @@ class PassAtKVerifier(Verifier):
         )
         metadata_key: str = Field("correct", description="Metadata field holding a bool or a score per sample.")
         threshold: float = Field(0.5, description="A numeric metadata score at or above this counts as correct.")
+        equivalence: Equivalence = Field(
+            "math",
+            description="Reference comparison: 'math' (the math verifier's equivalence) or 'text' (normal form).",
+        )
 
     def score_group(self, samples: list[Sample], config: Config) -> list[Result]:
         source = _source(samples, config)
@@ -101,5 +108,11 @@ def _is_correct(sample: Sample, index: int, source: str, config: PassAtKVerifier
     reference = sample.reference
     if not isinstance(reference, (str, int, float)) or isinstance(reference, bool) or str(reference).strip() == "":
         raise VerifierError(f"sample {index}: no {config.metadata_key!r} in metadata and no usable reference answer")
-    answer = extract_final_answer(sample.response)
-    return answer is not None and normalize_final_answer(answer) == normalize_final_answer(str(reference))
+    try:
+        gold = read_gold(str(reference), config.equivalence)
+        answer = read_answer(sample.response, config.equivalence)
+    except Unparseable as exc:
+        raise VerifierError(f"sample {index}: {exc}") from None
+    except TooComplex as exc:
+        raise VerifierError(f"sample {index}: too complex to judge: {exc.reason}") from None
+    return answer is not None and same_answer(gold, answer)
