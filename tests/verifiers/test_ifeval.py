@@ -6,7 +6,7 @@ import pytest
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Sample
-from verifiers.ifeval import IFEvalVerifier
+from verifiers.ifeval import IFEvalVerifier, from_ifeval
 from verifiers.ifeval_constraints import CONSTRAINT_TYPES, parse_constraint
 
 
@@ -170,3 +170,67 @@ def test_config_fields_are_documented_and_registered():
     assert all(field.description for field in IFEvalVerifier.Config.model_fields.values())
     (ep,) = entry_points(group="rewardhub.verifiers", name="ifeval")
     assert ep.load() is IFEvalVerifier
+
+
+# -- rows of the IFEval dataset itself ------------------------------------------------------------
+
+IFEVAL_ROW = {
+    "key": 1001,
+    "prompt": "Write a short note without commas ...",
+    "instruction_id_list": [
+        "punctuation:no_comma",
+        "length_constraints:number_words",
+        "detectable_format:number_highlighted_sections",
+        "change_case:capital_word_frequency",
+    ],
+    "kwargs": [
+        {"num_words": None, "relation": None},  # the dataset fills unused kwargs with null
+        {"relation": "less than", "num_words": 12},
+        {"num_highlights": 1},
+        {"capital_frequency": 2, "capital_relation": "at least"},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("instruction", "kwargs", "constraint"),
+    [
+        ("keywords:existence", {"keywords": ["a", "b"]}, {"type": "keywords", "include": ["a", "b"]}),
+        ("keywords:forbidden_words", {"forbidden_words": ["x"]}, {"type": "keywords", "exclude": ["x"]}),
+        (
+            "keywords:frequency",
+            {"keyword": "ai", "frequency": 3, "relation": "less than"},
+            {"type": "keyword_frequency", "keyword": "ai", "max": 2},
+        ),
+        ("length_constraints:number_sentences", {"num_sentences": 5, "relation": "at least"}, {"type": "sentence_count", "min": 5}),
+        ("length_constraints:number_paragraphs", {"num_paragraphs": 3}, {"type": "paragraph_count", "exact": 3, "separator": "***"}),
+        ("detectable_format:multiple_sections", {"section_spliter": "Part", "num_sections": 2}, {"type": "section_count", "marker": "Part", "min": 2}),
+        ("detectable_content:postscript", {"postscript_marker": "P.P.S"}, {"type": "postscript", "marker": "P.P.S"}),
+        ("combination:repeat_prompt", {"prompt_to_repeat": "Say hi."}, {"type": "starts_with", "text": "Say hi."}),
+        ("startend:end_checker", {"end_phrase": "Is there anything else?"}, {"type": "ends_with", "text": "Is there anything else?"}),
+        ("detectable_format:title", None, {"type": "title"}),
+    ],
+)  # fmt: skip
+def test_ifeval_instructions_translate(instruction, kwargs, constraint):
+    assert from_ifeval([instruction], [kwargs]) == [constraint]
+
+
+def test_an_ifeval_row_is_a_reference():
+    response = "Notes are *short* and VERY CLEAR"
+    result = score(response, IFEVAL_ROW)
+    assert [c["passed"] for c in result.details["constraints"]] == [True, True, True, True]
+    assert score(response + ", really, with many more words than were asked", IFEVAL_ROW).score == 0.5
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"instruction_id_list": ["language:response_language"], "kwargs": [{"language": "fr"}]}, "no counterpart"),
+        ({"instruction_id_list": ["keywords:frequency"], "kwargs": [{"keyword": "a", "frequency": 2, "relation": "about"}]}, "unknown relation"),
+        ({"instruction_id_list": ["punctuation:no_comma"], "kwargs": []}, "same length"),
+        ({"instruction_id_list": ["punctuation:no_comma"], "kwargs": ["x"]}, "must be an object"),
+    ],
+)  # fmt: skip
+def test_ifeval_rows_that_cannot_be_judged_are_errors(row, message):
+    with pytest.raises(VerifierError, match=message):
+        score("anything", row)
