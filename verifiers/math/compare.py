@@ -307,6 +307,9 @@ def _as_sympy_set(value: Value) -> Any | None:
             if start is None or end is None:
                 return None
             return sympy.Interval(start, end, value.brackets[0] == "(", value.brackets[1] == ")")
+        if value.kind == "list" and value.items and all(isinstance(v, Relation) for v in value.items):
+            parts = [_univariate_set(v) for v in value.items]  # "x < -8 or x > 8"
+            return None if any(s is None for s in parts) else sympy.Union(*parts)
         if value.kind in ("set", "list"):
             elements = [_sympy_of(v) for v in value.items]
             return None if any(e is None for e in elements) else sympy.FiniteSet(*elements)

@@ -24,8 +24,10 @@ answer, so garbage that merely ends in the gold earns nothing.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = ["ANCHORS", "Extraction", "extract_answer", "extract_gold", "find_boxed", "prepare"]
 
@@ -34,10 +36,13 @@ ANCHORS = ("boxed", "hashes", "answer_phrase")
 _END_TOKENS = ("<|im_end|>", "<|im_start|>", "<|endoftext|>", "<|eot_id|>", "<｜end▁of▁sentence｜>", "</s>")
 _BOX_OPEN = re.compile(r"\\+(?:[a-z]*boxed|fbox|framebox)\s*(?=\{)|\\+boxed\s+(?=[^\s{])")
 _DOUBLE_BACKSLASH = re.compile(r"\\\\(?=[a-zA-Z])")
-_MATH_SPAN = re.compile(
-    r"\$\$(?P<dd>.+?)\$\$|\\\[(?P<br>.+?)\\\]|\\\((?P<pa>[^\n]+?)\\\)|(?<![\\$])\$(?P<d>(?:\\\$|[^$\n])+?)(?<!\\)\$",
-    re.DOTALL,
-)
+_OPENER = re.compile(r"(?<!\\)\$\$|(?<!\\)\$|\\\(|\\\[")
+_CLOSERS = {
+    "$$": re.compile(r"(?<!\\)\$\$"),
+    "$": re.compile(r"(?<!\\)\$"),
+    "\\(": re.compile(r"\\\)"),
+    "\\[": re.compile(r"\\\]"),
+}
 _PHRASE = re.compile(
     r"(?:(?<![A-Za-z])(?:final\s+answer|the\s+answer|answer|réponse|respuesta|resposta|antwort|risposta|ответ)"
     r"(?![A-Za-z])|答案)",
@@ -58,7 +63,7 @@ _ATOM = (
 )
 _BARE_ITEM = re.compile(
     r"(?<![A-Za-z0-9_\\])[-−]?\(?\s*" + _ATOM + r"(?:\s*[-+*/×÷^=]\s*[-−]?\(?\s*" + _ATOM + r"\)?)*\)?"
-    r"(?:\s*(?:\\?%|percent(?:age)?\b|pct\b))?"
+    r"(?:\s*(?:\\?%|percent(?:age)?\b|pct\b|°|\^\\circ|\^\{\\circ\}|degrees?\b))?"
 )
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])")
 _MATH_WORDS = frozenset(
@@ -68,6 +73,8 @@ _MATH_WORDS = frozenset(
 _LATEX_NOISE = re.compile(
     r"\\(?:text\w*|math\w+|mbox|operatorname)\s*\{[^{}]*\}|\\(?:begin|end)\s*\{[^{}]*\}(?:\{[^{}]*\})?"
 )
+_HEDGE = re.compile(r"(?<![\w,])\s*\bor\s*$", re.IGNORECASE)
+_CHOICE_AFTER = re.compile(r"[\s:：*(]*\(?([A-E])\)?(?=[\s.,;:)*]|$)")
 _LIST_GAP = re.compile(r"^[\s\"'*]*(?:,|;|and|or|, and|&)[\s\"'*]*$", re.IGNORECASE)
 _SEPARATOR_NOISE = re.compile(r"\$|\\[()\[\]]|\\q?quad(?![A-Za-z])|\\[,;: !]|~|\\text\s*\{\s*\}")
 _BOX_SEPARATOR = re.compile(
@@ -145,7 +152,7 @@ def extract_gold(gold: str) -> Extraction:
     boxed = find_boxed(text, allow_unclosed=True)
     if boxed:
         return Extraction(boxed, "boxed")
-    if len(text) > 120 and len(_prose_words(_MATH_SPAN.sub(" ", text))) > 12:
+    if len(text) > 120 and len(_prose_words(_without_spans(text))) > 12:
         phrased = _after_last_phrase(text, bare_numbers=True)
         if phrased is not None:
             return Extraction(phrased[0], "answer_phrase")
@@ -224,6 +231,63 @@ def _matching_braces(text: str) -> dict[int, int]:
 
 
 @dataclass(frozen=True)
+class _Span:
+    """A math span: ``$...$``, ``$$...$$``, ``\\(...\\)``, ``\\[...\\]`` (inline ones on one line)."""
+
+    start: int
+    end: int
+    content: str
+    display: bool
+
+
+@lru_cache(maxsize=32)
+def _spans(text: str) -> tuple[_Span, ...]:
+    """All math spans of ``text``, left to right, in linear time (a regex with lazy ``.+?`` would be
+    quadratic on a 100k-character response full of unmatched ``$$``)."""
+    closers = {kind: [m.start() for m in pattern.finditer(text)] for kind, pattern in _CLOSERS.items()}
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    spans: list[_Span] = []
+    position = 0
+    for opener in _OPENER.finditer(text):
+        if opener.start() < position:
+            continue
+        kind = opener.group(0)
+        positions = closers[kind]
+        k = bisect.bisect_left(positions, opener.end())
+        if k == len(positions):
+            continue
+        close = positions[k]
+        inline = kind in ("$", "\\(")
+        line_end = (
+            newlines[bisect.bisect_left(newlines, opener.end())]
+            if inline and newlines and newlines[-1] >= opener.end()
+            else len(text)
+        )
+        content = text[opener.end() : close]
+        if (inline and close > line_end) or not content.strip():
+            continue
+        end = close + (2 if kind != "$" else 1)
+        spans.append(_Span(opener.start(), end, content.strip(), not inline))
+        position = end
+    return tuple(spans)
+
+
+def _spans_in(text: str, start: int, end: int) -> list[_Span]:
+    spans = _spans(text)
+    first = bisect.bisect_left([s.start for s in spans], start)
+    return [s for s in spans[first:] if s.end <= end] if spans else []
+
+
+def _without_spans(text: str) -> str:
+    out, position = [], 0
+    for span in _spans(text):
+        out.append(text[position : span.start])
+        position = span.end
+    out.append(text[position:])
+    return " ".join(out)
+
+
+@dataclass(frozen=True)
 class _Item:
     text: str
     start: int
@@ -235,15 +299,13 @@ def _items(text: str, start: int, end: int, bare_numbers: bool) -> list[_Item]:
     """Math spans (and, if allowed, bare numeric expressions) in ``text[start:end]``."""
     found: list[_Item] = []
     cursor = start
-    for span in _MATH_SPAN.finditer(text, start, end):
-        if _looks_like_prose(span.group(0)):
+    for span in _spans_in(text, start, end):
+        if _looks_like_prose(span.content):
             continue  # "$10 for her fudge ... $": currency signs, not math
         if bare_numbers:
-            found.extend(_bare_items(text, cursor, span.start()))
-        content = next(group for group in span.groups() if group is not None)
-        if content.strip():
-            found.append(_Item(content.strip(), span.start(), span.end()))
-        cursor = span.end()
+            found.extend(_bare_items(text, cursor, span.start))
+        found.append(_Item(span.content, span.start, span.end))
+        cursor = span.end
     if bare_numbers:
         found.extend(_bare_items(text, cursor, end))
     return found
@@ -292,11 +354,11 @@ def _boundaries(text: str, start: int, end: int) -> list[int]:
     display formula that ends with a full stop ends its sentence)."""
     stops: list[int] = []
     position = start
-    for span in _MATH_SPAN.finditer(text, start, end):
-        stops.extend(stop.end() for stop in _SENTENCE_END.finditer(text, position, span.start()))
-        if (span.group("dd") or span.group("br") or "").rstrip().endswith("."):
-            stops.append(span.end())
-        position = span.end()
+    for span in _spans_in(text, start, end):
+        stops.extend(stop.end() for stop in _SENTENCE_END.finditer(text, position, span.start))
+        if span.display and span.content.endswith("."):
+            stops.append(span.end)
+        position = span.end
     stops.extend(stop.end() for stop in _SENTENCE_END.finditer(text, position, end))
     return stops
 
@@ -313,8 +375,8 @@ def _pick(text: str, items: list[_Item], start: int, prefer_last: bool) -> tuple
             copula_at = copula.end()
     after = [item for item in kept if item.start >= copula_at]
     chosen = after[0] if after and copula_at > start else (kept[-1] if prefer_last else kept[0])
-    if chosen.glued:
-        return None
+    if chosen.glued or _HEDGE.search(text[max(start, chosen.start - 6) : chosen.start]):
+        return None  # "3x" is no number; "... or 0" offers an alternative, not an answer
     # "$12$ and $13$", "2, 3 and 5": items joined only by list separators form one list answer
     listed = [chosen]
     for item in kept[kept.index(chosen) + 1 :]:
@@ -325,7 +387,7 @@ def _pick(text: str, items: list[_Item], start: int, prefer_last: bool) -> tuple
 
 
 def _after_last_phrase(text: str, bare_numbers: bool) -> tuple[str, int] | None:
-    for phrase in reversed(list(_PHRASE.finditer(text))):
+    for phrase in list(_PHRASE.finditer(text))[-20:][::-1]:
         start = phrase.end()
         stops = [stop for stop in _boundaries(text, start, min(len(text), start + 3000)) if stop > start]
         end = stops[0] if stops else len(text)
@@ -333,11 +395,20 @@ def _after_last_phrase(text: str, bare_numbers: bool) -> tuple[str, int] | None:
         if not items and len(stops) > 1 and not text[start:end].strip(" :：*\n"):
             end = stops[1]  # "Final Answer:\n$$5$$": the sentence continues on the next line
             items = _items(text, start, end, bare_numbers)
+        letter = _CHOICE_AFTER.match(text, _after_copula(text, start, end), end)
+        if letter and not items:
+            return f"({letter.group(1)})", letter.start(1)  # "The answer is (B)."
         if items:
             if _CODE.search(text[start:end]):
                 return None
             return _pick(text, items, start, prefer_last=False)
     return None
+
+
+def _after_copula(text: str, start: int, end: int) -> int:
+    """Where a phrase's answer begins: after "is", ":" or "=" if one follows directly."""
+    copula = re.match(r"\s*(?:is|:|：|=|would be|should be)?", text[start:end], re.IGNORECASE)
+    return start + (copula.end() if copula else 0)
 
 
 def _last_stated(text: str, bare_numbers: bool) -> str | None:
@@ -366,6 +437,7 @@ def _is_bare_answer(text: str, bare_numbers: bool) -> bool:
     """A response that is nothing but an answer: short, one line, at most one prose word."""
     if len(text) > 200 or "\n" in text or _CODE.search(text):
         return False
-    if not bare_numbers and not (_MATH_SPAN.fullmatch(text) or text.startswith("\\")):
+    spans = _spans(text)
+    if not bare_numbers and not (len(spans) == 1 and spans[0].start == 0 and spans[0].end == len(text)):
         return False
     return len(_prose_words(text)) <= 1

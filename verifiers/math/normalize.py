@@ -104,12 +104,16 @@ _SUBSTITUTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree", r"^\\circ"),
         (r"\\infin(?![a-zA-Z])|(?<![A-Za-z\\])infinity(?![A-Za-z])|(?<![A-Za-z\\])inf(?![A-Za-z])", r"\\infty "),
         (r"\\varnothing", r"\\emptyset"),
+        (r"(?<=\d)\s*(?:degrees|degree|deg)(?![A-Za-z])", r"^\\circ"),
+        (r"[,;]?\s*\(?\s*(?:\\forall\s*)?[a-z]\s*\\in\s*\\mathbb\s*\{?[ZN]\}?\s*\)?\s*$", ""),
+        (r"\\text\{\s*(?:for|where)\s+(?:some|any|all)?\s*(?:integers?|integral)\s*[a-z]?\s*\}.*$", ""),
         (r"\\(?:ldots|cdots|dots)", ""),
         (r"(?<=\d)\s*(?:percentage|percent|pct)(?![A-Za-z])", r"\\%"),
         (r"\\text\{\s*(?:percentage|percent|pct)\s*\}", r"\\%"),
         (r"(?<!\\)%", r"\\%"),
     )
 )
+_UNICODE_ROOT = re.compile(r"√\s*(\d+(?:\.\d+)?|[A-Za-z])")
 _MARKDOWN_BOLD = re.compile(r"(?<![\w)])\*\*(?=\S)(.+?)(?<=\S)\*\*(?![\w(])")
 _SPACES = re.compile(r"\s+")
 _TRAILING = re.compile(r"(?:[\s.,;:]|\\\\|\\(?=$))+$")
@@ -117,6 +121,7 @@ _TRAILING = re.compile(r"(?:[\s.,;:]|\\\\|\\(?=$))+$")
 
 def normalize(text: str) -> str:
     """The canonical spelling of one answer (see the module docstring for what it covers)."""
+    text = _UNICODE_ROOT.sub(_unicode_root, text)
     text = text.translate(_UNICODE_TABLE)
     text = _MARKDOWN_BOLD.sub(r"\1", text)  # before "**" is read as a power
     text = python_to_latex(text)
@@ -132,6 +137,11 @@ _PY_CARET = re.compile(r"\^\s*\(")
 _PY_EXP = re.compile(r"(?<![A-Za-z\\])exp\s*\(")
 _PY_PI = re.compile(r"(?<![A-Za-z\\])pi(?![A-Za-z])")
 _PY_FUNCS = re.compile(r"(?<![A-Za-z\\])(sin|cos|tan|log|ln)\s*(?=\()")
+
+
+def _unicode_root(match: re.Match[str]) -> str:
+    """``√12`` is the root of 12 (in LaTeX ``\\sqrt12`` would be ``\\sqrt{1}2``)."""
+    return "\\sqrt{" + match.group(1) + "}"
 
 
 def python_to_latex(text: str) -> str:

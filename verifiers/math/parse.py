@@ -211,7 +211,9 @@ def _ambiguous_number(text: str) -> Value | None:
 
 _RELATION = re.compile(r"<|>|\\le(?![a-z])|\\ge(?![a-z])|\\neq(?![a-z])")
 _SET_BUILDER = re.compile(r"^\\?\{\s*([A-Za-z])\s*(?:\\in\s*\\mathbb\{?R\}?\s*)?(?:\||\\mid|:)\s*(.+?)\s*\\?\}$")
-_TEXT_LABEL = re.compile(r"^(\\text\{[^{}]*\}|[A-Za-z][A-Za-z ]*[A-Za-z])\s*:\s*(.+)$")
+_TEXT_LABEL = re.compile(
+    r"^(\\text\{[^{}]*?\}|[A-Za-z][A-Za-z ]*[A-Za-z])\s*:\s*(.+)$|^\\text\{([^{}]*?)\s*:\s*\}\s*(.+)$"
+)
 _LABEL_NOISE = re.compile(
     r"_\{[^{}]*\}|_\w|(?<=[A-Za-z])\([^()]*\)|\\text\{|\\overline|\\angle|\\frac|\\left|\\right|[{}'\s\\]"
 )
@@ -235,7 +237,8 @@ def _element(text: str) -> Value:
         return _equation([p.strip() for p in parts])
     labelled = _TEXT_LABEL.match(text)
     if labelled and not _WORDS.match(text):
-        return Labeled(_label_key(labelled.group(1)), _element(labelled.group(2)))
+        label, value = (labelled.group(1), labelled.group(2)) if labelled.group(1) else labelled.group(3, 4)
+        return Labeled(_label_key(label), _element(value))
     builder = _SET_BUILDER.match(text)
     if builder:
         condition = _sympy(builder.group(2))
@@ -390,8 +393,12 @@ def _leaf(text: str) -> Value:
         if _WORDS.match(inner) and len(inner) > 1:
             return Text(_fold_words(inner))
         text = inner
-    if _WORDS.match(text) and any(len(w) > 2 and w.lower() not in _MATH_WORDS for w in re.split(r"[\s\-']", text)):
-        return Text(_fold_words(text))
+    if _WORDS.match(text):
+        words = [w for w in re.split(r"[\s\-']", text) if w]
+        if any(len(w) > 2 and w.lower() not in _MATH_WORDS for w in words):
+            return Text(_fold_words(text))
+        if len(words) == 1 and len(words[0]) == 2 and words[0].lower() not in _MATH_WORDS:
+            return Either((Text(_fold_words(text)), Sym(_sympy(text))))  # "no", or the product "ab"
     number = _number(text, percent, degrees)
     if number is not None:
         return number
@@ -492,6 +499,9 @@ def _sympy(text: str) -> object:
     expr = latex2sympy(
         latex, is_real=not should_treat_as_complex(latex), convert_degrees=False, normalization_config=None
     )
+    imaginary = [s for s in getattr(expr, "free_symbols", ()) if s.name == "i"]
+    if imaginary and should_treat_as_complex(latex):
+        expr = expr.xreplace({imaginary[0]: sympy.I})  # a complex context: i is the imaginary unit
     if isinstance(expr, sympy.MatrixExpr) and not isinstance(expr, sympy.MatrixBase):
         expr = expr.doit()  # "A + B" of two written matrices
     if isinstance(expr, sympy.MatrixBase):

@@ -47,7 +47,9 @@ class Limits:
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {")", "]", "}"}
 _BINOM = re.compile(r"\\[dt]?binom\s*")
-_NUMERIC_CHARS = re.compile(r"^(?:[\d\s.+\-*/^(){}]|\\cdot|\\times|\\left|\\right)+$")
+_NUMERIC_CHARS = re.compile(r"^(?:[\d\s.+\-*/^(){}!]|\\cdot|\\times|\\left|\\right)+$")
+_GAMMA = re.compile(r"\\Gamma\s*(?=[({])")
+_SCIENTIFIC = re.compile(r"\d[eE]\s*\+?(\d+)")
 
 
 def screen(text: str, limits: Limits = Limits()) -> None:
@@ -58,6 +60,9 @@ def screen(text: str, limits: Limits = Limits()) -> None:
     _check_powers(text, limits)
     _check_factorials(text, limits)
     _check_binomials(text, limits)
+    for match in _SCIENTIFIC.finditer(text):
+        if int(match.group(1)[:12]) > limits.max_digits:
+            raise TooComplex(f"number with more than {limits.max_digits} digits")
 
 
 def _check_depth(text: str, max_depth: int) -> None:
@@ -167,12 +172,15 @@ def _check_powers(text: str, limits: Limits) -> None:
 
 
 def _check_factorials(text: str, limits: Limits) -> None:
-    for bang in (i for i, char in enumerate(text) if char == "!"):
-        if bang + 1 < len(text) and text[bang + 1] == "=":
-            continue  # "!=" is a relation
-        magnitude = _log10_magnitude(_base_before(text, bang))
+    bangs = [i for i, char in enumerate(text) if char == "!" and text[i + 1 : i + 2] != "="]  # "!=" is a relation
+    for position in bangs:
+        magnitude = _log10_magnitude(_base_before(text, position))
         if magnitude is not None and magnitude > math.log10(limits.max_factorial):
             raise TooComplex(f"factorial of a number above {limits.max_factorial}")
+    for match in _GAMMA.finditer(text):
+        magnitude = _log10_magnitude(text[match.end() : _group_end(text, match.end())])
+        if magnitude is not None and magnitude > math.log10(limits.max_factorial):
+            raise TooComplex(f"Gamma of a number above {limits.max_factorial}")
 
 
 def _check_binomials(text: str, limits: Limits) -> None:
@@ -211,7 +219,7 @@ def _log10_magnitude(text: str) -> float | None:
     if not text or not _NUMERIC_CHARS.match(text) or not any(c.isdigit() for c in text):
         return None
     tokens = re.findall(
-        r"\d+\.?\d*|\.\d+|[+\-*/^(){}]|\\cdot|\\times", text.replace("\\left", "").replace("\\right", "")
+        r"\d+\.?\d*|\.\d+|[+\-*/^(){}!]|\\cdot|\\times", text.replace("\\left", "").replace("\\right", "")
     )
     parser = _MagnitudeParser(tokens)
     try:
@@ -253,6 +261,10 @@ class _MagnitudeParser:
 
     def power(self) -> float:
         base = self.atom()
+        while self._peek() == "!":  # n! has about n log10 n digits
+            self.i += 1
+            value = 10.0**base if base < 300 else math.inf
+            base = value * math.log10(max(value, 2.0))
         if self._peek() == "^":
             self.i += 1
             exponent = self.power()

@@ -34,6 +34,7 @@ __all__ = [
 _DIGITS = 80
 _RELATIVE = sympy.Float("1e-50", _DIGITS)
 _PROBE_RELATIVE = sympy.Float("1e-25", 40)
+_TINY = sympy.Float("1e-30", 40)
 _PROBES = (
     sympy.Rational(3, 7),
     sympy.Rational(-5, 11),
@@ -93,12 +94,18 @@ def equal_expressions(a: Any, b: Any) -> str | None:
         if a.is_Rational and b.is_Rational:
             return None  # distinct rationals: a == b above was the exact test
         return "numeric" if constants_close(a, b) else None
+    verdict = _agree_at_probes(a, b)
+    if verdict is False:
+        return None  # cheap and decisive: most wrong answers stop here, before simplify
     try:
-        if sympy.simplify(a - b) == 0:
+        difference = sympy.simplify(a - b)
+        if difference == 0:
             return "symbolic"
+        if is_constant(difference):
+            return None  # "x + 10^{-30}" is not "x", however close the probes come
     except (TypeError, ValueError, AttributeError, NotImplementedError, ZeroDivisionError):
         pass
-    return "numeric" if _agree_at_probes(a, b) else None
+    return "numeric" if verdict else None
 
 
 def exact_decimals(expr: Any) -> Any:
@@ -124,28 +131,35 @@ def rebuild(expr: Any) -> Any:
         return expr
 
 
-def _agree_at_probes(a: Any, b: Any) -> bool:
+def _agree_at_probes(a: Any, b: Any) -> bool | None:
+    """Whether ``a`` and ``b`` agree at the probe points: True, False, or None when the probes
+    cannot tell (undefined functions, too few points where both are finite)."""
     symbols = sorted(a.free_symbols | b.free_symbols, key=str)
     if not symbols or a.atoms(AppliedUndef) or b.atoms(AppliedUndef):
-        return False
+        return None
     agreed = 0
-    for shift in range(len(_PROBES)):
-        point = {s: _PROBES[(shift + i) % len(_PROBES)] for i, s in enumerate(symbols)}
+    for point in _points(symbols):
         try:
             va, vb = sympy.N(a.subs(point), 40), sympy.N(b.subs(point), 40)
         except (TypeError, ValueError, ZeroDivisionError):
-            return False
-        finite_a = va.is_number and not va.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo)
-        finite_b = vb.is_number and not vb.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo)
+            return None
+        finite_a, finite_b = _finite(va), _finite(vb)
         if finite_a != finite_b:
             return False
         if not finite_a:
             continue
-        scale = max(abs(va), abs(vb), sympy.Float(1e-30))
-        if abs(va - vb) > _PROBE_RELATIVE * scale:
+        if abs(va - vb) > _PROBE_RELATIVE * max(abs(va), abs(vb), _TINY):
             return False
         agreed += 1
-    return agreed >= 4
+    return True if agreed >= 4 else None
+
+
+def _points(symbols: list[Any]) -> list[dict[Any, Any]]:
+    return [{s: _PROBES[(shift + i) % len(_PROBES)] for i, s in enumerate(symbols)} for shift in range(len(_PROBES))]
+
+
+def _finite(value: Any) -> bool:
+    return bool(value.is_number) and not value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo)
 
 
 def proportional(a: Any, b: Any) -> Any | None:
@@ -154,25 +168,29 @@ def proportional(a: Any, b: Any) -> Any | None:
     Two equations ``a = 0`` and ``b = 0`` have the same solutions when this exists and is not 0;
     two inequalities ``a > 0`` and ``b > 0`` when it is positive.
     """
-    try:
-        ratio = sympy.simplify(a / b)
-    except (TypeError, ValueError, ZeroDivisionError, AttributeError):
-        return None
-    if is_constant(ratio) and ratio != 0 and ratio.is_finite:
-        return ratio
-    symbols = sorted(a.free_symbols | b.free_symbols, key=str)
-    values = []
-    for shift in range(4):
-        point = {s: _PROBES[(shift + i) % len(_PROBES)] for i, s in enumerate(symbols)}
+    if a.atoms(AppliedUndef) or b.atoms(AppliedUndef):
         try:
-            vb = sympy.N(b.subs(point), 40)
-            if vb == 0 or not vb.is_number:
-                return None
-            values.append(sympy.N(a.subs(point), 40) / vb)
+            ratio = sympy.simplify(a / b)
+        except (TypeError, ValueError, ZeroDivisionError, AttributeError, NotImplementedError):
+            return None
+        return ratio if is_constant(ratio) and ratio != 0 and ratio.is_finite else None
+    ratios = []
+    for point in _points(sorted(a.free_symbols | b.free_symbols, key=str)):
+        try:
+            va, vb = sympy.N(a.subs(point), 40), sympy.N(b.subs(point), 40)
         except (TypeError, ValueError, ZeroDivisionError):
             return None
-    first = values[0]
-    if first == 0 or not all(abs(v - first) <= _PROBE_RELATIVE * abs(first) for v in values):
+        if not (_finite(va) and _finite(vb)):
+            continue
+        if vb == 0 or va == 0:
+            if (vb == 0) != (abs(va) <= _TINY):
+                return None
+            continue  # a probe on the curve itself tells nothing about the ratio
+        ratios.append(va / vb)
+    if len(ratios) < 3:
+        return None
+    first = ratios[0]
+    if not all(abs(r - first) <= _PROBE_RELATIVE * abs(first) for r in ratios):
         return None
     return first
 

@@ -125,6 +125,9 @@ class MathVerifier(Verifier):
             return Result.ok(0.0, **details, reason="no_answer")
         answer: Value | None = None
         for candidate in candidates:
+            if len(candidate.text) > 4 * config.max_answer_chars:
+                details.update(extracted=candidate.text[:200] + "...", anchor=candidate.anchor)
+                return Result.failed("too complex: answer too long", score=failure, **details, reason="too_complex")
             normalized = normalize(candidate.text)
             details.update(extracted=candidate.text, anchor=candidate.anchor, answer=normalized)
             try:
