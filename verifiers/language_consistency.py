@@ -138,8 +138,7 @@ class LanguageConsistencyVerifier(Verifier):
     """Fraction of the response's letters written in the expected script(s); penalises language mixing."""
 
     name = "language_consistency"
-    kind = "rule"
-    inline = True
+    kind = "rule"  # not inline: a per-character pass over a long response belongs in the pool
 
     class Config(VerifierConfig):
         language: str | None = Field(
