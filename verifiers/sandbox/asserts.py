@@ -131,7 +131,7 @@ def _split(node: ast.expr, leaves: list[str]) -> ast.expr:
         case ast.Subscript() if not isinstance(node.slice, ast.Slice):
             return ast.Subscript(value=_split(node.value, leaves), slice=_split(node.slice, leaves), ctx=ast.Load())
         case ast.Call() if _name(node.func) in _FUNCTIONS and not any(isinstance(a, ast.Starred) for a in node.args):
-            if all(k.arg is not None for k in node.keywords):
+            if all(k.arg is not None and isinstance(k.value, ast.Constant) for k in node.keywords):
                 return ast.Call(
                     func=node.func,
                     args=[_split(a, leaves) for a in node.args],

@@ -19,6 +19,7 @@ import os
 import shutil
 import socket
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,8 @@ from verifiers.sandbox.settings import SandboxSettings
 __all__ = ["DockerIsolation", "docker_command"]
 
 INSIDE_DRIVER_DIR = "/opt/rewardhub/inside"
+INSIDE_SOCKET_DIR = "/run/rewardhub"
+"""Where the container sees its control socket: outside the scratch folders, which resets empty."""
 CONTAINER_PYTHON = "python3"
 MEMORY_OVERHEAD_MB = 128
 """The server's own share of the container's memory, on top of what a run may use."""
@@ -56,7 +59,8 @@ def docker_command(
     argv += ["--cpus", f"{cpus:g}"]
     argv += ["--tmpfs", f"/tmp:rw,nosuid,nodev,size={scratch_mb}m,mode=1777"]
     argv += ["--tmpfs", f"/dev/shm:rw,nosuid,nodev,size={max(16, scratch_mb // 4)}m,mode=1777"]
-    argv += ["--volume", f"{DRIVER_DIR}:{INSIDE_DRIVER_DIR}:ro", "--volume", f"{socket_dir}:{socket_dir}:rw"]
+    # read-only is enough to connect to a socket, and keeps the programs from writing to the host
+    argv += ["--volume", f"{DRIVER_DIR}:{INSIDE_DRIVER_DIR}:ro", "--volume", f"{socket_dir}:{INSIDE_SOCKET_DIR}:ro"]
     for key, value in PROGRAM_ENV.items():
         argv += ["--env", f"{key}={value}"]
     argv += ["--workdir", "/tmp", image, CONTAINER_PYTHON, "-I", "-B", f"{INSIDE_DRIVER_DIR}/driver.py", *driver_args]
@@ -80,6 +84,8 @@ class DockerIsolation(Isolation):
     def launch(self, driver_args: list[str]) -> tuple[subprocess.Popen[bytes], socket.socket]:
         self.socket_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = str(self.socket_dir / "control.sock")
+        if len(path.encode()) >= 108:
+            raise SandboxError(f"docker_socket_dir is too deep for a Unix socket path: {path}")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(path)
         listener.listen(1)
@@ -88,23 +94,34 @@ class DockerIsolation(Isolation):
             self.settings.docker_image,
             self.name,
             str(self.socket_dir),
-            [*driver_args, "--connect", path],
+            [*driver_args, "--connect", f"{INSIDE_SOCKET_DIR}/control.sock"],
             self._memory_mb,
             self._max_processes,
             self.settings.docker_cpus,
             self.settings.scratch_mb,
         )
         process = spawn(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-        listener.settimeout(self.settings.start_timeout_s)
         try:
-            connection, _ = listener.accept()
-        except TimeoutError:
-            process.kill()
-            raise SandboxError(f"container {self.name} did not connect within {self.settings.start_timeout_s:g}s") from None
+            connection = self._accept(listener, process)
         finally:
             listener.close()
-        connection.settimeout(None)
         return process, connection
+
+    def _accept(self, listener: socket.socket, process: subprocess.Popen[bytes]) -> socket.socket:
+        """The container's call, or an error as soon as it has exited (an image pull may take a while)."""
+        deadline = time.monotonic() + self.settings.start_timeout_s
+        listener.settimeout(0.2)
+        while time.monotonic() < deadline:
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                if process.poll() is not None:
+                    said = process.stderr.read()[-2000:].decode(errors="replace").strip() if process.stderr else ""
+                    raise SandboxError(f"container {self.name} exited with status {process.returncode}: {said}") from None
+                continue
+            connection.settimeout(None)
+            return connection
+        raise SandboxError(f"container {self.name} did not connect within {self.settings.start_timeout_s:g}s")
 
     def apply(self, limits: Limits) -> None:
         """A container's memory is fixed when it starts; a run that wants another size updates it."""

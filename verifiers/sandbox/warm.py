@@ -67,8 +67,8 @@ class WarmSandbox:
             self._control.settimeout(self.settings.start_timeout_s)
             ready, fds = wire.recv_message(self._control)
             self._control.settimeout(None)
-        except (EOFError, OSError, ValueError) as exc:
-            reason = self._stderr_tail() or repr(exc)
+        except (EOFError, OSError, ValueError, SandboxError) as exc:
+            reason = self._stderr_tail() or getattr(exc, "message", None) or repr(exc)
             self.close()
             raise SandboxError(f"{self.isolation.backend} sandbox failed to start: {reason}") from None
         for fd in fds:
@@ -87,7 +87,8 @@ class WarmSandbox:
             raise SandboxError("sandbox is not running")
         limits = execution.limits
         try:
-            self.isolation.apply(limits)
+            if execution.kind != "write":  # writing files is the server's own work, under any limits
+                self.isolation.apply(limits)
             oom_before = self.isolation.oom_kills()
         except OSError as exc:
             self.broken = True

@@ -1,0 +1,152 @@
+"""Backends: the command lines they build, the Docker path end to end (through a stand-in client),
+the unsafe backend, refusing to run without isolation, and dying with the worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from sandbox_support import QUICK, sandbox_processes
+
+from verifiers.sandbox import SandboxPool, SandboxSettings, SandboxUnavailable
+from verifiers.sandbox.bwrap import bwrap_command
+from verifiers.sandbox.docker import docker_command
+
+HERE = Path(__file__).parent
+
+
+def test_bwrap_command_isolates_everything_the_issue_lists():
+    argv = bwrap_command("bwrap", "/venv/bin/python", ["/usr", "/root/.pyenv/versions/3.11"], ["--kill-scope", "pidns"], 64, True, 62001)
+    for flag in ("--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session", "--clearenv"):
+        assert flag in argv
+    assert argv[argv.index("--tmpfs") - 2 : argv.index("--tmpfs") + 2] == ["--size", str(64 << 20), "--tmpfs", "/tmp"]
+    assert ["--ro-bind", "/usr", "/usr"] == argv[argv.index("/usr") - 1 : argv.index("/usr") + 2]
+    assert "--bind" not in argv  # nothing of the host is writable
+    caps = [argv[i + 1] for i, a in enumerate(argv) if a == "--cap-add"]
+    assert caps == ["CAP_SETUID", "CAP_SETGID", "CAP_KILL"]
+
+
+def test_bwrap_command_opens_folders_above_a_bound_interpreter():
+    argv = bwrap_command("bwrap", "/root/p/bin/python", ["/usr", "/root/p"], [], 64, True, 62001)
+    assert ["--perms", "0755", "--dir", "/root"] == argv[argv.index("/root") - 3 : argv.index("/root") + 1]
+
+
+def test_bwrap_command_without_root_maps_one_user_and_forbids_nested_namespaces():
+    argv = bwrap_command("bwrap", "/usr/bin/python3", ["/usr"], [], 64, False, 65534)
+    assert "--cap-add" not in argv
+    assert {"--unshare-user", "--disable-userns"} <= set(argv)
+
+
+def test_docker_command_has_every_wall():
+    argv = docker_command("docker", "img:1", "box", "/run/rh/box", ["--kill-scope", "pidns"], 512, 64, 1.0, 256)
+    text = " ".join(argv)
+    for wall in ("--network none", "--read-only", "--cap-drop ALL", "--pids-limit 67", "--memory 640m",
+                 "--memory-swap 640m", "--cpus 1", "--init", "--security-opt no-new-privileges", "--rm"):  # fmt: skip
+        assert wall in text
+    assert "--tmpfs /tmp:rw,nosuid,nodev,size=256m,mode=1777" in text
+    assert argv[argv.index("img:1") + 1 :][:3] == ["python3", "-I", "-B"]
+    assert [a for a in argv if a.startswith("--privileged")] == []
+
+
+def test_without_bubblewrap_the_pool_refuses_with_a_clear_reason():
+    with pytest.raises(SandboxUnavailable, match="bubblewrap .* is not installed.*REWARDHUB_SANDBOX_BACKEND"):
+        SandboxPool(SandboxSettings(backend="bwrap", bwrap="/nonexistent/bwrap"))
+
+
+def test_the_backend_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("REWARDHUB_SANDBOX_BACKEND", "unsafe")
+    assert SandboxSettings().backend == "unsafe"
+
+
+@pytest.fixture
+def docker_pool(tmp_path, monkeypatch):
+    client = tmp_path / "docker"
+    client.write_text(f"#!/bin/sh\nexec {sys.executable} {HERE / 'fake_docker.py'} \"$@\"\n")
+    client.chmod(0o755)
+    monkeypatch.setenv("FAKE_DOCKER_STATE", str(tmp_path))
+    sockets = tempfile.mkdtemp(prefix="rh-", dir="/tmp")  # Unix socket paths are short (108 bytes)
+    settings = SandboxSettings(backend="docker", docker=str(client), docker_socket_dir=sockets, concurrency=1, preload=("json",))
+    pool = SandboxPool(settings)
+    yield pool, tmp_path
+    pool.close()
+    os.rmdir(sockets)
+
+
+def test_docker_backend_runs_programs_with_the_same_verdicts_in_one_warm_container(docker_pool):
+    pool, state = docker_pool
+    ok = pool.run("python", "print(input() * 2)", stdin="ab")
+    slow = pool.run("python", "while True: pass", limits=QUICK.with_(timeout_s=1.0))
+    crash = pool.run("python", "raise SystemExit(4)")
+    calls = [json.loads(line)[0] for line in (state / "calls.jsonl").read_text().splitlines()]
+    assert (ok.verdict, ok.stdout, ok.details["backend"]) == ("ok", "abab\n", "docker")
+    assert (slow.verdict, crash.verdict, crash.exit_code) == ("timeout", "runtime_error", 4)
+    assert calls.count("run") == 1
+
+
+def test_docker_backend_updates_a_container_for_other_limits_and_removes_it(docker_pool):
+    pool, state = docker_pool
+    pool.run("python", "pass", limits=QUICK.with_(memory_mb=300))
+    pool.close()
+    calls = [json.loads(line) for line in (state / "calls.jsonl").read_text().splitlines()]
+    assert [c[0] for c in calls] == ["run", "update", "rm"]
+    assert calls[1][calls[1].index("--memory") + 1] == "428m"  # 300 MB for the run, 128 for the server
+    assert sandbox_processes() == []
+
+
+def test_unsafe_backend_runs_without_walls_and_cleans_up(tmp_path):
+    pool = SandboxPool(SandboxSettings(backend="unsafe", concurrency=1, preload=()))
+    try:
+        result = pool.run("python", "import os\nprint(os.path.exists('/work') or os.path.exists('/root'))\n")
+        slow = pool.run("python", "import time\ntime.sleep(60)", limits=QUICK.with_(timeout_s=1.0))
+        scratch = [p for p in Path("/tmp").iterdir() if p.name.startswith("rewardhub-unsafe-")]
+    finally:
+        pool.close()
+    assert (result.verdict, result.stdout, result.details["isolated"]) == ("ok", "True\n", False)
+    assert slow.verdict == "timeout"
+    assert scratch and not any(p.exists() for p in scratch)
+
+
+def test_sandboxes_die_with_the_worker_that_owns_them(tmp_path):
+    """The execution layer may SIGKILL a worker on its hard timeout: nothing of its sandboxes may survive."""
+    script = textwrap.dedent(f"""
+        import sys, threading
+        from verifiers.sandbox import SandboxPool, SandboxSettings, Limits
+        pool = SandboxPool(SandboxSettings(concurrency=1, preload=("colorsys",)))
+        def work():
+            pool.run("python", "import time\\nprint('running', flush=True)\\ntime.sleep(600)", limits=Limits(timeout_s=600))
+        threading.Thread(target=work, daemon=True).start()  # from a thread that is not the spawner
+        print("started", flush=True)
+        threading.Event().wait()
+    """)
+    worker = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, cwd=Path(__file__).parents[2])
+    assert worker.stdout is not None and worker.stdout.readline() == b"started\n"
+    deadline = time.monotonic() + 60
+    while not sandbox_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sandbox_processes(), "the program never started"
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    deadline = time.monotonic() + 10
+    while (sandbox_processes() or _servers_of("colorsys")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sandbox_processes() == []
+    assert _servers_of("colorsys") == []
+
+
+def _servers_of(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return [pid for pid in found if pid != os.getpid()]

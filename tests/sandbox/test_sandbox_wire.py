@@ -1,0 +1,92 @@
+"""The wire: strict values (only plain built-in data survives) and messages that carry descriptors."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+
+import numpy as np
+import pytest
+
+from verifiers.sandbox.inside.wire import NotPlain, decode_value, encode_value, recv_message, send_message
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, True, False, 0, -7, 2**100, 1.5, float("inf"), "text", b"\x00\xff", 1 + 2j,
+     [1, [2, 3]], (1, (2,)), {1, 2}, frozenset({"a"}), {"k": [1, 2], (1, 2): None}, []],
+)  # fmt: skip
+def test_plain_values_survive_the_round_trip_with_their_exact_types(value):
+    decoded = decode_value(encode_value(value))
+    assert decoded == value
+    assert type(decoded) is type(value)
+
+
+def test_nan_survives_as_nan():
+    assert decode_value(encode_value(float("nan"))) != decode_value(encode_value(float("nan")))
+
+
+def test_an_object_that_equals_everything_cannot_be_encoded():
+    class Cheat:
+        def __eq__(self, other):
+            return True
+
+    with pytest.raises(NotPlain):
+        encode_value(Cheat())
+
+
+def test_a_subclass_of_a_plain_type_cannot_be_encoded():
+    class Sneaky(int):
+        def __eq__(self, other):
+            return True
+
+    with pytest.raises(NotPlain):
+        encode_value([1, Sneaky(2)])
+
+
+def test_numpy_values_become_plain_values():
+    assert decode_value(encode_value(np.int64(3))) == 3
+    assert type(decode_value(encode_value(np.float32(0.5)))) is float
+    assert decode_value(encode_value(np.arange(3))) == [0, 1, 2]
+
+
+def test_a_self_referencing_list_cannot_be_encoded():
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(NotPlain):
+        encode_value(loop)
+
+
+@pytest.mark.parametrize("data", [{"list": 1}, {"object": []}, {"a": 1, "b": 2}, [1, 2], {"float": "1e400x"}])
+def test_malformed_values_are_rejected_when_decoding(data):
+    with pytest.raises(ValueError):
+        decode_value(data)
+
+
+def test_messages_carry_file_descriptors():
+    left, right = socket.socketpair()
+    read_end, write_end = os.pipe()
+    try:
+        # bigger than a socket buffer: the sender must finish what sendmsg did not take
+        sender = threading.Thread(target=send_message, args=(left, {"op": "exec", "data": "x" * 300_000}, [write_end]))
+        sender.start()
+        message, fds = recv_message(right)
+        sender.join()
+        os.write(fds[0], b"through the passed pipe")
+        os.close(fds[0])
+        assert message == {"op": "exec", "data": "x" * 300_000}
+        assert os.read(read_end, 100) == b"through the passed pipe"
+    finally:
+        for sock in (left, right):
+            sock.close()
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_a_closed_peer_is_end_of_file():
+    left, right = socket.socketpair()
+    left.close()
+    with pytest.raises(EOFError):
+        recv_message(right)
+    right.close()
