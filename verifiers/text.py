@@ -10,7 +10,7 @@ __all__ = ["normalize_text", "strip_think"]
 
 _WHITESPACE = re.compile(r"\s+")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
+_THINK_BLOCK = re.compile(r"<think>(?:(?!<think>).)*?</think>", re.DOTALL)  # linear on unclosed tags
 
 
 def normalize_text(text: str, *, case: bool = False, whitespace: bool = False, punctuation: bool = False) -> str:

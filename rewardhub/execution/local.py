@@ -63,7 +63,11 @@ class LocalExecutor(Executor):
             )
 
     def readiness(self) -> list[str]:
-        return [] if self.cpu_pool.started else ["cpu worker pool not started"]
+        if not self.cpu_pool.started:
+            return ["cpu worker pool not started"]
+        if self.cpu_pool.ready_workers() == 0:
+            return ["no cpu worker is ready"]
+        return []
 
     def queue_depth(self) -> int:
         depth = self.cpu_pool.pending() + (self.code_pool.pending() if self.code_pool.started else 0)
@@ -137,10 +141,8 @@ class LocalExecutor(Executor):
 
 
 def _preload_modules(registry: Registry) -> list[str]:
-    """Modules of the CPU verifiers, imported once in the fork server so workers start warm."""
-    modules = []
-    for name in registry.names():
-        cls = registry.verifier_class(name)
-        if cls.kind in ("rule", "group") and not cls.__module__.startswith("rewardhub_plugin_"):
-            modules.append(cls.__module__)
-    return modules
+    """Modules of every installed verifier, imported once in the fork server so that a worker
+    (which loads the whole registry) starts in milliseconds. Verifier modules import their heavy
+    dependencies (torch, model backends) lazily, so this stays cheap."""
+    modules = {registry.verifier_class(name).__module__ for name in registry.names()}
+    return sorted(m for m in modules if not m.startswith("rewardhub_plugin_"))  # plugin files load in the worker

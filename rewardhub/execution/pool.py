@@ -57,6 +57,7 @@ class _Worker:
     conn: multiprocessing.connection.Connection
     chunk: collections.deque[_Task] = field(default_factory=collections.deque)
     head_started: float = 0.0
+    ready: bool = False  # registry loaded: start-up time never counts against a call's limit
 
     def deadline(self) -> float:
         return self.head_started + self.chunk[0].call.timeout_s
@@ -86,15 +87,23 @@ class WorkerPool:
         self._wake_r, self._wake_w = socket.socketpair()
         self._thread: threading.Thread | None = None
         self._stopping = False
+        self._warm = threading.Event()
         self.respawns = 0
+        self.startup_failures = 0  # consecutive workers that died before becoming ready
 
     # --- public surface -------------------------------------------------------------------
-    def start(self) -> None:
+    def start(self, wait_s: float = 120.0) -> None:
+        """Start the workers and wait (up to ``wait_s``) until all of them are ready."""
         if self._thread is not None:
             return
         self._workers = [self._spawn() for _ in range(self.size)]
         self._thread = threading.Thread(target=self._loop, name=f"pool-{self.name}", daemon=True)
         self._thread.start()
+        if not self._warm.wait(wait_s):
+            log.warning("pool %s: workers not ready after %.0fs; serving as they come up", self.name, wait_s)
+
+    def ready_workers(self) -> int:
+        return sum(1 for w in self._workers if w.ready)
 
     @property
     def started(self) -> bool:
@@ -149,7 +158,7 @@ class WorkerPool:
 
     def _dispatch(self) -> None:
         with self._lock:
-            idle = [w for w in self._workers if not w.chunk]
+            idle = [w for w in self._workers if w.ready and not w.chunk]
             for worker in idle:
                 if not self._queue:
                     break
@@ -165,6 +174,11 @@ class WorkerPool:
         try:
             while worker.conn.poll():
                 task_id, results = worker.conn.recv()
+                if task_id == "ready":
+                    worker.ready, self.startup_failures = True, 0
+                    if all(w.ready for w in self._workers):
+                        self._warm.set()
+                    continue
                 with self._lock:
                     task = worker.chunk.popleft()
                     worker.head_started = time.monotonic()
@@ -181,12 +195,28 @@ class WorkerPool:
     def _replace_dead(self, worker: _Worker) -> None:
         worker.process.join(timeout=1)
         code = worker.process.exitcode
+        if not worker.ready:
+            self._startup_failed(worker, code)
+            return
         if not worker.chunk:
             log.warning("pool %s: idle worker %s exited (code %s); replacing", self.name, worker.process.pid, code)
             self._replace(worker, None)
             return
         reason = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         self._replace(worker, failure(worker.chunk[0].call, f"worker process died while scoring ({reason})", reason="worker_died"))
+
+    def _startup_failed(self, worker: _Worker, code: int | None) -> None:
+        """A worker that cannot even load the registry: after a few in a row, fail the queue."""
+        self.startup_failures += 1
+        log.error("pool %s: worker %s died while starting (exit code %s)", self.name, worker.process.pid, code)
+        if self.startup_failures >= 3:
+            with self._lock:
+                stranded = list(self._queue)
+                self._queue.clear()
+            for task in stranded:
+                task.future.set_result(failure(task.call, f"worker processes fail to start (exit code {code})"))
+            time.sleep(min(5.0, 0.5 * self.startup_failures))  # do not spin on a broken installation
+        self._replace(worker, None)
 
     def _replace(self, worker: _Worker, head_result: list[Result] | None) -> None:
         self._stop_worker(worker, kill=True)
@@ -252,6 +282,7 @@ def _worker_main(conn: multiprocessing.connection.Connection, plugin_files: tupl
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     registry = Registry.load(plugin_files)
+    conn.send(("ready", os.getpid()))
     while True:
         try:
             message = conn.recv()
