@@ -236,7 +236,9 @@ class _Monitor:
         return self.reasons
 
     def _loop(self) -> None:
-        while not self._stopping.wait(MONITOR_EVERY_S):
+        wait_s = 0.0
+        while not self._stopping.wait(wait_s):
+            wait_s = MONITOR_EVERY_S
             try:
                 self.check()
             except Exception as exc:  # the monitor must outlive any one failed check
@@ -281,8 +283,7 @@ class CeleryExecutor(Executor):
         if self._started:
             return
         self._dispatcher.start()
-        await asyncio.to_thread(self._monitor.check)
-        self._monitor.start()
+        self._monitor.start()  # its first check runs at once; /readyz says "checking" until then
         self._started = True
 
     async def close(self) -> None:

@@ -52,7 +52,7 @@ from rewardhub.execution.pool import WorkerPool
 from rewardhub.logging import configure_logging
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
-from rewardhub.types import TIMEOUT, Result
+from rewardhub.types import TIMEOUT, Result, Sample
 
 __all__ = ["DeliveryLedger", "WorkerRuntime", "run_worker", "visible_devices", "worker_runtime"]
 
@@ -60,6 +60,7 @@ log = logging.getLogger(__name__)
 
 POISON_ATTEMPTS = 1  # careful attempts a call gets after the fast pass of its chunk died
 LEDGER_PREFIX = "rewardhub:chunk:"
+WARM_WAIT_S = 120.0  # how long a chunk waits for its child's call pools to come up
 
 
 class DeliveryLedger:
@@ -113,8 +114,11 @@ class WorkerRuntime:
         self.pid = os.getpid()
         self._pools: dict[str, WorkerPool] = {}
         self._pools_lock = threading.Lock()
+        self.warmed = threading.Event()
+        self.warmed.set()  # until warm() is called, nothing to wait for
 
     def score_chunk(self, chunk: ChunkPayload, task_id: str, hostname: str) -> ChunkOutcome:
+        self.warmed.wait(WARM_WAIT_S)
         prepared = [self._prepare(payload) for payload in chunk.calls]
         delivery = self.ledger.begin(task_id)
         if delivery == 1:
@@ -202,10 +206,29 @@ class WorkerRuntime:
         return [[result] for result in flat]
 
     def warm(self, queues: Sequence[str]) -> None:
-        """Start the call pools of these queues now, so the first chunk does not wait for them."""
-        for queue in queues:
-            if queue in ("cpu", "code"):
-                self._pool(queue)
+        """Start the call pools of these queues and score one probe call in each, before the
+        first chunk: a pool process needs seconds to import its verifiers, and a call's clock
+        starts when it is handed to the pool, so a cold pool would time out the first calls."""
+        try:
+            probe = self._probe_call()
+            for queue in queues:
+                if queue in ("cpu", "code"):
+                    future = self._pool(queue).submit([probe])[0] if probe is not None else None
+                    if future is not None:
+                        future.result(timeout=WARM_WAIT_S)
+        finally:
+            self.warmed.set()
+
+    def _probe_call(self) -> Call | None:
+        """A call of some CPU verifier that accepts its default config; its result is ignored."""
+        for name in self.registry.names():
+            if self.registry.verifier_class(name).kind == "rule":
+                try:
+                    config = self.registry.validate_config(name, {})
+                except RewardhubError:
+                    continue
+                return Call(name, config, (Sample(response="warm-up"),), "rule", WARM_WAIT_S)
+        return None
 
     def _pool(self, queue: str) -> WorkerPool:
         with self._pools_lock:
@@ -276,15 +299,19 @@ class _WorkerState:
 _state = _WorkerState()
 
 
+_runtime_lock = threading.Lock()
+
+
 def worker_runtime(app: Celery) -> WorkerRuntime:
     """This process's runtime, created on first use after the fork (so models load per child)."""
-    runtime = _state.runtime
-    if runtime is None or runtime.pid != os.getpid():
-        settings: Settings = app.rewardhub_settings  # type: ignore[attr-defined]
-        registry = _state.registry or Registry.load(settings.plugins)
-        ledger = DeliveryLedger(app.backend.client, settings.result_ttl_s)
-        runtime = _state.runtime = WorkerRuntime(settings, registry, ledger)
-    return runtime
+    with _runtime_lock:
+        runtime = _state.runtime
+        if runtime is None or runtime.pid != os.getpid():
+            settings: Settings = app.rewardhub_settings  # type: ignore[attr-defined]
+            registry = _state.registry or Registry.load(settings.plugins)
+            ledger = DeliveryLedger(app.backend.client, settings.result_ttl_s)
+            runtime = _state.runtime = WorkerRuntime(settings, registry, ledger)
+        return runtime
 
 
 def _on_child_start(**_: Any) -> None:
@@ -301,7 +328,9 @@ def _on_child_start(**_: Any) -> None:
     current = mp_process.current_process()
     current._config = {**current._config, "daemon": False, "authkey": mp_process.AuthenticationString(os.urandom(32))}  # type: ignore[attr-defined]
     if _state.app is not None and _state.queues != ("gpu",):
-        # in a thread: Celery gives a child a few seconds to come up, and the pools take about that
+        # chunks wait until the pools are warm; warming runs in a thread because Celery gives a
+        # child only a few seconds to come up, and the pools take about that
+        worker_runtime(_state.app).warmed.clear()
         threading.Thread(target=_warm, args=(_state.app, _state.queues), name="rewardhub-warm", daemon=True).start()
     if _state.devices:
         from billiard.process import current_process

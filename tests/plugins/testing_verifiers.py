@@ -86,3 +86,19 @@ class Wrong(Verifier):
 
     def score(self, sample: Sample, config: Config) -> Result:
         return Result.ok(0.0, reason="always_wrong")
+
+
+class ModelCrash(Verifier):
+    """A model verifier that takes its whole process down on ``crash`` (a CUDA crash, say).
+
+    Model verifiers run in the worker process itself (the model stays loaded there), so this
+    kills the worker, not a disposable pool process: a poison sample for the Celery tests.
+    """
+
+    name = "test_model_crash"
+    kind = "model"
+
+    def score(self, sample: Sample, config: VerifierConfig) -> Result:
+        if sample.response == "crash":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return Result.ok(1.0, pid=os.getpid())
