@@ -10,9 +10,11 @@ from fastapi.responses import JSONResponse
 
 from rewardhub.api.body import parse_body, read_body
 from rewardhub.api.metrics import CONTENT_TYPE_LATEST
-from rewardhub.api.schemas import JobAccepted, JobState, OpenRLHFRequest, OpenRLHFResponse, ScoreRequest
+from rewardhub.api.schemas import JobAccepted, JobState, OpenRLHFRequest, ScoreRequest
 from rewardhub.api.service import Service, ServiceDep, require_key
 from rewardhub.errors import InvalidRequest, Overloaded, PayloadTooLarge
+from rewardhub.integrations.openrlhf import openrlhf_answer
+from rewardhub.integrations.openrlhf import openrlhf_samples as split_openrlhf_samples
 from rewardhub.types import Result, Sample
 
 __all__ = ["public", "protected"]
@@ -76,8 +78,12 @@ async def job_state(job_id: str, service: ServiceDep) -> JobState:
 
 
 @protected.post("/get_reward")
-async def get_reward(request: Request, service: ServiceDep) -> OpenRLHFResponse:
-    """OpenRLHF's remote reward model protocol; ``get_reward_verifier`` in the settings decides."""
+async def get_reward(request: Request, service: ServiceDep) -> JSONResponse:
+    """OpenRLHF's remote reward protocol; ``get_reward_verifier`` in the settings decides.
+
+    Numbers only in ``extra_logs`` (OpenRLHF makes tensors of them): status rates and the
+    per-component scores of a composite; statuses, errors and details ride beside them.
+    """
     body = parse_body(await read_body(request, service.settings.max_request_bytes), OpenRLHFRequest)
     samples = openrlhf_samples(body)
     _check_count(service, len(samples))
@@ -85,29 +91,20 @@ async def get_reward(request: Request, service: ServiceDep) -> OpenRLHFResponse:
     _admit(service, len(samples))
     results = await service.scorer.score(samples, nodes=nodes)
     service.metrics.observe_results(nodes, results)
-    return OpenRLHFResponse(
-        rewards=[r.score for r in results],
-        scores=[min(1.0, max(0.0, r.score)) for r in results],
-        extra_logs={
-            "status": [r.status for r in results],
-            "error": [r.error or "" for r in results],
-            "extracted": [str(r.details.get("extracted", "")) for r in results],
-        },
-    )
+    return JSONResponse(openrlhf_answer(results))
 
 
 def openrlhf_samples(body: OpenRLHFRequest) -> list[Sample]:
-    """OpenRLHF sends prompt+response as ``query``; the response is what follows the prompt."""
+    """OpenRLHF sends prompt+response as ``query``; the response is what follows the prompt.
+
+    One sample may come as bare strings (its current single-sample mode sends one-element lists).
+    """
     queries = body.query if isinstance(body.query, list) else [body.query]
     prompts = body.prompts if isinstance(body.prompts, list) else [body.prompts] * len(queries)
     labels = body.labels if isinstance(body.labels, list) else [body.labels] * len(queries)
     if len(prompts) != len(queries) or len(labels) != len(queries):
         raise InvalidRequest(f"query, prompts and labels differ in length ({len(queries)}, {len(prompts)}, {len(labels)})")
-    samples = []
-    for query, prompt, label in zip(queries, prompts, labels, strict=True):
-        response = query[len(prompt):] if prompt and query.startswith(prompt) else query
-        samples.append(Sample(prompt=prompt, response=response, reference=label))
-    return samples
+    return split_openrlhf_samples(queries, prompts, labels)
 
 
 async def _score_request(request: Request, service: Service) -> ScoreRequest:

@@ -1,0 +1,172 @@
+"""OpenRLHF: /get_reward and the reward_func file, read the way OpenRLHF 0.11 reads them.
+
+OpenRLHF makes a tensor of every value it gets back: ``torch.as_tensor`` on each shard's lists and
+``torch.cat`` across shards on its batched path; ``torch.tensor([value])`` per key on its current
+single-sample path. Those two readers are reproduced below from its documented behaviour; a test
+that runs OpenRLHF's own executor runs too where OpenRLHF is installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import torch
+
+import rewardhub.integrations.openrlhf_reward_func as reward_func_file
+from rewardhub.integrations.openrlhf import split_query, strip_special_tokens
+from rewardhub.server import EmbeddedServer
+
+COMPOSITE = {"sum": [{"verifier": "exact", "weight": 0.8}, {"verifier": "format", "weight": 0.2}]}
+
+
+@pytest.fixture(scope="module")
+def composite_url() -> Iterator[str]:
+    """A service whose /get_reward answers with a weighted sum of exact (0.8) and format (0.2)."""
+    with EmbeddedServer(workers=1, get_reward_verifier=COMPOSITE) as url:
+        yield url
+
+
+def get_reward(url: str, queries: list[str], prompts: list[str], labels: list[Any]) -> dict[str, Any]:
+    response = httpx.post(f"{url}/get_reward", json={"query": queries, "prompts": prompts, "labels": labels}, timeout=60)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def read_batched(shards: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+    """OpenRLHF's batched reader: as_tensor per shard, cat across shards, for every key."""
+    merged = {
+        "rewards": torch.cat([torch.as_tensor(s["rewards"]) for s in shards]),
+        "scores": torch.cat([torch.as_tensor(s["scores"]) for s in shards]),
+    }
+    for key in shards[0]["extra_logs"]:
+        merged[key] = torch.cat([torch.as_tensor(s["extra_logs"][key]) for s in shards])
+    return merged
+
+
+def read_single(answer: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """OpenRLHF's single-sample reader: torch.tensor([value]) for the reward, score and each log."""
+    info = {"reward": torch.tensor([answer["rewards"]]), "score": torch.tensor([answer["scores"]])}
+    for key, value in answer["extra_logs"].items():
+        if isinstance(value, torch.Tensor):
+            value = value.flatten()[0].item()
+        info[key] = torch.tensor([value])
+    return info
+
+
+@pytest.mark.parametrize(
+    ("query", "prompt", "response"),
+    [
+        ("Q: 2+2? 4", "Q: 2+2? ", "4"),
+        ("<|endoftext|><|endoftext|>Q: 2+2? 4<|im_end|><|endoftext|>", "Q: 2+2? ", "4"),  # left padding, EOS
+        ("what is 2+2? Answer: 4</s>", "Question: what is 2+2? Answer: ", "4"),  # prompt truncated on the left
+        ("<s>[INST] hi [/INST] hello</s>", "[INST] hi [/INST]", " hello"),
+        ("no prompt given", "", "no prompt given"),
+        ("4 <｜end▁of▁sentence｜>", "", "4"),
+    ],
+)
+def test_split_query_recovers_the_response(query: str, prompt: str, response: str) -> None:
+    assert split_query(query, prompt) == response
+
+
+def test_strip_special_tokens_leaves_ordinary_text_alone() -> None:
+    assert strip_special_tokens("a < b and c > d ") == "a < b and c > d "
+    assert strip_special_tokens("x<|im_end|>\n<|endoftext|>") == "x"
+
+
+def test_batched_answer_reads_as_openrlhf_tensors(composite_url: str) -> None:
+    prompts = ["Q: ", "Q: "]
+    shards = [
+        get_reward(composite_url, ["Q: <think>ok</think>42", "Q: 41"], prompts, ["42", "42"]),
+        get_reward(composite_url, ["Q: <think>ok</think>7"], ["Q: "], ["7"]),
+    ]
+    merged = read_batched(shards)
+    assert merged["rewards"].tolist() == pytest.approx([1.0, 0.0, 1.0])
+    assert merged["component/exact"].tolist() == [1.0, 0.0, 1.0]
+    assert merged["component/format"].tolist() == [1.0, 0.0, 1.0]
+    assert merged["status/ok"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_single_sample_answer_reads_as_openrlhf_tensors(composite_url: str) -> None:
+    answer = get_reward(composite_url, ["Q: <think>hm</think>42<|im_end|>"], ["Q: "], ["42"])
+    info = read_single(answer)
+    assert info["reward"].item() == pytest.approx(1.0)
+    assert info["component/exact"].item() == 1.0 and info["status/ok"].item() == 1.0
+
+
+def test_scores_are_clipped_to_zero_one_for_dynamic_filtering(composite_url: str) -> None:
+    spec = {"sum": [{"verifier": "exact", "weight": 2.0}]}
+    with EmbeddedServer(workers=1, get_reward_verifier=spec) as url:
+        answer = get_reward(url, ["Q: 1"], ["Q: "], ["1"])
+    assert answer["rewards"] == [2.0] and answer["scores"] == [1.0]
+
+
+def test_a_sample_that_cannot_be_judged_says_so_in_every_channel(composite_url: str) -> None:
+    answer = get_reward(composite_url, ["Q: 42", "Q: 42"], ["Q: ", "Q: "], ["42", None])
+    assert answer["status"] == ["ok", "error"]
+    assert answer["rewards"][1] == 0.0  # the failure score, flagged as such:
+    assert answer["extra_logs"]["status/error"] == [0.0, 1.0]
+    assert "exact" in answer["error"][1]
+    read_batched([answer])  # and still one tensor per key
+
+
+def test_reward_func_file_loads_the_way_openrlhf_loads_it(composite_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REWARDHUB_URL", composite_url)
+    monkeypatch.delenv("REWARDHUB_VERIFIER", raising=False)
+    monkeypatch.setattr("rewardhub.integrations.openrlhf._client", None)
+    spec = importlib.util.spec_from_file_location("reward_func", reward_func_file.__file__)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    out = module.reward_func(["Q: <think>a</think>42", "Q: 5"], ["Q: ", "Q: "], ["42", "4"])
+    assert isinstance(out["rewards"], torch.Tensor) and out["rewards"].tolist() == pytest.approx([1.0, 0.0])
+    assert out["extra_logs"]["component/exact"].tolist() == [1.0, 0.0]
+    single = module.reward_func(["Q: 42"], ["Q: "], ["42"])  # what the single-sample executor sends
+    assert read_single(single)["reward"].item() == pytest.approx(0.8)
+
+
+def test_reward_func_scores_with_the_verifier_named_in_the_environment(
+    composite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REWARDHUB_URL", composite_url)
+    monkeypatch.setenv("REWARDHUB_VERIFIER", '{"name": "exact", "config": {"case_sensitive": true}}')
+    monkeypatch.setattr("rewardhub.integrations.openrlhf._client", None)
+    out = reward_func_file.reward_func(["Q: Paris", "Q: paris"], ["Q: ", "Q: "], ["Paris", "Paris"])
+    assert out["rewards"].tolist() == [1.0, 0.0]
+    assert out["extra_logs"]["status/ok"].tolist() == [1.0, 1.0]
+
+
+def _openrlhf_agent() -> Any:
+    """OpenRLHF's executor module, imported without its heavy ``openrlhf.utils`` package init."""
+    pytest.importorskip("aiohttp")
+    spec = importlib.util.find_spec("openrlhf")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("OpenRLHF is not installed (pip install --no-deps openrlhf aiohttp to run this)")
+    utils = types.ModuleType("openrlhf.utils")
+    utils.__path__ = [str(Path(next(iter(spec.submodule_search_locations))) / "utils")]
+    sys.modules.setdefault("openrlhf.utils", utils)
+    from openrlhf.utils import agent
+
+    return agent
+
+
+def test_openrlhfs_own_single_turn_executor_reads_the_answer(composite_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = _openrlhf_agent()
+    over_http = agent.SingleTurnAgentExecutor(f"{composite_url}/get_reward")
+    [answer] = asyncio.run(over_http._fetch_rewards_via_http(["Q: <think>x</think>42"], ["Q: "], ["42"]))
+    assert read_single(answer)["reward"].item() == pytest.approx(1.0)
+
+    monkeypatch.setenv("REWARDHUB_URL", composite_url)
+    monkeypatch.delenv("REWARDHUB_VERIFIER", raising=False)
+    monkeypatch.setattr("rewardhub.integrations.openrlhf._client", None)
+    from_file = agent.SingleTurnAgentExecutor(reward_func_file.__file__)
+    [answer] = asyncio.run(from_file._fetch_rewards_via_func(["Q: 41"], ["Q: "], ["42"]))
+    assert read_single(answer)["reward"].item() == 0.0
