@@ -233,10 +233,13 @@ def run_agreement() -> None:
             f"{source:<10} {len(index)} labelled outputs: agreement with labels: plain math-verify {agree_b:.3f}, "
             f"ours {agree_o:.3f}; ours vs math-verify {both:.3f}"
         )
-        disagreements = [i for i in index if ours[i] != raw[i][3]]
-        for i in disagreements[:8]:
-            d = results[i]["details"]
-            print(f"   label {raw[i][3]!s:<5} gold {raw[i][1]!r:<20} ours read {d.get('answer')!r} ({d.get('reason')})")
+        disagreements: dict[tuple[bool, str, str], int] = {}
+        for i in index:
+            if ours[i] != raw[i][3]:
+                key = (raw[i][3], raw[i][1], str(results[i]["details"].get("answer")))
+                disagreements[key] = disagreements.get(key, 0) + 1
+        for (label, gold, answer), count in disagreements.items():
+            print(f"   {count}x labelled {label!s:<5} gold {gold!r:<16} ours read {answer[:60]!r}")
     print(f"(plain math-verify {baseline_s:.1f} s, ours {ours_s:.1f} s for {len(cases)} outputs)")
 
 

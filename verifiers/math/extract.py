@@ -32,6 +32,8 @@ from functools import lru_cache
 __all__ = ["ANCHORS", "Extraction", "extract_answer", "extract_gold", "find_boxed", "prepare"]
 
 ANCHORS = ("boxed", "hashes", "answer_phrase")
+_TAIL = 20_000  # characters searched for an unanchored final statement
+_SENTENCE_CAP = 3_000  # longest stretch read as one sentence
 
 _END_TOKENS = ("<|im_end|>", "<|im_start|>", "<|endoftext|>", "<|eot_id|>", "<｜end▁of▁sentence｜>", "</s>")
 _BOX_OPEN = re.compile(r"\\+(?:[a-z]*boxed|fbox|framebox)\s*(?=\{)|\\+boxed\s+(?=[^\s{])")
@@ -53,7 +55,7 @@ _COPULA = re.compile(
 )
 _NEGATION = re.compile(r"(?:\bnot|n't|\bnever|\binstead of|\brather than)\s*$", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？।]|\n")
-_HASHES = re.compile(r"####\s*([^\n]+)")
+_HASHES = re.compile(r"####\s*([^\n]*[\d\\][^\n]*)")  # "#### 18"; a stray "####" states nothing
 _CODE = re.compile(
     r"__\w+__|\blambda\b|\bimport\b|\w\(\s*\)|\w\(\s*['\"]|\)\(\s*\)|\bdef\b|\bexec\b|\beval\b|\bgetattr\b|\bglobals\b"
 )
@@ -65,6 +67,7 @@ _BARE_ITEM = re.compile(
     r"(?<![A-Za-z0-9_\\])[-−]?\(?\s*" + _ATOM + r"(?:\s*[-+*/×÷^=]\s*[-−]?\(?\s*" + _ATOM + r"\)?)*\)?"
     r"(?:\s*(?:\\?%|percent(?:age)?\b|pct\b|°|\^\\circ|\^\{\\circ\}|degrees?\b))?"
 )
+_OTHER_SCRIPT = re.compile(r"[^\W\d_A-Za-zα-ωΑ-Ωπ]")  # letters of other scripts: prose, not a bare answer
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])")
 _MATH_WORDS = frozenset(
     "sqrt pi sin cos tan cot sec csc log ln exp infty inf frac cdot times and or text mathrm mbox pm mp le ge lt gt "
@@ -331,7 +334,19 @@ def _last_of_chain(value: str) -> str:
         value = value[:-1].rstrip()
     while value.startswith("(") and value.count("(") > value.count(")"):
         value = value[1:].lstrip()
+    if value.startswith("(") and value.endswith(")") and "," not in value and _wraps(value):
+        value = value[1:-1].strip()  # "(\frac{2}{5})" in prose: grouping, not a tuple
     return value
+
+
+def _wraps(value: str) -> bool:
+    """The first parenthesis closes at the very end."""
+    depth = 0
+    for i, char in enumerate(value):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return i == len(value) - 1
+    return False
 
 
 def _prose_words(text: str) -> list[str]:
@@ -392,8 +407,8 @@ def _after_last_phrase(text: str, bare_numbers: bool) -> tuple[str, int] | None:
         stops = [stop for stop in _boundaries(text, start, min(len(text), start + 3000)) if stop > start]
         end = stops[0] if stops else len(text)
         items = _items(text, start, end, bare_numbers)
-        if not items and len(stops) > 1 and not text[start:end].strip(" :：*\n"):
-            end = stops[1]  # "Final Answer:\n$$5$$": the sentence continues on the next line
+        if not items and not text[start:end].strip(" :：*\n"):
+            end = stops[1] if len(stops) > 1 else min(len(text), start + 3000)  # "Final Answer:\n$$5$$"
             items = _items(text, start, end, bare_numbers)
         letter = _CHOICE_AFTER.match(text, _after_copula(text, start, end), end)
         if letter and not items:
@@ -415,13 +430,15 @@ def _last_stated(text: str, bare_numbers: bool) -> str | None:
     """The answer the last sentence stating any math gives (skipping up to two closing remarks
     such as "I hope it is correct.")."""
     end = len(text.rstrip())
-    starts = [0, *(stop for stop in _boundaries(text, 0, end) if stop < end)]
+    tail = max(0, end - _TAIL)  # a final statement lives near the end; bound the work on huge inputs
+    starts = [tail, *(stop for stop in _boundaries(text, tail, end) if stop < end)]
     skipped = 0
     while starts and skipped < 3:
         start = starts.pop()
         if not text[start:end].strip():
             end = start
             continue
+        start = max(start, end - _SENTENCE_CAP)
         items = _items(text, start, end, bare_numbers)
         if items:
             if _CODE.search(text[start:end]):
@@ -435,7 +452,9 @@ def _last_stated(text: str, bare_numbers: bool) -> str | None:
 
 def _is_bare_answer(text: str, bare_numbers: bool) -> bool:
     """A response that is nothing but an answer: short, one line, at most one prose word."""
-    if len(text) > 200 or "\n" in text or _CODE.search(text):
+    if len(text) > 200 or "\n" in text or _CODE.search(text) or _OTHER_SCRIPT.search(text):
+        return False
+    if not re.search(r"[0-9A-Za-z\\]", text):
         return False
     spans = _spans(text)
     if not bare_numbers and not (len(spans) == 1 and spans[0].start == 0 and spans[0].end == len(text)):

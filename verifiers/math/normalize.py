@@ -104,7 +104,7 @@ _SUBSTITUTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree", r"^\\circ"),
         (r"\\infin(?![a-zA-Z])|(?<![A-Za-z\\])infinity(?![A-Za-z])|(?<![A-Za-z\\])inf(?![A-Za-z])", r"\\infty "),
         (r"\\varnothing", r"\\emptyset"),
-        (r"(?<=\d)\s*(?:degrees|degree|deg)(?![A-Za-z])", r"^\\circ"),
+        (r"(?<=\d)\s*(?:degrees|degree|deg)(?![A-Za-z])|(?<=\d)\s*\\text\{\s*(?:degrees?|deg)\s*\}", r"^\\circ"),
         (r"[,;]?\s*\(?\s*(?:\\forall\s*)?[a-z]\s*\\in\s*\\mathbb\s*\{?[ZN]\}?\s*\)?\s*$", ""),
         (r"\\text\{\s*(?:for|where)\s+(?:some|any|all)?\s*(?:integers?|integral)\s*[a-z]?\s*\}.*$", ""),
         (r"\\(?:ldots|cdots|dots)", ""),

@@ -141,7 +141,7 @@ def _group(text: str) -> Value:
 
 
 def _flatten(values: list[Value] | tuple[Value, ...]) -> list[Value]:
-    """``1 \pm \sqrt{5}, -2``: the two values of a ± join the list they stand in."""
+    """``1 \\pm \\sqrt{5}, -2``: the two values of a ± join the list they stand in."""
     flat: list[Value] = []
     for value in values:
         if isinstance(value, Items) and value.kind == "set" and value.brackets == "\\pm":

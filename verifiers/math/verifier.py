@@ -31,7 +31,7 @@ from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 from verifiers.math.compare import Policy, equivalent
-from verifiers.math.extract import ANCHORS, extract_answer, extract_gold, prepare
+from verifiers.math.extract import ANCHORS, Extraction, extract_answer, extract_gold, prepare
 from verifiers.math.normalize import normalize
 from verifiers.math.parse import CACHE_SIZE, Unparseable, parse_normalized
 from verifiers.math.screen import Limits, TooComplex, screen
@@ -110,41 +110,55 @@ class MathVerifier(Verifier):
 
     def score(self, sample: Sample, config: MathVerifier.Config) -> Result:
         gold_text = _gold_text(sample.reference)
-        failure = config.failure_score
+        candidates = extract_answer(sample.response, tuple(config.anchors), config.unanchored, config.bare_numbers)
+        details: dict[str, Any] = {
+            "gold": gold_text,
+            "extracted": _shown(candidates[0].text) if candidates else None,
+            "anchor": candidates[0].anchor if candidates else None,
+        }
         if prepare(sample.response).strip() == gold_text.strip():
-            return Result.ok(1.0, extracted=gold_text, anchor="whole", gold=gold_text, reason="identical")
+            return Result.ok(1.0, **details, reason="identical")
         limits = Limits(max_chars=config.max_answer_chars)
         gold = _read_gold(gold_text, limits)
         if isinstance(gold, str):
             reason = "too_complex" if gold.startswith("too complex") else "gold_unparseable"
-            return Result.failed(gold, score=failure, reason=reason, gold=gold_text)
-        gold_value, gold_normalized = gold
-        candidates = extract_answer(sample.response, tuple(config.anchors), config.unanchored, config.bare_numbers)
-        details: dict[str, Any] = {"gold": gold_normalized, "extracted": None, "anchor": None}
+            return Result.failed(gold, score=config.failure_score, **details, reason=reason)
+        gold_value, details["gold"] = gold
         if not candidates:
             return Result.ok(0.0, **details, reason="no_answer")
-        answer: Value | None = None
-        for candidate in candidates:
-            if len(candidate.text) > 4 * config.max_answer_chars:
-                details.update(extracted=candidate.text[:200] + "...", anchor=candidate.anchor)
-                return Result.failed("too complex: answer too long", score=failure, **details, reason="too_complex")
-            normalized = normalize(candidate.text)
-            details.update(extracted=candidate.text, anchor=candidate.anchor, answer=normalized)
-            try:
-                screen(normalized, limits)
-            except TooComplex as exc:
-                return Result.failed(f"too complex: {exc.reason}", score=failure, **details, reason="too_complex")
-            try:
-                answer = parse_normalized(normalized)
-                break
-            except Unparseable:
-                continue
+        answer = _read_answer(candidates, limits, details)
+        if isinstance(answer, str):
+            return Result.failed(answer, score=config.failure_score, **details, reason="too_complex")
         if answer is None:
             return Result.ok(0.0, **details, reason="unparseable_answer")
         how = _equivalent(gold_value, answer, _policy(config))
         if how is None:
             return Result.ok(0.0, **details, reason="not_equivalent")
         return Result.ok(1.0, **details, reason="equivalent", rule=how)
+
+
+def _read_answer(candidates: list[Extraction], limits: Limits, details: dict[str, Any]) -> Value | str | None:
+    """The first candidate that parses (recording what was read in ``details``), a "too
+    complex" message, or None when no candidate parses."""
+    for candidate in candidates:
+        details.update(extracted=_shown(candidate.text), anchor=candidate.anchor)
+        if len(candidate.text) > 4 * limits.max_chars:
+            return f"too complex: answer has {len(candidate.text)} characters (limit {limits.max_chars})"
+        normalized = normalize(candidate.text)
+        details["answer"] = normalized
+        try:
+            screen(normalized, limits)
+        except TooComplex as exc:
+            return f"too complex: {exc.reason}"
+        try:
+            return parse_normalized(normalized)
+        except Unparseable:
+            continue
+    return None
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= 500 else text[:500] + "..."
 
 
 MathConfig = MathVerifier.Config

@@ -1,0 +1,156 @@
+"""The ``math`` verifier as the service sees it: results, failure classes, config, registration."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+import verifiers.math
+from rewardhub.errors import VerifierError
+from rewardhub.registry import ENTRY_POINT_GROUP, Registry
+from rewardhub.types import Sample
+from verifiers.math import verifier as math_verifier
+from verifiers.math.verifier import MathVerifier
+
+VERIFIER = MathVerifier()
+DATA = Path(__file__).parents[2] / "data" / "math_qwen_cot_sample.jsonl"
+
+
+def score(gold, response, **config):
+    return VERIFIER.score(Sample(response=response, reference=gold), MathVerifier.Config(**config))
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "status", "reason"),
+    [
+        ("42", "\\boxed{42}", "ok", "equivalent"),
+        ("42", "\\boxed{41}", "ok", "not_equivalent"),
+        ("42", "I do not know.", "ok", "no_answer"),
+        ("42", "\\boxed{\\frac{1}{}}", "ok", "unparseable_answer"),
+        ("42", "\\boxed{9^{9^{9^{9}}}}", "error", "too_complex"),
+        ("\\frac{1}{", "\\boxed{1}", "error", "gold_unparseable"),
+    ],
+)
+def test_every_result_says_what_was_read_and_why(gold, response, status, reason):
+    result = score(gold, response)
+    assert (result.status, result.details["reason"]) == (status, reason)
+    assert "gold" in result.details and "extracted" in result.details
+    json.dumps(result.details)  # details travel as JSON
+
+
+def test_no_answer_is_a_zero_not_an_error():
+    result = score("42", "Let me think about it.")
+    assert (result.status, result.score, result.details["extracted"]) == ("ok", 0.0, None)
+
+
+def test_an_unparseable_gold_is_an_error_with_a_message_not_a_zero():
+    result = score("\\frac{1}{", "\\boxed{1}", failure_score=-1.0)
+    assert result.status == "error" and result.score == -1.0
+    assert "unparseable" in result.error
+
+
+def test_too_complex_is_an_error_from_the_pre_screen():
+    result = score("1", "\\boxed{(10^{10})!}")
+    assert result.status == "error" and result.error.startswith("too complex")
+    assert result.details["extracted"] == "(10^{10})!"
+
+
+@pytest.mark.parametrize("reference", [None, "", "   ", True])
+def test_a_missing_gold_cannot_be_judged(reference):
+    with pytest.raises(VerifierError):
+        score(reference, "\\boxed{1}")
+
+
+@pytest.mark.parametrize(
+    ("reference", "response"),
+    [(42, "\\boxed{42}"), (0.5, "\\boxed{\\frac12}"), (["1", "2"], "\\boxed{2, 1}"), ({"answer": "7"}, "\\boxed{7}")],
+)
+def test_gold_as_users_pass_it(reference, response):
+    assert score(reference, response).score == 1.0
+
+
+@pytest.mark.parametrize("gold", ["\\frac{1}{2}", "$\\frac{1}{2}$", "\\boxed{\\frac{1}{2}}", "0.5", "$0.5$", "1/2"])
+def test_gold_spellings(gold):
+    assert score(gold, "So the probability is $\\boxed{\\dfrac{1}{2}}$.").score == 1.0
+
+
+def test_unboxed_responses_score_only_if_the_policy_allows():
+    assert score("7", "so it is 7").score == 1.0
+    result = score("7", "so it is 7", anchors=["boxed"], unanchored=False)
+    assert (result.score, result.details["reason"]) == (0.0, "no_answer")
+
+
+def test_real_chain_of_thought_responses_match_their_labels():
+    for line in DATA.read_text().splitlines():
+        case = json.loads(line)
+        assert score(case["gold"], case["response"]).score == float(case["label"]), case["gold"]
+
+
+def test_model_text_is_never_executed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for payload in (
+        "__import__('os').system('touch marker') or 0",
+        "open('marker', 'w').write('x') or 0",
+        "\\boxed{__import__('os').system('touch marker')}",
+        "().__class__.__base__.__subclasses__()",
+    ):
+        assert score("0", payload).score == 0.0
+    assert not (tmp_path / "marker").exists()
+
+
+def test_a_group_parses_its_gold_once():
+    math_verifier._read_gold.cache_clear()
+    for answer in ("3", "4", "3", "\\frac{6}{2}"):
+        score("\\frac{9}{3}", f"\\boxed{{{answer}}}")
+    info = math_verifier._read_gold.cache_info()
+    assert (info.misses, info.hits) == (1, 3)
+
+
+def test_config_is_strict_and_documented():
+    with pytest.raises(ValidationError):
+        MathVerifier.Config(tolerance=0.1)
+    with pytest.raises(ValidationError):
+        MathVerifier.Config(anchors=["somewhere"])
+    for name, field in MathVerifier.Config.model_fields.items():
+        assert field.description, name
+    schema = MathVerifier.describe()["config_schema"]
+    assert {"anchors", "unanchored", "percent", "decimal_places", "order", "escalate_to"} <= set(schema["properties"])
+
+
+@pytest.mark.parametrize("target", [None, "judge", {"name": "judge", "config": {"rubric": "strict"}}])
+def test_escalate_to_names_a_verifier(target):
+    assert MathVerifier.Config(escalate_to=target).escalate_to == target
+
+
+def test_registered_by_entry_point():
+    (entry,) = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == "math"]
+    assert entry.load() is MathVerifier
+    registry = Registry([MathVerifier])
+    assert registry.get("math").name == "math"
+    described = MathVerifier.describe()
+    assert described["kind"] == "rule" and described["description"]
+
+
+def test_public_surface():
+    assert sorted(verifiers.math.__all__) == sorted(
+        [
+            "Extraction",
+            "Limits",
+            "MathConfig",
+            "MathVerifier",
+            "Policy",
+            "TooComplex",
+            "Unparseable",
+            "equivalent",
+            "extract_answer",
+            "extract_gold",
+            "parse_answer",
+            "screen",
+        ]
+    )
+    for name in verifiers.math.__all__:
+        assert hasattr(verifiers.math, name)
