@@ -152,7 +152,7 @@ def compute_score_batch(
         for source, solution, truth, info in zip(data_sources, solution_strs, ground_truths, infos, strict=True)
     ]
     # each sample carries its own spec: one request serves a batch that mixes data sources
-    samples = [sample.model_copy(update={"verifier": spec}) for sample, spec in planned]
+    samples = [Sample.model_validate({**sample.model_dump(), "verifier": spec}) for sample, spec in planned]
     results = _sync_client(url, api_key).score(samples) if samples else []
     components = {key: values for key, values in batch_logs(results).items() if key.startswith("component/")}
     return [

@@ -23,7 +23,12 @@ def test_status_is_three_indicators() -> None:
 
 def test_components_are_flattened_with_their_path() -> None:
     inner = {"components": {"format": {"score": 1.0, "status": "ok", "details": {}}}}
-    details = {"components": {"gate": {"score": 0.0, "status": "ok", "details": inner}, "math": {"score": 0.5, "status": "ok", "details": {}}}}
+    details = {
+        "components": {
+            "gate": {"score": 0.0, "status": "ok", "details": inner},
+            "math": {"score": 0.5, "status": "ok", "details": {}},
+        }
+    }
     assert component_scores(details) == {"component/gate": 0.0, "component/gate/format": 1.0, "component/math": 0.5}
 
 

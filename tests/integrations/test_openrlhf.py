@@ -35,7 +35,9 @@ def composite_url() -> Iterator[str]:
 
 
 def get_reward(url: str, queries: list[str], prompts: list[str], labels: list[Any]) -> dict[str, Any]:
-    response = httpx.post(f"{url}/get_reward", json={"query": queries, "prompts": prompts, "labels": labels}, timeout=60)
+    response = httpx.post(
+        f"{url}/get_reward", json={"query": queries, "prompts": prompts, "labels": labels}, timeout=60
+    )
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -158,7 +160,9 @@ def _openrlhf_agent() -> Any:
     return agent
 
 
-def test_openrlhfs_own_single_turn_executor_reads_the_answer(composite_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_openrlhfs_own_single_turn_executor_reads_the_answer(
+    composite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     agent = _openrlhf_agent()
     over_http = agent.SingleTurnAgentExecutor(f"{composite_url}/get_reward")
     [answer] = asyncio.run(over_http._fetch_rewards_via_http(["Q: <think>x</think>42"], ["Q: "], ["42"]))

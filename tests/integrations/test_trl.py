@@ -33,7 +33,10 @@ def test_conversational_completions_score_the_assistant_text(service_url: str) -
         [{"role": "assistant", "content": [{"type": "text", "text": "Lyon"}]}],
     ]
     score = reward_func("exact", url=service_url)
-    assert score(prompts=prompts, completions=completions, completion_ids=None, reference=["paris", "paris"]) == [1.0, 0.0]
+    assert score(prompts=prompts, completions=completions, completion_ids=None, reference=["paris", "paris"]) == [
+        1.0,
+        0.0,
+    ]
 
 
 def test_reference_key_picks_the_column() -> None:
@@ -89,9 +92,13 @@ def test_the_function_is_named_for_trls_logs_and_pickles(service_url: str) -> No
 
 def test_async_twin_answers_the_same(service_url: str) -> None:
     score = async_reward_func("exact", url=service_url)
-    rewards = asyncio.run(score(prompts=["q", "q"], completions=["a", "b"], completion_ids=None, reference=["a", BAD_REFERENCE]))
+    rewards = asyncio.run(
+        score(prompts=["q", "q"], completions=["a", "b"], completion_ids=None, reference=["a", BAD_REFERENCE])
+    )
     assert rewards == [1.0, None]
-    assert asyncio.run(score(prompts=["q"], completions=["b"], completion_ids=None, reference=["b"])) == [1.0]  # a new loop
+    assert asyncio.run(score(prompts=["q"], completions=["b"], completion_ids=None, reference=["b"])) == [
+        1.0
+    ]  # a new loop
 
 
 def test_an_unknown_verifier_raises_instead_of_scoring(service_url: str) -> None:
