@@ -39,6 +39,8 @@ class SandboxPool:
             find_bwrap(self.settings.bwrap)  # refuse now, with the reason, rather than on first use
         self._idle: list[WarmSandbox] = []
         self._live = 0
+        self.started = 0
+        """Sandboxes started so far (a fresh one replaces each recycled one)."""
         self._closed = False
         self._cond = threading.Condition()
 
@@ -107,6 +109,8 @@ class SandboxPool:
             raise
         sandbox = WarmSandbox(isolation, self.settings)
         sandbox.start()  # closes itself (and its isolation) if it fails
+        with self._cond:
+            self.started += 1
         return sandbox
 
     def _release(self, sandbox: WarmSandbox, reset: bool = True) -> None:

@@ -384,21 +384,24 @@ def _empty_dir(path: str) -> None:
     for entry in entries:
         try:
             if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, onerror=_make_writable_and_retry)
+                _open_up(entry.path)
+                shutil.rmtree(entry.path, ignore_errors=True)
             else:
                 os.unlink(entry.path)
         except OSError:
             continue  # not ours to remove (the other half of reset removes it)
 
 
-def _make_writable_and_retry(function: Any, path: str, _exc: Any) -> None:
+def _open_up(directory: str) -> None:
+    """Make a tree the program chmod-ed shut (``chmod 0``) traversable again, so it can be removed."""
     try:
-        os.chmod(os.path.dirname(path), 0o700)
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, 0o700)
-        function(path)
+        os.chmod(directory, 0o700)
+        entries = list(os.scandir(directory))
     except OSError:
-        pass
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            _open_up(entry.path)
 
 
 def _oom_kills() -> int | None:
