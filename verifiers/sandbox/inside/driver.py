@@ -256,12 +256,19 @@ class Server:
                 os._exit(status)
         os.waitpid(pid, 0)
 
+    def _owns_anything(self, path: str) -> bool:
+        """Whether the program left an entry here (anything deeper sits inside one of those)."""
+        try:
+            return any(entry.stat(follow_symlinks=False).st_uid == self.program_uid for entry in os.scandir(path))
+        except OSError:
+            return True
+
     def reset(self) -> dict[str, Any]:
         """End of a job: no process left, scratch empty, no IPC objects; else the sandbox is dirty."""
         problems = []
         if not self.kill_programs():
             problems.append("processes survived SIGKILL")
-        if self.can_change_uid:
+        if self.can_change_uid and any(self._owns_anything(path) for path in self.scratch):
             self._as_program_user(lambda: [_empty_dir(path) for path in self.scratch])
         for path in self.scratch:
             _empty_dir(path)
