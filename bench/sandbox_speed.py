@@ -74,8 +74,15 @@ def measure(function: Callable[[], None], runs: int) -> list[float]:
 def summary(name: str, times: list[float]) -> dict[str, float]:
     ordered = sorted(times)
     p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
-    row = {"min": ordered[0] * 1e3, "median": statistics.median(ordered) * 1e3, "p99": p99 * 1e3, "per_s": len(times) / sum(times)}
-    print(f"  {name:<34} min {row['min']:8.1f} ms   median {row['median']:8.1f} ms   p99 {row['p99']:8.1f} ms   {row['per_s']:8.1f}/s")
+    row = {
+        "min": ordered[0] * 1e3,
+        "median": statistics.median(ordered) * 1e3,
+        "p99": p99 * 1e3,
+        "per_s": len(times) / sum(times),
+    }
+    print(
+        f"  {name:<34} min {row['min']:8.1f} ms   median {row['median']:8.1f} ms   p99 {row['p99']:8.1f} ms   {row['per_s']:8.1f}/s"
+    )
     return row
 
 
@@ -94,7 +101,9 @@ def main() -> None:
         ours_trivial(pool)()  # first job in the warm sandbox: not a steady-state number
         with pool.job("python", "pass") as job:
             details = job.details
-        print(f"sandbox: {details}; cold start of one warm sandbox {cold * 1e3:.0f} ms (paid once per {pool.settings.recycle_after} jobs)")
+        print(
+            f"sandbox: {details}; cold start of one warm sandbox {cold * 1e3:.0f} ms (paid once per {pool.settings.recycle_after} jobs)"
+        )
         print(f"python: {sys.executable}\n")
 
         print(f"trivial program ({args.runs} runs each)")
@@ -110,7 +119,9 @@ def main() -> None:
     submission_ratio = bare10["median"] / ours10["median"]
     print("\nratios (bare median / sandboxed median; higher is better for us)")
     print(f"  trivial program:     {trivial_ratio:6.1f}x   (goal >= 2x: {'met' if trivial_ratio >= 2 else 'NOT met'})")
-    print(f"  10-test submission:  {submission_ratio:6.1f}x   (goal >= 3x: {'met' if submission_ratio >= 3 else 'NOT met'})")
+    print(
+        f"  10-test submission:  {submission_ratio:6.1f}x   (goal >= 3x: {'met' if submission_ratio >= 3 else 'NOT met'})"
+    )
 
 
 if __name__ == "__main__":

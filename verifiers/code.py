@@ -26,8 +26,17 @@ from pydantic import Field
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
-from verifiers.sandbox import Job, Language, Limits, RunResult, SandboxError, SandboxUnavailable, UnsupportedLanguage
-from verifiers.sandbox import default_pool, language as find_language
+from verifiers.sandbox import (
+    Job,
+    Language,
+    Limits,
+    RunResult,
+    SandboxError,
+    SandboxUnavailable,
+    UnsupportedLanguage,
+    default_pool,
+)
+from verifiers.sandbox import language as find_language
 from verifiers.sandbox.asserts import AssertPlan, LeafFailed
 from verifiers.sandbox.compare import same_output, same_value
 from verifiers.sandbox.inside.wire import decode_value
@@ -59,13 +68,19 @@ class CodeVerifier(Verifier):
             "fraction", description="fraction: share of tests passed; all_or_nothing: 1 only if every test passes."
         )
         test_timeout_s: float = Field(6.0, gt=0, le=120, description="Wall-clock limit of each test run.")
-        memory_mb: int = Field(512, ge=32, le=16384, description="Memory of each test run (all its processes together).")
+        memory_mb: int = Field(
+            512, ge=32, le=16384, description="Memory of each test run (all its processes together)."
+        )
         max_tests: int | None = Field(None, ge=1, description="Run at most this many tests (the first ones).")
-        stop_on_failure: bool = Field(False, description="Skip the remaining tests after the first failure (counted as failed).")
+        stop_on_failure: bool = Field(
+            False, description="Skip the remaining tests after the first failure (counted as failed)."
+        )
         compare: Literal["lines", "tokens", "exact"] = Field(
             "lines", description="stdout comparison: per line ignoring surrounding spaces, per token, or exact."
         )
-        float_tolerance: float = Field(1e-6, ge=0, description="Numbers in outputs and results may differ by this much (0: exactly).")
+        float_tolerance: float = Field(
+            1e-6, ge=0, description="Numbers in outputs and results may differ by this much (0: exactly)."
+        )
 
     def score(self, sample: Sample, config: Config) -> Result:  # type: ignore[override]
         try:
@@ -92,7 +107,9 @@ class CodeVerifier(Verifier):
         return _result(outcomes, sandbox, chosen, config)
 
 
-def _run_tests(lang: Language, code: str, tests: list[TestCase], config: CodeVerifier.Config) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _run_tests(
+    lang: Language, code: str, tests: list[TestCase], config: CodeVerifier.Config
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     limits = Limits(timeout_s=config.test_timeout_s, memory_mb=config.memory_mb)
     outcomes: list[dict[str, Any]] = []
     with default_pool().job(lang, code) as job:
@@ -143,7 +160,11 @@ def _assert_holds(run: RunResult, plan: AssertPlan) -> tuple[bool, str | None]:
         return False, _record_error(run)
     record = run.record
     if record is None or "error" in record or not isinstance(record.get("values"), list):
-        reason = (record or {}).get("error") or run.details.get("record_problem") or "no result: the program ended before its test ran"
+        reason = (
+            (record or {}).get("error")
+            or run.details.get("record_problem")
+            or "no result: the program ended before its test ran"
+        )
         return False, str(reason)[:500]
     if len(record["values"]) != len(plan.leaves):
         return False, "wrong number of values in the result record"
@@ -157,7 +178,12 @@ def _assert_holds(run: RunResult, plan: AssertPlan) -> tuple[bool, str | None]:
         return plan.holds(values), None
     except LeafFailed as exc:
         return False, str(exc)
-    except (TypeError, ValueError, ArithmeticError, LookupError) as exc:  # the values do not support the test's operations
+    except (
+        TypeError,
+        ValueError,
+        ArithmeticError,
+        LookupError,
+    ) as exc:  # the values do not support the test's operations
         return False, f"{type(exc).__name__}: {exc}"[:500]
 
 
@@ -183,10 +209,17 @@ def _outcome(run: RunResult, passed: bool, problem: str | None = None, source: s
 def _skipped(build_failure: RunResult | None) -> dict[str, Any]:
     if build_failure is None:
         return {"verdict": "skipped", "passed": False, "elapsed_ms": 0.0}
-    return {"verdict": build_failure.verdict, "passed": False, "elapsed_ms": 0.0, "stderr": build_failure.stderr[-1000:]}
+    return {
+        "verdict": build_failure.verdict,
+        "passed": False,
+        "elapsed_ms": 0.0,
+        "stderr": build_failure.stderr[-1000:],
+    }
 
 
-def _result(outcomes: list[dict[str, Any]], sandbox: dict[str, Any], lang: Language, config: CodeVerifier.Config) -> Result:
+def _result(
+    outcomes: list[dict[str, Any]], sandbox: dict[str, Any], lang: Language, config: CodeVerifier.Config
+) -> Result:
     passed = sum(1 for o in outcomes if o["passed"])
     details = {"passed": passed, "total": len(outcomes), "language": lang.name, "sandbox": sandbox, "tests": outcomes}
     failures = [o for o in outcomes if o["verdict"] == "sandbox_error"]

@@ -45,7 +45,9 @@ class SandboxRunRequest(BaseModel):
     language: str = Field("python", description="python, c, cpp or javascript (and their usual aliases).")
     code: str = Field(description="The program's source.")
     stdin: str = Field("", description="Fed to the program's standard input.")
-    files: dict[str, str] = Field(default_factory=dict, description="Read-only input files, by path relative to the working directory.")
+    files: dict[str, str] = Field(
+        default_factory=dict, description="Read-only input files, by path relative to the working directory."
+    )
     timeout_s: float = Field(10.0, gt=0, le=MAX_TIMEOUT_S, description="Wall-clock limit of the run.")
     memory_mb: int = Field(512, ge=32, le=MAX_MEMORY_MB, description="Memory of the run (all its processes together).")
 

@@ -39,6 +39,7 @@ def main(argv: list[str]) -> int:
 
 def run(argv: list[str], state: Path) -> int:
     from verifiers.sandbox.isolation import interpreter_paths  # only here: the other commands stay quick
+
     options: dict[str, list[str]] = {}
     index = 0
     while argv[index].startswith("--"):

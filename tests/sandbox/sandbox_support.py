@@ -37,5 +37,7 @@ def host_traces() -> set[str]:
     """Our traces on the host: anything an attack tried to write, and the unsafe backend's folders."""
     found = set()
     for root in ("/tmp", "/dev/shm", "/", "/usr", "/etc"):
-        found |= {f"{root}/{name}" for name in os.listdir(root) if MARKER in name or name.startswith("rewardhub-unsafe")}
+        found |= {
+            f"{root}/{name}" for name in os.listdir(root) if MARKER in name or name.startswith("rewardhub-unsafe")
+        }
     return found

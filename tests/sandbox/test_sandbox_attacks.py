@@ -22,19 +22,24 @@ def run(pool, code: str, **limits):
 
 
 def test_fork_bomb_is_stopped_by_the_clock_and_leaves_no_process(pool):
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         import os
         while True:
             try:
                 os.fork()
             except OSError:
                 pass
-    """)
+    """,
+    )
     assert result.verdict == "timeout"
 
 
 def test_fork_bomb_cannot_exceed_the_process_limit(pool):
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         import os, time
         count = 0
         try:
@@ -45,13 +50,17 @@ def test_fork_bomb_cannot_exceed_the_process_limit(pool):
                 count += 1
         except OSError:
             print(count)
-    """, max_processes=20)
+    """,
+        max_processes=20,
+    )
     assert result.verdict == "ok"
     assert int(result.stdout) < 20
 
 
 def test_thread_bomb_cannot_exceed_the_process_limit(pool):
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         import threading, time
         count = 0
         try:
@@ -60,7 +69,9 @@ def test_thread_bomb_cannot_exceed_the_process_limit(pool):
                 count += 1
         except RuntimeError:
             print(count)
-    """, max_processes=20)
+    """,
+        max_processes=20,
+    )
     assert result.verdict == "ok"
     assert int(result.stdout) < 20
 
@@ -71,14 +82,18 @@ def test_memory_bomb_is_a_memory_verdict(pool):
 
 
 def test_memory_bomb_in_a_forked_child_is_a_memory_verdict(pool):
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         import os
         if os.fork() == 0:
             x = bytearray(512 << 20)
             os._exit(0)
         _, status = os.wait()
         raise SystemExit(1 if status else 0)
-    """, memory_mb=64)
+    """,
+        memory_mb=64,
+    )
     assert result.verdict == "memory"
 
 
@@ -99,18 +114,24 @@ def test_sleeping_forever_is_a_timeout(pool):
 
 
 def test_ignoring_signals_does_not_outlive_the_timeout(pool):
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         import signal
         for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGXCPU, signal.SIGALRM):
             signal.signal(number, signal.SIG_IGN)
         while True:
             pass
-    """, timeout_s=1.0)
+    """,
+        timeout_s=1.0,
+    )
     assert result.verdict == "timeout"
 
 
 def test_double_forked_daemon_is_killed_when_the_run_ends(pool):
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         import os, time
         if os.fork() == 0:
             os.setsid()
@@ -119,13 +140,16 @@ def test_double_forked_daemon_is_killed_when_the_run_ends(pool):
             os._exit(0)
         os.wait()
         print("parent done")
-    """)
+    """,
+    )
     assert result.verdict == "ok"
     assert result.stdout == "parent done\n"  # the host fixture checks the daemon is gone
 
 
 def test_daemon_cannot_touch_the_next_run(pool):
-    first = run(pool, """
+    first = run(
+        pool,
+        """
         import os, time
         if os.fork() == 0:
             os.setsid()
@@ -133,13 +157,16 @@ def test_daemon_cannot_touch_the_next_run(pool):
                 with open("/tmp/daemon-was-here", "a") as f:
                     f.write("x")
                 time.sleep(0.01)
-    """)
+    """,
+    )
     second = run(pool, "import os\nprint(os.path.exists('/tmp/daemon-was-here'))\n")
     assert (first.verdict, second.stdout) == ("ok", "False\n")
 
 
 def test_external_network_is_unreachable(pool):
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         import socket
         for address in [("1.1.1.1", 53), ("8.8.8.8", 443)]:
             try:
@@ -147,7 +174,8 @@ def test_external_network_is_unreachable(pool):
                 print("connected")
             except OSError as exc:
                 print(type(exc).__name__)
-    """)
+    """,
+    )
     assert result.verdict == "ok"
     assert "connected" not in result.stdout
 
@@ -158,14 +186,17 @@ def test_host_loopback_services_are_unreachable(pool):
         redis_up = True
     except OSError:
         redis_up = False
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         import socket
         try:
             socket.create_connection(("127.0.0.1", 6379), timeout=1).close()
             print("connected")
         except OSError as exc:
             print(type(exc).__name__)
-    """)
+    """,
+    )
     assert result.verdict == "ok"
     assert "connected" not in result.stdout
     if not redis_up:
@@ -181,7 +212,9 @@ def test_environment_is_empty_of_the_services_variables(pool):
 
 
 def test_other_processes_environments_are_not_readable(pool):
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         import os
         for pid in os.listdir("/proc"):
             if pid.isdigit():
@@ -189,7 +222,8 @@ def test_other_processes_environments_are_not_readable(pool):
                     print(pid, open(f"/proc/{pid}/environ", "rb").read())
                 except OSError as exc:
                     print(pid, type(exc).__name__)
-    """)
+    """,
+    )
     assert result.verdict == "ok"
     assert SECRET not in result.stdout
     assert "1 PermissionError" in result.stdout
@@ -206,20 +240,25 @@ def test_proc_shows_only_the_sandbox(pool):
 @pytest.mark.parametrize("path", ["/usr", "/etc", "/opt/rewardhub/inside", "/", "/proc/sys/kernel"])
 def test_system_paths_are_not_writable(pool, path):
     target = f"{path.rstrip('/')}/{MARKER}"
-    result = run(pool, f"""
+    result = run(
+        pool,
+        f"""
         try:
             open({target!r}, "w").write("x")
             print("written")
         except OSError as exc:
             print(type(exc).__name__)
-    """)
+    """,
+    )
     assert result.verdict == "ok"
     assert "written" not in result.stdout
     assert not Path(target).exists()
 
 
 def test_the_harness_cannot_be_rewritten(pool):
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         import os
         for name in ("driver.py", "harness.py", "wire.py"):
             try:
@@ -227,13 +266,16 @@ def test_the_harness_cannot_be_rewritten(pool):
                 print("written")
             except OSError as exc:
                 print(type(exc).__name__)
-    """)
+    """,
+    )
     assert result.verdict == "ok"
     assert "written" not in result.stdout
 
 
 def test_filling_the_scratch_disk_stops_at_its_size_and_is_wiped(pool):
-    result = run(pool, f"""
+    result = run(
+        pool,
+        f"""
         import itertools
         try:
             for n in itertools.count():
@@ -241,7 +283,10 @@ def test_filling_the_scratch_disk_stops_at_its_size_and_is_wiped(pool):
                     f.write(b"x" * (8 << 20))
         except OSError as exc:
             print(type(exc).__name__, exc.errno)
-    """, memory_mb=512, timeout_s=10.0)
+    """,
+        memory_mb=512,
+        timeout_s=10.0,
+    )
     after = run(pool, "import os\nprint(os.listdir('/tmp'))\n")
     assert result.verdict == "ok"
     assert result.stdout == "OSError 28\n"  # ENOSPC: the tmpfs is full, the host disk is not touched
@@ -249,18 +294,23 @@ def test_filling_the_scratch_disk_stops_at_its_size_and_is_wiped(pool):
 
 
 def test_ptrace_of_the_server_is_refused(pool):
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         import ctypes, os
         libc = ctypes.CDLL(None, use_errno=True)
         PTRACE_ATTACH = 16
         print(libc.ptrace(PTRACE_ATTACH, os.getppid(), None, None), ctypes.get_errno())
-    """)
+    """,
+    )
     assert result.verdict == "ok"
     assert result.stdout == "-1 1\n"  # EPERM
 
 
 def test_the_server_cannot_be_killed_by_the_program(pool):
-    attack = run(pool, """
+    attack = run(
+        pool,
+        """
         import os, signal
         try:
             os.kill(os.getppid(), signal.SIGKILL)
@@ -270,14 +320,17 @@ def test_the_server_cannot_be_killed_by_the_program(pool):
             os.kill(-1, signal.SIGKILL)
         except ProcessLookupError:
             print("nothing else to kill")
-    """)
+    """,
+    )
     after = run(pool, "print('still serving')\n")
     assert attack.stdout.startswith("refused")
     assert after.stdout == "still serving\n"
 
 
 def test_the_program_runs_unprivileged(pool):
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         import os
         print(os.getuid(), os.geteuid(), os.getgroups())
         try:
@@ -286,7 +339,8 @@ def test_the_program_runs_unprivileged(pool):
         except PermissionError:
             print("refused")
         print(open("/proc/self/status").read().split("CapEff:")[1].split()[0])
-    """)
+    """,
+    )
     uid, euid, *rest = result.stdout.split()
     assert int(uid) >= 1000 and uid == euid
     assert "refused" in rest and "root" not in rest

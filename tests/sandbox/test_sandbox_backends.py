@@ -24,8 +24,18 @@ HERE = Path(__file__).parent
 
 
 def test_bwrap_command_isolates_everything_the_issue_lists():
-    argv = bwrap_command("bwrap", "/venv/bin/python", ["/usr", "/root/.pyenv/versions/3.11"], ["--kill-scope", "pidns"], 64, True, 62001)
-    for flag in ("--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session", "--clearenv"):
+    argv = bwrap_command(
+        "bwrap", "/venv/bin/python", ["/usr", "/root/.pyenv/versions/3.11"], ["--kill-scope", "pidns"], 64, True, 62001
+    )
+    for flag in (
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+    ):
         assert flag in argv
     assert argv[argv.index("--tmpfs") - 2 : argv.index("--tmpfs") + 2] == ["--size", str(64 << 20), "--tmpfs", "/tmp"]
     assert ["--ro-bind", "/usr", "/usr"] == argv[argv.index("/usr") - 1 : argv.index("/usr") + 2]
@@ -69,11 +79,13 @@ def test_the_backend_comes_from_the_environment(monkeypatch):
 @pytest.fixture
 def docker_pool(tmp_path, monkeypatch):
     client = tmp_path / "docker"
-    client.write_text(f"#!/bin/sh\nexec {sys.executable} {HERE / 'fake_docker.py'} \"$@\"\n")
+    client.write_text(f'#!/bin/sh\nexec {sys.executable} {HERE / "fake_docker.py"} "$@"\n')
     client.chmod(0o755)
     monkeypatch.setenv("FAKE_DOCKER_STATE", str(tmp_path))
     sockets = tempfile.mkdtemp(prefix="rh-", dir="/tmp")  # Unix socket paths are short (108 bytes)
-    settings = SandboxSettings(backend="docker", docker=str(client), docker_socket_dir=sockets, concurrency=1, preload=("json",))
+    settings = SandboxSettings(
+        backend="docker", docker=str(client), docker_socket_dir=sockets, concurrency=1, preload=("json",)
+    )
     pool = SandboxPool(settings)
     yield pool, tmp_path
     pool.close()
@@ -116,7 +128,7 @@ def test_unsafe_backend_runs_without_walls_and_cleans_up(tmp_path):
 
 def test_sandboxes_die_with_the_worker_that_owns_them(tmp_path):
     """The execution layer may SIGKILL a worker on its hard timeout: nothing of its sandboxes may survive."""
-    script = textwrap.dedent(f"""
+    script = textwrap.dedent("""
         import sys, threading
         from verifiers.sandbox import SandboxPool, SandboxSettings, Limits
         pool = SandboxPool(SandboxSettings(concurrency=1, preload=("colorsys",)))

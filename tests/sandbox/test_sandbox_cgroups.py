@@ -24,7 +24,9 @@ def test_a_process_tree_over_the_limit_is_killed_and_counted(cgroups):
     cgroups.set_memory(64 << 20)
     before = cgroups.oom_kills()
     hog = "import os\nif os.fork() == 0:\n    x = bytearray(200 << 20)\n    os._exit(0)\nprint(os.wait()[1])\n"
-    done = subprocess.run(cgroup_wrapper(cgroups.join_files()) + [sys.executable, "-c", hog], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        cgroup_wrapper(cgroups.join_files()) + [sys.executable, "-c", hog], capture_output=True, text=True, timeout=60
+    )
     assert done.stdout.strip() == "9"  # the child died of SIGKILL
     assert cgroups.oom_kills() == before + 1
 
@@ -32,7 +34,9 @@ def test_a_process_tree_over_the_limit_is_killed_and_counted(cgroups):
 def test_the_process_limit_holds_for_the_tree(cgroups):
     cgroups.set_max_processes(5)
     bomb = "import os\nn = 0\ntry:\n    while True:\n        if os.fork() == 0:\n            os.close(1); os.close(2); import time; time.sleep(30); os._exit(0)\n        n += 1\nexcept OSError:\n    print(n)\n"
-    done = subprocess.run(cgroup_wrapper(cgroups.join_files()) + [sys.executable, "-c", bomb], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        cgroup_wrapper(cgroups.join_files()) + [sys.executable, "-c", bomb], capture_output=True, text=True, timeout=60
+    )
     assert int(done.stdout) < 5
     assert cgroups.kill()
     assert cgroups.processes() == []

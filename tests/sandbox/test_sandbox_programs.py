@@ -15,13 +15,17 @@ def run(pool, code: str, lang: str = "python", stdin: str = "", files=None, **li
 
 
 def test_deep_recursion_with_a_raised_limit_passes(pool):
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         import sys
         sys.setrecursionlimit(10 ** 6)
         def depth(n):
             return 0 if n == 0 else 1 + depth(n - 1)
         print(depth(100_000))
-    """, memory_mb=512)
+    """,
+        memory_mb=512,
+    )
     assert (result.verdict, result.stdout) == ("ok", "100000\n")
 
 
@@ -31,26 +35,34 @@ def test_numpy_imports_and_computes(pool):
 
 
 def test_moderate_threads_pass(pool):
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         import threading
         done = []
         threads = [threading.Thread(target=done.append, args=(i,)) for i in range(16)]
         for t in threads: t.start()
         for t in threads: t.join()
         print(len(done))
-    """)
+    """,
+    )
     assert (result.verdict, result.stdout) == ("ok", "16\n")
 
 
 def test_multiprocessing_pool_works(pool):
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         from multiprocessing import Pool
         def square(x):
             return x * x
         if __name__ == "__main__":
             with Pool(2) as workers:
                 print(sum(workers.map(square, range(10))))
-    """, memory_mb=512, timeout_s=10.0)
+    """,
+        memory_mb=512,
+        timeout_s=10.0,
+    )
     assert (result.verdict, result.stdout) == ("ok", "285\n")
 
 
@@ -89,13 +101,17 @@ def test_a_syntax_error_is_a_compile_error(pool):
 
 
 def test_input_files_are_readable_but_not_writable(pool):
-    result = run(pool, """
+    result = run(
+        pool,
+        """
         print(open("data/in.txt").read())
         try:
             open("data/in.txt", "w").write("changed")
         except OSError as exc:
             print(type(exc).__name__)
-    """, files={"data/in.txt": "hello"})
+    """,
+        files={"data/in.txt": "hello"},
+    )
     assert result.stdout == "hello\nPermissionError\n"
 
 
@@ -112,9 +128,12 @@ def test_undecodable_output_is_replaced_not_fatal(pool):
 @pytest.mark.parametrize(
     ("lang", "code"),
     [
-        ("c", "#include <stdio.h>\nint main(){int a,b; scanf(\"%d %d\",&a,&b); printf(\"%d\\n\", a+b); return 0;}\n"),
-        ("cpp", "#include <iostream>\nint main(){long long a,b; std::cin>>a>>b; std::cout<<a+b<<\"\\n\";}\n"),
-        ("javascript", "const [a, b] = require('fs').readFileSync(0, 'utf8').trim().split(/\\s+/).map(Number);\nconsole.log(a + b);\n"),
+        ("c", '#include <stdio.h>\nint main(){int a,b; scanf("%d %d",&a,&b); printf("%d\\n", a+b); return 0;}\n'),
+        ("cpp", '#include <iostream>\nint main(){long long a,b; std::cin>>a>>b; std::cout<<a+b<<"\\n";}\n'),
+        (
+            "javascript",
+            "const [a, b] = require('fs').readFileSync(0, 'utf8').trim().split(/\\s+/).map(Number);\nconsole.log(a + b);\n",
+        ),
     ],
 )
 def test_every_language_adds_two_numbers(pool, lang, code):
@@ -143,7 +162,7 @@ def test_native_memory_exhaustion_is_a_memory_verdict(pool):
 
 
 def test_deep_native_recursion_has_stack_room(pool):
-    code = "#include <stdio.h>\nlong d(long n){ volatile char pad[64]; pad[0]=0; return n ? 1 + d(n-1) + pad[0] : 0; }\nint main(){ printf(\"%ld\\n\", d(1000000)); }\n"
+    code = '#include <stdio.h>\nlong d(long n){ volatile char pad[64]; pad[0]=0; return n ? 1 + d(n-1) + pad[0] : 0; }\nint main(){ printf("%ld\\n", d(1000000)); }\n'
     result = pool.run("c", code, limits=QUICK.with_(memory_mb=512, timeout_s=10.0))
     assert (result.verdict, result.stdout) == ("ok", "1000000\n")
 

@@ -43,7 +43,9 @@ def test_verdicts_are_the_status(client):
 
 
 def test_files_are_given_to_the_program(client):
-    body = client.post("/v1/sandbox/run", json={"code": "print(open('in/data.txt').read())", "files": {"in/data.txt": "42"}}).json()
+    body = client.post(
+        "/v1/sandbox/run", json={"code": "print(open('in/data.txt').read())", "files": {"in/data.txt": "42"}}
+    ).json()
     assert body["stdout"] == "42\n"
 
 
@@ -83,6 +85,8 @@ def test_the_service_app_serves_the_route_behind_its_api_keys(pool, monkeypatch)
     app = create_app(Settings(api_keys=["sandbox-test-key"], sandbox_backend="bwrap"))
     client = TestClient(app)
     refused = client.post("/v1/sandbox/run", json={"code": "print(1)"})
-    served = client.post("/v1/sandbox/run", json={"code": "print(1)"}, headers={"authorization": "Bearer sandbox-test-key"})
+    served = client.post(
+        "/v1/sandbox/run", json={"code": "print(1)"}, headers={"authorization": "Bearer sandbox-test-key"}
+    )
     assert refused.status_code == 401
     assert (served.status_code, served.json()["stdout"]) == (200, "1\n")

@@ -21,7 +21,9 @@ def exited_with(code: int) -> int:
     return code << 8
 
 
-def seen(status: int | None = 0, stdout: bytes = b"", stderr: bytes = b"", record: bytes = b"", cpu_s: float = 0.01, **flags) -> Pumped:
+def seen(
+    status: int | None = 0, stdout: bytes = b"", stderr: bytes = b"", record: bytes = b"", cpu_s: float = 0.01, **flags
+) -> Pumped:
     exited = None if status is None else {"op": "exited", "status": status, "cpu_s": cpu_s, "maxrss_kb": 1000}
     streams = {"stdout": bytearray(stdout), "stderr": bytearray(stderr), "record": bytearray(record)}
     return Pumped(streams=streams, exited=exited, elapsed_s=0.1, **flags)
@@ -40,7 +42,11 @@ def verdict(pumped: Pumped, oom=(0, 0)) -> str:
         (seen(killed_by(signal.SIGKILL)), (0, 1), "memory"),
         (seen(killed_by(signal.SIGKILL)), (None, None), "runtime_error"),
         (seen(exited_with(1), stderr=b"Traceback...\nMemoryError\n"), (None, None), "memory"),
-        (seen(killed_by(signal.SIGABRT), stderr=b"terminate called after throwing an instance of 'std::bad_alloc'"), (0, 0), "memory"),
+        (
+            seen(killed_by(signal.SIGABRT), stderr=b"terminate called after throwing an instance of 'std::bad_alloc'"),
+            (0, 0),
+            "memory",
+        ),
         (seen(killed_by(signal.SIGXCPU)), (0, 0), "timeout"),
         (seen(killed_by(signal.SIGKILL), cpu_s=3.5), (0, 0), "timeout"),
         (seen(killed_by(signal.SIGKILL), timed_out=True), (0, 1), "timeout"),

@@ -66,12 +66,17 @@ def test_function_call_tests_including_leetcode_style():
 
 
 def test_function_results_compare_like_apps():
-    result = score("def f(x):\n    return (x, x)\n", {"fn_name": "f", "inputs": [[1], [2]], "outputs": [[1, 1], [[2, 2]]]})
+    result = score(
+        "def f(x):\n    return (x, x)\n", {"fn_name": "f", "inputs": [[1], [2]], "outputs": [[1, 1], [[2, 2]]]}
+    )
     assert result.score == 1.0
 
 
 def test_mbpp_asserts():
-    result = score("def f(x):\n    return x * 2\n", {"assert": "assert f(1) == 2\nassert f(2) == 5\nassert abs(f(1.5) - 3) < 1e-9\n"})
+    result = score(
+        "def f(x):\n    return x * 2\n",
+        {"assert": "assert f(1) == 2\nassert f(2) == 5\nassert abs(f(1.5) - 3) < 1e-9\n"},
+    )
     assert verdicts(result) == ["passed", "wrong_answer", "passed"]
 
 
@@ -82,7 +87,7 @@ def test_humaneval_check_function():
 
 
 def test_other_languages_on_stdin_stdout():
-    program = "#include <cstdio>\nint main(){int n; std::scanf(\"%d\", &n); std::printf(\"%d\\n\", 2 * n);}\n"
+    program = '#include <cstdio>\nint main(){int n; std::scanf("%d", &n); std::printf("%d\\n", 2 * n);}\n'
     result = score(program, DOUBLE, lang="cpp", language="auto")
     assert (result.score, result.details["language"]) == (1.0, "cpp")
 
@@ -129,7 +134,9 @@ def test_an_object_equal_to_everything_fails_an_assert_test():
 
 
 def test_an_int_subclass_that_equals_everything_fails():
-    cheat = "class Sneaky(int):\n    def __eq__(self, other):\n        return True\ndef add(a, b):\n    return Sneaky(0)\n"
+    cheat = (
+        "class Sneaky(int):\n    def __eq__(self, other):\n        return True\ndef add(a, b):\n    return Sneaky(0)\n"
+    )
     assert score(cheat, ADD).score == 0.0
 
 
@@ -149,7 +156,9 @@ def test_reading_the_expected_value_off_the_callers_frame_fails():
 
 
 def test_rebinding_builtins_does_not_rewrite_the_tests():
-    cheat = "import builtins\nbuiltins.abs = lambda x: 0\nbuiltins.sorted = lambda x: [1, 2, 3]\ndef f(x):\n    return 0\n"
+    cheat = (
+        "import builtins\nbuiltins.abs = lambda x: 0\nbuiltins.sorted = lambda x: [1, 2, 3]\ndef f(x):\n    return 0\n"
+    )
     result = score(cheat, {"assert": "assert abs(f(1) - 7) < 1e-9\nassert sorted(f(2)) == [1, 2, 3]\n"})
     assert result.score == 0.0
 

@@ -49,7 +49,11 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
 }
-_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {ast.Not: operator.not_, ast.USub: operator.neg, ast.UAdd: operator.pos}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.Not: operator.not_,
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "abs": abs, "round": round, "len": len, "sorted": sorted, "set": set, "frozenset": frozenset,
     "list": list, "tuple": tuple, "sum": sum, "min": min, "max": max, "float": float, "int": int,
@@ -104,7 +108,11 @@ def plan_asserts(test_code: str, entry_point: str | None = None) -> list[AssertP
 
 
 def _calls_check(statement: ast.stmt) -> bool:
-    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) and _name(statement.value.func) == "check"
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and _name(statement.value.func) == "check"
+    )
 
 
 def _source(statements: list[ast.stmt]) -> str:
@@ -119,9 +127,14 @@ def _split(node: ast.expr, leaves: list[str]) -> ast.expr:
         case ast.List() | ast.Tuple() | ast.Set():
             return type(node)(elts=[_split(e, leaves) for e in node.elts], **_ctx(node))
         case ast.Dict() if None not in node.keys:
-            return ast.Dict(keys=[_split(k, leaves) for k in node.keys if k is not None], values=[_split(v, leaves) for v in node.values])
+            return ast.Dict(
+                keys=[_split(k, leaves) for k in node.keys if k is not None],
+                values=[_split(v, leaves) for v in node.values],
+            )
         case ast.Compare():
-            return ast.Compare(left=_split(node.left, leaves), ops=node.ops, comparators=[_split(c, leaves) for c in node.comparators])
+            return ast.Compare(
+                left=_split(node.left, leaves), ops=node.ops, comparators=[_split(c, leaves) for c in node.comparators]
+            )
         case ast.BoolOp():
             return ast.BoolOp(op=node.op, values=[_split(v, leaves) for v in node.values])
         case ast.UnaryOp() if type(node.op) in _UNARY:
@@ -170,7 +183,9 @@ def _evaluate(node: ast.expr, values: list[Any]) -> Any:
         case ast.Set():
             return {_evaluate(e, values) for e in node.elts}
         case ast.Dict():
-            return {_evaluate(k, values): _evaluate(v, values) for k, v in zip(node.keys, node.values, strict=True) if k}
+            return {
+                _evaluate(k, values): _evaluate(v, values) for k, v in zip(node.keys, node.values, strict=True) if k
+            }
         case ast.Compare():
             left = _evaluate(node.left, values)
             for op, comparator in zip(node.ops, node.comparators, strict=True):
@@ -204,6 +219,10 @@ def _evaluate(node: ast.expr, values: list[Any]) -> Any:
 
 def _huge_repeat(left: Any, right: Any) -> bool:
     for sequence, count in ((left, right), (right, left)):
-        if isinstance(sequence, str | bytes | list | tuple) and isinstance(count, int) and count * max(1, len(sequence)) > _MAX_REPEAT:
+        if (
+            isinstance(sequence, str | bytes | list | tuple)
+            and isinstance(count, int)
+            and count * max(1, len(sequence)) > _MAX_REPEAT
+        ):
             return True
     return False

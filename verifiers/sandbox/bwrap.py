@@ -31,7 +31,16 @@ from typing import Any
 
 from verifiers.sandbox.cgroups import SandboxCgroups
 from verifiers.sandbox.errors import SandboxUnavailable
-from verifiers.sandbox.isolation import DRIVER_DIR, PROGRAM_ENV, Isolation, UidLease, cgroup_wrapper, interpreter_paths, kill_uid, spawn
+from verifiers.sandbox.isolation import (
+    DRIVER_DIR,
+    PROGRAM_ENV,
+    Isolation,
+    UidLease,
+    cgroup_wrapper,
+    interpreter_paths,
+    kill_uid,
+    spawn,
+)
 from verifiers.sandbox.limits import Limits
 from verifiers.sandbox.settings import SandboxSettings
 
@@ -124,7 +133,9 @@ class BwrapIsolation(Isolation):
         self.privileged = os.geteuid() == 0
         if not self.privileged:
             self.program_uid = 65534  # one uid is all a user namespace maps for us
-        self.cgroups = SandboxCgroups.create(f"rewardhub-sandbox-{lease.uid}") if settings.memory_limit != "rlimit" else None
+        self.cgroups = (
+            SandboxCgroups.create(f"rewardhub-sandbox-{lease.uid}") if settings.memory_limit != "rlimit" else None
+        )
         if self.cgroups is None and settings.memory_limit == "cgroup":
             raise SandboxUnavailable("memory_limit=cgroup, but this machine does not let us create memory cgroups")
         self.memory_limit = "cgroup" if self.cgroups else "rlimit"

@@ -24,7 +24,9 @@ def same_output(actual: str, expected: str, mode: OutputMode = "lines", float_to
     got, want = _lines(actual), _lines(expected)
     if got == want:
         return True
-    return len(got) == len(want) and all(_same_tokens(g.split(), w.split(), float_tolerance) for g, w in zip(got, want, strict=True))
+    return len(got) == len(want) and all(
+        _same_tokens(g.split(), w.split(), float_tolerance) for g, w in zip(got, want, strict=True)
+    )
 
 
 def same_value(actual: Any, expected: Any, float_tolerance: float = 0.0) -> bool:
@@ -67,7 +69,12 @@ def _listify(value: Any) -> Any:
 
 def _equal(a: Any, b: Any, tolerance: float) -> bool:
     if isinstance(a, float) or isinstance(b, float):
-        if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool) and not isinstance(b, bool):
+        if (
+            isinstance(a, int | float)
+            and isinstance(b, int | float)
+            and not isinstance(a, bool)
+            and not isinstance(b, bool)
+        ):
             return a == b or (tolerance > 0 and math.isclose(a, b, rel_tol=tolerance, abs_tol=tolerance))
         return False
     if isinstance(a, list) and isinstance(b, list):

@@ -75,7 +75,9 @@ class DockerIsolation(Isolation):
         super().__init__(settings, lease)
         self.docker = shutil.which(settings.docker)
         if self.docker is None:
-            raise SandboxUnavailable(f"sandbox backend 'docker' chosen, but the Docker client {settings.docker!r} is not installed")
+            raise SandboxUnavailable(
+                f"sandbox backend 'docker' chosen, but the Docker client {settings.docker!r} is not installed"
+            )
         self.name = f"rewardhub-sandbox-{os.getpid()}-{lease.uid}"
         self.socket_dir = Path(settings.docker_socket_dir) / self.name
         self._memory_mb = Limits().memory_mb
@@ -100,7 +102,9 @@ class DockerIsolation(Isolation):
             self.settings.docker_cpus,
             self.settings.scratch_mb,
         )
-        process = spawn(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        process = spawn(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
         try:
             connection = self._accept(listener, process)
         finally:
@@ -117,7 +121,9 @@ class DockerIsolation(Isolation):
             except TimeoutError:
                 if process.poll() is not None:
                     said = process.stderr.read()[-2000:].decode(errors="replace").strip() if process.stderr else ""
-                    raise SandboxError(f"container {self.name} exited with status {process.returncode}: {said}") from None
+                    raise SandboxError(
+                        f"container {self.name} exited with status {process.returncode}: {said}"
+                    ) from None
                 continue
             connection.settimeout(None)
             return connection
@@ -137,7 +143,9 @@ class DockerIsolation(Isolation):
 
     def destroy(self) -> None:
         try:
-            subprocess.run([self.docker or "docker", "rm", "-f", self.name], capture_output=True, timeout=60, check=False)
+            subprocess.run(
+                [self.docker or "docker", "rm", "-f", self.name], capture_output=True, timeout=60, check=False
+            )
         except (OSError, subprocess.SubprocessError):
             pass
         shutil.rmtree(self.socket_dir, ignore_errors=True)

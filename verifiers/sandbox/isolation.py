@@ -23,7 +23,16 @@ from verifiers.sandbox.errors import SandboxError
 from verifiers.sandbox.limits import Limits
 from verifiers.sandbox.settings import SandboxSettings
 
-__all__ = ["DRIVER_DIR", "Isolation", "UidLease", "cgroup_wrapper", "interpreter_paths", "kill_uid", "lease_uid", "spawn"]
+__all__ = [
+    "DRIVER_DIR",
+    "Isolation",
+    "UidLease",
+    "cgroup_wrapper",
+    "interpreter_paths",
+    "kill_uid",
+    "lease_uid",
+    "spawn",
+]
 
 DRIVER_DIR = Path(__file__).resolve().parent / "inside"
 """The trusted code that runs inside the sandbox (mounted read-only there)."""
@@ -61,14 +70,14 @@ class Isolation(ABC):
     def launch(self, driver_args: list[str]) -> tuple[subprocess.Popen[bytes], socket.socket]:
         """Start the fork server with these arguments; its process and the parent's end of the control socket."""
 
-    def apply(self, limits: Limits) -> None:
+    def apply(self, limits: Limits) -> None:  # noqa: B027 (optional hook: most backends have nothing to set)
         """Set the sandbox-wide limits (cgroups) for the next run."""
 
     def oom_kills(self) -> int | None:
         """The kernel's count of memory kills in this sandbox so far, where it can be read."""
         return None
 
-    def kill_programs(self) -> None:
+    def kill_programs(self) -> None:  # noqa: B027 (optional hook: not every backend can)
         """Kill the programs' processes from outside, without the server's help (best effort)."""
 
     def destroy(self) -> None:
@@ -145,7 +154,9 @@ def kill_uid(uid: int) -> None:
 @functools.lru_cache(maxsize=8)
 def interpreter_paths(python: str) -> tuple[str, ...]:
     """The folders an interpreter needs at run time (its prefixes, a venv's and its base's)."""
-    probe = "import json, os, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]))"
+    probe = (
+        "import json, os, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]))"
+    )
     try:
         out = subprocess.run([python, "-I", "-c", probe], capture_output=True, check=True, timeout=60, env={}).stdout
     except (OSError, subprocess.SubprocessError) as exc:

@@ -35,7 +35,9 @@ class Job:
 
     def setup(self, files: dict[str, str] | None = None, compile_limits: Limits = COMPILE_LIMITS) -> RunResult | None:
         """Write the files and build the program; the failed build's result if it did not build."""
-        written = self.sandbox.run(Execution("write", WRITE_LIMITS, payload={"files": {**(files or {}), self.language.source: self.code}}))
+        written = self.sandbox.run(
+            Execution("write", WRITE_LIMITS, payload={"files": {**(files or {}), self.language.source: self.code}})
+        )
         if not written.ok:
             raise SandboxError(f"could not write the program's files: {written.stderr.strip() or written.verdict}")
         if self.language.compile is None:
@@ -43,13 +45,25 @@ class Job:
         self.build = self.sandbox.run(Execution("argv", compile_limits, argv=self.language.compile))
         if self.build.ok or self.build.verdict == "sandbox_error":
             return None if self.build.ok else self.build
-        reason = {"timeout": "the compiler ran out of time", "memory": "the compiler ran out of memory"}.get(self.build.verdict)
+        reason = {"timeout": "the compiler ran out of time", "memory": "the compiler ran out of memory"}.get(
+            self.build.verdict
+        )
         details = {**self.build.details, "compiler_verdict": self.build.verdict}
         if reason:
             details["message"] = reason
-        return RunResult("compile_error", self.build.exit_code, self.build.stdout, self.build.stderr, self.build.elapsed_ms, None, details)
+        return RunResult(
+            "compile_error",
+            self.build.exit_code,
+            self.build.stdout,
+            self.build.stderr,
+            self.build.elapsed_ms,
+            None,
+            details,
+        )
 
-    def run(self, stdin: str | bytes = b"", limits: Limits | None = None, test: dict[str, Any] | None = None) -> RunResult:
+    def run(
+        self, stdin: str | bytes = b"", limits: Limits | None = None, test: dict[str, Any] | None = None
+    ) -> RunResult:
         """Run the program once: on ``stdin``, or (Python only) for one function-call or assert ``test``."""
         limits = limits or Limits()
         data = stdin.encode() if isinstance(stdin, str) else stdin
@@ -57,5 +71,10 @@ class Job:
             if test is not None:
                 raise SandboxError(f"{self.language.name} programs can only be tested on stdin/stdout")
             return self.sandbox.run(Execution("argv", limits, argv=self.language.run, stdin=data))
-        payload = {"path": f"{self.sandbox.scratch}/{self.language.source}", "code": self.code, "mode": "stdio", **(test or {})}
+        payload = {
+            "path": f"{self.sandbox.scratch}/{self.language.source}",
+            "code": self.code,
+            "mode": "stdio",
+            **(test or {}),
+        }
         return self.sandbox.run(Execution("python", limits, payload=payload, stdin=data))

@@ -35,7 +35,11 @@ LANGUAGES: tuple[Language, ...] = (
     Language("python", "main.py", run=("python3", "main.py"), aliases=("py", "python3"), in_process=True),
     Language("c", "main.c", run=("./main",), compile=("gcc", "-O2", "-std=gnu17", "-o", "main", "main.c", "-lm")),
     Language(
-        "cpp", "main.cpp", run=("./main",), compile=("g++", "-O2", "-std=gnu++17", "-o", "main", "main.cpp"), aliases=("c++", "cxx")
+        "cpp",
+        "main.cpp",
+        run=("./main",),
+        compile=("g++", "-O2", "-std=gnu++17", "-o", "main", "main.cpp"),
+        aliases=("c++", "cxx"),
     ),
     Language("javascript", "main.js", run=("node", "main.js"), aliases=("js", "node", "nodejs")),
 )

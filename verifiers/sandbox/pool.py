@@ -55,7 +55,12 @@ class SandboxPool:
             self._release(sandbox)
 
     def run(
-        self, lang: str, code: str, stdin: str | bytes = b"", files: dict[str, str] | None = None, limits: Limits | None = None
+        self,
+        lang: str,
+        code: str,
+        stdin: str | bytes = b"",
+        files: dict[str, str] | None = None,
+        limits: Limits | None = None,
     ) -> RunResult:
         """Build and run one program once (``POST /v1/sandbox/run``)."""
         with self.job(lang, code) as job:
@@ -70,7 +75,12 @@ class SandboxPool:
 
     def describe(self) -> dict[str, Any]:
         with self._cond:
-            return {"backend": self.settings.backend, "live": self._live, "idle": len(self._idle), "concurrency": self.settings.concurrency}
+            return {
+                "backend": self.settings.backend,
+                "live": self._live,
+                "idle": len(self._idle),
+                "concurrency": self.settings.concurrency,
+            }
 
     def close(self) -> None:
         with self._cond:

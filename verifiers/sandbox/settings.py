@@ -17,9 +17,28 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 __all__ = ["DEFAULT_PRELOAD", "SandboxSettings"]
 
 DEFAULT_PRELOAD = (
-    "array", "bisect", "collections", "copy", "dataclasses", "datetime", "decimal", "fractions",
-    "functools", "heapq", "itertools", "json", "math", "operator", "queue", "random", "re",
-    "statistics", "string", "threading", "typing", "numpy",
+    "array",
+    "bisect",
+    "collections",
+    "copy",
+    "dataclasses",
+    "datetime",
+    "decimal",
+    "fractions",
+    "functools",
+    "heapq",
+    "itertools",
+    "json",
+    "math",
+    "operator",
+    "queue",
+    "random",
+    "re",
+    "statistics",
+    "string",
+    "threading",
+    "typing",
+    "numpy",
 )
 """Imported once by each fork server: a program's ``import numpy`` then costs nothing."""
 
@@ -28,15 +47,20 @@ class SandboxSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="REWARDHUB_SANDBOX_", extra="forbid", frozen=True)
 
     backend: Literal["bwrap", "docker", "unsafe"] = Field(
-        "bwrap", description="bwrap: kernel namespaces here; docker: containers; unsafe: no isolation (explicit opt-in only)."
+        "bwrap",
+        description="bwrap: kernel namespaces here; docker: containers; unsafe: no isolation (explicit opt-in only).",
     )
     concurrency: int = Field(
         default_factory=lambda: os.cpu_count() or 1, ge=1, description="Warm sandboxes per process; more work queues."
     )
     python: str = Field(default_factory=lambda: sys.executable, description="Interpreter that runs Python programs.")
-    preload: Annotated[tuple[str, ...], NoDecode] = Field(DEFAULT_PRELOAD, description="Modules each fork server imports once.")
+    preload: Annotated[tuple[str, ...], NoDecode] = Field(
+        DEFAULT_PRELOAD, description="Modules each fork server imports once."
+    )
     scratch_mb: int = Field(256, ge=1, description="Size of each sandbox's private writable tmpfs.")
-    recycle_after: int = Field(500, ge=1, description="Jobs a warm sandbox serves before it is replaced by a fresh one.")
+    recycle_after: int = Field(
+        500, ge=1, description="Jobs a warm sandbox serves before it is replaced by a fresh one."
+    )
     start_timeout_s: float = Field(30.0, gt=0, description="How long a new sandbox may take to report ready.")
     memory_limit: Literal["auto", "cgroup", "rlimit"] = Field(
         "auto", description="auto: a memory cgroup where the machine allows one, else RLIMIT_AS per process."
@@ -45,10 +69,13 @@ class SandboxSettings(BaseSettings):
     uid_count: int = Field(1024, ge=1, description="How many user ids, from uid_base, sandboxes may take.")
     bwrap: str = Field("bwrap", description="The bubblewrap executable.")
     docker: str = Field("docker", description="The Docker client executable.")
-    docker_image: str = Field("rewardhub-sandbox:latest", description="Image with the interpreters (see deploy/sandbox).")
+    docker_image: str = Field(
+        "rewardhub-sandbox:latest", description="Image with the interpreters (see deploy/sandbox)."
+    )
     docker_cpus: float = Field(1.0, gt=0, description="CPUs each sandbox container may use.")
     docker_socket_dir: str = Field(
-        "/tmp/rewardhub-sandbox", description="Host folder for the containers' control sockets (bind-mounted into them)."
+        "/tmp/rewardhub-sandbox",
+        description="Host folder for the containers' control sockets (bind-mounted into them).",
     )
 
     @field_validator("preload", mode="before")

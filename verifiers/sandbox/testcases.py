@@ -68,7 +68,10 @@ def parse_tests(reference: Any) -> list[TestCase]:
         raise ValueError("the reference has no tests")
     fn_name = reference.get("fn_name")
     if fn_name:
-        return [CallTest(str(fn_name), args if isinstance(args, list) else [args], out) for args, out in zip(inputs, outputs, strict=True)]
+        return [
+            CallTest(str(fn_name), args if isinstance(args, list) else [args], out)
+            for args, out in zip(inputs, outputs, strict=True)
+        ]
     return [StdioTest(_text(i), _text(o)) for i, o in zip(inputs, outputs, strict=True)]
 
 

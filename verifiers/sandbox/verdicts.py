@@ -26,7 +26,15 @@ from verifiers.sandbox.streams import Pumped
 __all__ = ["VERDICTS", "RunResult", "Verdict", "judge", "sandbox_failure"]
 
 Verdict = Literal["ok", "timeout", "memory", "output_limit", "runtime_error", "compile_error", "sandbox_error"]
-VERDICTS: tuple[Verdict, ...] = ("ok", "timeout", "memory", "output_limit", "runtime_error", "compile_error", "sandbox_error")
+VERDICTS: tuple[Verdict, ...] = (
+    "ok",
+    "timeout",
+    "memory",
+    "output_limit",
+    "runtime_error",
+    "compile_error",
+    "sandbox_error",
+)
 
 _ALLOCATION_FAILURES = ("MemoryError", "std::bad_alloc", "JavaScript heap out of memory", "Cannot allocate memory")
 

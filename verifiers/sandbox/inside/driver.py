@@ -107,7 +107,9 @@ def _preload(names: list[str]) -> list[str]:
 
 
 class Server:
-    def __init__(self, control: socket.socket, program_uid: int, scratch: list[str], kill_scope: str, check_ipc: bool) -> None:
+    def __init__(
+        self, control: socket.socket, program_uid: int, scratch: list[str], kill_scope: str, check_ipc: bool
+    ) -> None:
         self.control = control
         self.program_uid = program_uid
         self.scratch = scratch
