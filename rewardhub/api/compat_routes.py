@@ -21,6 +21,7 @@ import httpx
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.routing import Match
 
 from rewardhub.api.body import parse_body, read_body
 from rewardhub.api.service import Service, ServiceDep, require_key
@@ -77,7 +78,8 @@ def _sandbox(request: Request) -> SandboxRun | None:
     Going through the route (in process, no socket) keeps one way into the sandbox, with its
     limits and its error answers, whatever the sandbox's internals become.
     """
-    if not any(getattr(route, "path", None) == SANDBOX_PATH for route in request.app.routes):
+    scope = {"type": "http", "path": SANDBOX_PATH, "method": "POST", "root_path": "", "path_params": {}}
+    if not any(route.matches(scope)[0] == Match.FULL for route in request.app.router.routes):
         return None
     headers = {"authorization": request.headers["authorization"]} if "authorization" in request.headers else {}
 

@@ -57,6 +57,11 @@ async def run_python_grader(
     status, stdout, stderr = answer.get("status"), str(answer.get("stdout", "")), str(answer.get("stderr", ""))
     if status == "timeout":
         return Result.failed(f"python grader timed out after {timeout_s:g}s", status=TIMEOUT, sandbox_status=status)
+    if status == "sandbox_error":  # the sandbox failed, not the grader
+        message = answer.get("message") or _tail(stderr)
+        return Result.failed(
+            f"the sandbox failed: {message}", sandbox_status=status, error_kind="python_grader_server_error"
+        )
     if status != "ok":
         return Result.failed(
             f"python grader failed in the sandbox ({status}): {_tail(stderr)}",

@@ -37,7 +37,10 @@ from rewardhub.integrations.graders.shapes import (
 from rewardhub.integrations.graders.templates import namespaces, render
 from rewardhub.types import ERROR, OK, ChatMessage, Result, Sample
 
-__all__ = ["ERROR_FLAGS", "GraderRunner"]
+__all__ = ["ERROR_FLAGS", "PYTHON_GRADER_TIMEOUT_S", "GraderRunner"]
+
+PYTHON_GRADER_TIMEOUT_S = 30.0
+"""Wall-clock limit of one python grader (the service's ``code_timeout_s`` when that is lower)."""
 
 ERROR_FLAGS = (
     "formula_parse_error",
@@ -101,7 +104,7 @@ class GraderRunner:
         samples = [plan.samples[name] for name in names]
         nodes = self._plan_nodes(samples, names)
         self.service.executor.admit(len(samples) + len(plan.python))
-        timeout_s = self.service.settings.code_timeout_s
+        timeout_s = min(self.service.settings.code_timeout_s, PYTHON_GRADER_TIMEOUT_S)
         python_jobs = [
             run_python_grader(g.source, scope["sample"], scope["item"], self.sandbox, timeout_s)  # type: ignore[arg-type]
             for g in plan.python.values()

@@ -1,0 +1,47 @@
+"""slime: the custom reward function, called as slime calls it (one sample, or a group)."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from rewardhub.integrations.slime import reward, sample_from_slime
+
+
+def slime_sample(response: str, label: Any, index: int = 0, **metadata: Any) -> SimpleNamespace:
+    """The attributes of slime's ``Sample`` that a reward function reads."""
+    return SimpleNamespace(prompt="What is 2+2?", response=response, label=label, index=index, metadata=metadata)
+
+
+@pytest.fixture(autouse=True)
+def service(service_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REWARDHUB_URL", service_url)
+    monkeypatch.setenv("REWARDHUB_VERIFIER", "exact")
+
+
+def test_one_sample_gets_a_reward_object_with_selectable_numbers() -> None:
+    out = asyncio.run(reward(SimpleNamespace(), slime_sample("4", "4")))
+    assert (out["score"], out["reward"], out["acc"], out["status/ok"]) == (1.0, 1.0, 1.0, 1.0)
+    assert out["status"] == "ok"
+
+
+def test_a_group_is_scored_in_one_request_as_a_group() -> None:
+    group = [slime_sample(str(i), "x", index=i, verifier="test_group_size") for i in range(3)]
+    out = asyncio.run(reward(SimpleNamespace(), group))
+    assert [o["score"] for o in out] == [3.0, 3.0, 3.0]  # the group verifier saw all three
+
+
+def test_a_sample_that_cannot_be_judged_is_flagged() -> None:
+    out = asyncio.run(reward(SimpleNamespace(), slime_sample("4", None)))
+    assert out["status"] == "error" and out["status/error"] == 1.0 and out["acc"] == 0.0 and out["error"]
+
+
+def test_metadata_names_the_verifier_and_chat_prompts_are_kept() -> None:
+    sample = slime_sample("A", "a", verifier={"name": "exact", "config": {"case_sensitive": True}}, source="mmlu")
+    sample.prompt = [{"role": "user", "content": [{"type": "text", "text": "Pick"}]}]
+    converted = sample_from_slime(sample)
+    assert converted.prompt[0].content == "Pick" and converted.metadata == {"source": "mmlu"}
+    assert asyncio.run(reward(SimpleNamespace(), sample))["score"] == 0.0
