@@ -21,8 +21,9 @@ import pytest
 import torch
 
 import rewardhub.integrations.openrlhf_reward_func as reward_func_file
-from rewardhub.integrations.openrlhf import split_query, strip_special_tokens
+from rewardhub.integrations.openrlhf import openrlhf_answer, split_query, strip_special_tokens
 from rewardhub.server import EmbeddedServer
+from rewardhub.types import Result
 
 COMPOSITE = {"sum": [{"verifier": "exact", "weight": 0.8}, {"verifier": "format", "weight": 0.2}]}
 
@@ -103,11 +104,9 @@ def test_single_sample_answer_reads_as_openrlhf_tensors(composite_url: str) -> N
     assert info["component/exact"].item() == 1.0 and info["status/ok"].item() == 1.0
 
 
-def test_scores_are_clipped_to_zero_one_for_dynamic_filtering(composite_url: str) -> None:
-    spec = {"sum": [{"verifier": "exact", "weight": 2.0}]}
-    with EmbeddedServer(workers=1, get_reward_verifier=spec) as url:
-        answer = get_reward(url, ["Q: 1"], ["Q: "], ["1"])
-    assert answer["rewards"] == [2.0] and answer["scores"] == [1.0]
+def test_scores_are_clipped_to_zero_one_for_dynamic_filtering() -> None:
+    answer = openrlhf_answer([Result.ok(2.0), Result.ok(-1.0), Result.ok(0.5)])
+    assert answer["rewards"] == [2.0, -1.0, 0.5] and answer["scores"] == [1.0, 0.0, 0.5]
 
 
 def test_a_sample_that_cannot_be_judged_says_so_in_every_channel(composite_url: str) -> None:
