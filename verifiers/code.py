@@ -19,6 +19,7 @@ here; exit status 0 alone never passes a test; a program that exits before its t
 from __future__ import annotations
 
 import re
+import time
 from typing import Any, Literal
 
 from pydantic import Field
@@ -72,8 +73,16 @@ class CodeVerifier(Verifier):
             512, ge=32, le=16384, description="Memory of each test run (all its processes together)."
         )
         max_tests: int | None = Field(None, ge=1, description="Run at most this many tests (the first ones).")
-        stop_on_failure: bool = Field(
-            False, description="Skip the remaining tests after the first failure (counted as failed)."
+        stop_on_failure: bool | None = Field(
+            None,
+            description="Skip the remaining tests after the first failure (counted as failed); "
+            "unset: only with all_or_nothing scoring, where they cannot change the score.",
+        )
+        total_timeout_s: float = Field(
+            60.0,
+            gt=0,
+            description="Stop starting tests after this much time; the rest count as failed. Kept under the "
+            "sample's hard limit so that a program that times out on every test still gets a score, not a timeout.",
         )
         compare: Literal["lines", "tokens", "exact"] = Field(
             "lines", description="stdout comparison: per line ignoring surrounding spaces, per token, or exact."
@@ -111,11 +120,17 @@ def _run_tests(
     lang: Language, code: str, tests: list[TestCase], config: CodeVerifier.Config
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     limits = Limits(timeout_s=config.test_timeout_s, memory_mb=config.memory_mb)
+    stop_on_failure = (
+        config.stop_on_failure if config.stop_on_failure is not None else config.scoring == "all_or_nothing"
+    )
+    budget = min(config.total_timeout_s, 0.8 * config.timeout_s) if config.timeout_s else config.total_timeout_s
+    deadline = time.monotonic() + budget
     outcomes: list[dict[str, Any]] = []
     with default_pool().job(lang, code) as job:
         build_failure = job.setup()
         for test in tests:
-            if build_failure is not None or (config.stop_on_failure and outcomes and not outcomes[-1]["passed"]):
+            failed_before = stop_on_failure and outcomes and not outcomes[-1]["passed"]
+            if build_failure is not None or failed_before or time.monotonic() > deadline:
                 outcomes.append(_skipped(build_failure))
                 continue
             outcome = _run_one(job, test, limits, config)

@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import posixpath
 import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -26,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rewardhub.api.body import parse_body, read_body
 from rewardhub.api.service import require_key
-from rewardhub.errors import InvalidRequest
+from rewardhub.errors import InvalidRequest, Overloaded
 from verifiers.sandbox import Limits, RunResult, SandboxPool, SandboxSettings, default_pool, language
 
 __all__ = ["SandboxRunRequest", "SandboxRunResponse", "router"]
@@ -96,8 +100,33 @@ async def sandbox_run(request: Request) -> SandboxRunResponse:
         raise InvalidRequest(f"file {chosen.source!r} is where the program's own source goes")
     pool = _pool(getattr(settings, "sandbox_backend", None))
     limits = Limits(timeout_s=body.timeout_s, memory_mb=body.memory_mb)
-    result = await asyncio.to_thread(pool.run, chosen.name, body.code, body.stdin, body.files, limits)
+    with _admitted():
+        loop = asyncio.get_running_loop()
+        run = functools.partial(pool.run, chosen.name, body.code, body.stdin, body.files, limits)
+        result = await loop.run_in_executor(_runner, run)
     return SandboxRunResponse.of(result)
+
+
+# Runs wait for a sandbox in threads of their own, not in the event loop's default executor that
+# the rest of the service shares; past MAX_WAITING the route answers 429 rather than queueing more.
+MAX_WAITING = 256
+_runner = ThreadPoolExecutor(max_workers=64, thread_name_prefix="sandbox-run")
+_waiting = 0
+_waiting_lock = threading.Lock()
+
+
+@contextmanager
+def _admitted() -> Iterator[None]:
+    global _waiting
+    with _waiting_lock:
+        if _waiting >= MAX_WAITING:
+            raise Overloaded(f"{_waiting} sandbox runs are already waiting", retry_after=1.0)
+        _waiting += 1
+    try:
+        yield
+    finally:
+        with _waiting_lock:
+            _waiting -= 1
 
 
 _pools: dict[str, SandboxPool] = {}

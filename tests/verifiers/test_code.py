@@ -46,10 +46,16 @@ def test_stdin_stdout_score_is_the_pass_fraction():
     assert (result.status, result.score, verdicts(result)) == ("ok", 0.5, ["passed", "wrong_answer"])
 
 
-def test_all_or_nothing():
-    result = score("print(int(input()) * 2)\n", {**DOUBLE, "outputs": ["2\n", "4\n", "11\n"]}, scoring="all_or_nothing")
+def test_all_or_nothing_stops_at_the_first_failure():
+    result = score("print(int(input()) * 2)\n", {**DOUBLE, "outputs": ["2\n", "5\n", "10\n"]}, scoring="all_or_nothing")
     assert result.score == 0.0
-    assert result.details["passed"] == 2
+    assert verdicts(result) == ["passed", "wrong_answer", "skipped"]
+
+
+def test_a_program_slow_on_every_test_still_gets_a_score_within_the_budget():
+    result = score("import time\ntime.sleep(60)\n", DOUBLE, test_timeout_s=0.5, total_timeout_s=0.2)
+    assert (result.status, result.score) == ("ok", 0.0)
+    assert verdicts(result) == ["timeout", "skipped", "skipped"]
 
 
 def test_max_tests_and_stop_on_failure():

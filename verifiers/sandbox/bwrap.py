@@ -32,6 +32,7 @@ from typing import Any
 from verifiers.sandbox.cgroups import SandboxCgroups
 from verifiers.sandbox.errors import SandboxUnavailable
 from verifiers.sandbox.isolation import (
+    CGROUP_PREFIX,
     DRIVER_DIR,
     PROGRAM_ENV,
     Isolation,
@@ -134,7 +135,7 @@ class BwrapIsolation(Isolation):
         if not self.privileged:
             self.program_uid = 65534  # one uid is all a user namespace maps for us
         self.cgroups = (
-            SandboxCgroups.create(f"rewardhub-sandbox-{lease.uid}") if settings.memory_limit != "rlimit" else None
+            SandboxCgroups.create(f"{CGROUP_PREFIX}{lease.uid}") if settings.memory_limit != "rlimit" else None
         )
         if self.cgroups is None and settings.memory_limit == "cgroup":
             raise SandboxUnavailable("memory_limit=cgroup, but this machine does not let us create memory cgroups")

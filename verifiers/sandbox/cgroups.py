@@ -18,10 +18,11 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SandboxCgroups", "cgroup_dirs"]
+__all__ = ["SandboxCgroups", "cgroup_dirs", "sweep"]
 
 CONTROLLERS = ("memory", "pids")
 
@@ -165,6 +166,22 @@ class SandboxCgroups:
         self.kill()
         for directory in self.directories:
             _rmdir(directory)
+
+
+def sweep(prefix: str, in_use: Callable[[str], bool]) -> list[Path]:
+    """Remove our cgroups that nobody holds any more (their owner was killed); the ones removed."""
+    removed = []
+    for hierarchy in cgroup_dirs().values():
+        try:
+            candidates = [d for d in hierarchy.own.iterdir() if d.is_dir() and d.name.startswith(prefix)]
+        except OSError:
+            continue
+        for directory in candidates:
+            if not in_use(directory.name):
+                SandboxCgroups((1, directory), None).kill(timeout_s=1.0)
+                _rmdir(directory)
+                removed.append(directory)
+    return removed
 
 
 def _delegate(parent: Path, controller: str) -> None:

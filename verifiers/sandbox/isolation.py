@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import queue
 import socket
 import subprocess
@@ -36,6 +37,9 @@ __all__ = [
 
 DRIVER_DIR = Path(__file__).resolve().parent / "inside"
 """The trusted code that runs inside the sandbox (mounted read-only there)."""
+
+CGROUP_PREFIX = "rewardhub-sandbox-"
+"""Our cgroups are named this plus the sandbox's uid."""
 
 PROGRAM_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -103,6 +107,18 @@ class UidLease:
         if self._claim is not None:
             self._claim.close()
             self._claim = None
+
+
+def uid_taken(uid: int) -> bool:
+    """Whether a live process holds this sandbox uid (the claim goes when its holder dies)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.bind(f"\0rewardhub-sandbox-uid-{uid}")
+    except OSError:
+        return True
+    finally:
+        probe.close()
+    return False
 
 
 def lease_uid(base: int, count: int) -> UidLease:
@@ -198,5 +214,12 @@ class _Spawner:
             except Exception as exc:  # handed to the caller, who raises it
                 future.set_exception(exc)
 
+    def forget_after_fork(self) -> None:
+        """In a forked child the thread is gone, and the lock may be held by a thread that is too."""
+        self._lock = threading.Lock()
+        self._thread = None
 
-spawn = _Spawner().popen
+
+_spawner = _Spawner()
+spawn = _spawner.popen
+os.register_at_fork(after_in_child=_spawner.forget_after_fork)

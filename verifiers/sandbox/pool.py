@@ -16,9 +16,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from verifiers.sandbox.bwrap import BwrapIsolation, find_bwrap
+from verifiers.sandbox.cgroups import sweep
 from verifiers.sandbox.docker import DockerIsolation
 from verifiers.sandbox.errors import SandboxError
-from verifiers.sandbox.isolation import Isolation, lease_uid
+from verifiers.sandbox.isolation import CGROUP_PREFIX, Isolation, lease_uid, uid_taken
 from verifiers.sandbox.jobs import Job
 from verifiers.sandbox.languages import Language, language
 from verifiers.sandbox.limits import Limits
@@ -37,6 +38,8 @@ class SandboxPool:
         self.settings = settings or SandboxSettings()
         if self.settings.backend == "bwrap":
             find_bwrap(self.settings.bwrap)  # refuse now, with the reason, rather than on first use
+        if self.settings.backend != "docker" and os.geteuid() == 0:
+            sweep(CGROUP_PREFIX, _held)  # cgroups of sandboxes whose worker was killed
         self._idle: list[WarmSandbox] = []
         self._live = 0
         self.started = 0
@@ -134,6 +137,11 @@ class SandboxPool:
             self._cond.notify()
         if not keep:
             sandbox.close()
+
+
+def _held(cgroup_name: str) -> bool:
+    uid = cgroup_name.removeprefix(CGROUP_PREFIX)
+    return not uid.isdigit() or uid_taken(int(uid))
 
 
 _default: SandboxPool | None = None

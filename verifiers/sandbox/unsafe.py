@@ -18,7 +18,16 @@ import tempfile
 from typing import Any
 
 from verifiers.sandbox.cgroups import SandboxCgroups
-from verifiers.sandbox.isolation import DRIVER_DIR, PROGRAM_ENV, Isolation, UidLease, cgroup_wrapper, kill_uid, spawn
+from verifiers.sandbox.isolation import (
+    CGROUP_PREFIX,
+    DRIVER_DIR,
+    PROGRAM_ENV,
+    Isolation,
+    UidLease,
+    cgroup_wrapper,
+    kill_uid,
+    spawn,
+)
 from verifiers.sandbox.limits import Limits
 from verifiers.sandbox.settings import SandboxSettings
 
@@ -42,7 +51,7 @@ class UnsafeIsolation(Isolation):
         os.chmod(self.directory, 0o1777)
         self.scratch = (self.directory,)
         wants_cgroup = self.root and settings.memory_limit != "rlimit"
-        self.cgroups = SandboxCgroups.create(f"rewardhub-sandbox-{lease.uid}") if wants_cgroup else None
+        self.cgroups = SandboxCgroups.create(f"{CGROUP_PREFIX}{lease.uid}") if wants_cgroup else None
         self.memory_limit = "cgroup" if self.cgroups else "rlimit"
 
     def launch(self, driver_args: list[str]) -> tuple[subprocess.Popen[bytes], socket.socket]:

@@ -25,6 +25,9 @@ from verifiers.sandbox.verdicts import RunResult, judge
 
 __all__ = ["Execution", "WarmSandbox"]
 
+RECORD_CAP = 16 << 20
+"""Largest result record (one test's encoded values): past it the run is an output_limit."""
+
 
 @dataclass(frozen=True)
 class Execution:
@@ -120,14 +123,18 @@ class WarmSandbox:
         if execution.payload is not None:
             writes[pipes["payload"][1]] = json.dumps(execution.payload).encode()
         reads = {name: pipes[name][0] for name in names if name != "stdin"}
-        seen = pump(
-            self._control,
-            writes,
-            reads,
-            timeout_s=limits.timeout_s,
-            caps={"stdout+stderr": limits.max_output_bytes, "record": max(limits.max_output_bytes, 64 << 20)},
-            kill=self._kill_programs,
-        )
+        try:
+            seen = pump(
+                self._control,
+                writes,
+                reads,
+                timeout_s=limits.timeout_s,
+                caps={"stdout+stderr": limits.max_output_bytes, "record": RECORD_CAP},
+                kill=self._kill_programs,
+            )
+        except OSError as exc:
+            self.broken = True
+            raise SandboxError(f"lost the run's pipes: {exc}") from exc
         if seen.server_lost:
             self.broken = True
         oom_after = self.isolation.oom_kills()
