@@ -71,6 +71,14 @@ def test_without_bubblewrap_the_pool_refuses_with_a_clear_reason():
         SandboxPool(SandboxSettings(backend="bwrap", bwrap="/nonexistent/bwrap"))
 
 
+def test_a_bubblewrap_too_old_for_the_scratch_options_is_refused(tmp_path):
+    old = tmp_path / "bwrap"
+    old.write_text("#!/bin/sh\necho bubblewrap 0.4.0\n")
+    old.chmod(0o755)
+    with pytest.raises(SandboxUnavailable, match="0.4.0 .* too old"):
+        SandboxPool(SandboxSettings(backend="bwrap", bwrap=str(old)))
+
+
 def test_the_backend_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv("REWARDHUB_SANDBOX_BACKEND", "unsafe")
     assert SandboxSettings().backend == "unsafe"

@@ -38,6 +38,11 @@ def test_asserts():
     assert isinstance(plan, AssertPlan)
 
 
+def test_mbpp_test_list_with_setup_code():
+    plans = parse_tests({"assert": ["assert f(1) == 2", "assert f(2) == 4"], "setup": "import math"})
+    assert [(p.setup, p.leaves) for p in plans] == [("import math", ("f(1)",)), ("import math", ("f(2)",))]
+
+
 @pytest.mark.parametrize(
     "reference",
     [None, "not json", 42, {"inputs": ["1"]}, {"inputs": ["1"], "outputs": []}, {"inputs": [], "outputs": []},

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import textwrap
+import time
 from contextlib import contextmanager
 from importlib.metadata import entry_points
 
+import psutil
 import pytest
 
 import verifiers.code as code_module
@@ -15,6 +17,25 @@ from verifiers.code import CodeVerifier, last_code_block
 from verifiers.sandbox import RunResult, SandboxUnavailable
 
 VERIFIER = CodeVerifier()
+SANDBOX_UIDS = range(62000, 62000 + 1024)  # SandboxSettings' default uid_base and uid_count
+
+
+@pytest.fixture(autouse=True)
+def host_unchanged():
+    """Whatever a program did, no process of a sandbox uid is left on the host afterwards."""
+    yield
+    deadline = time.monotonic() + 3.0
+    while _program_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _program_processes() == []
+
+
+def _program_processes() -> list[int]:
+    return [
+        p.pid
+        for p in psutil.process_iter(["uids", "status"])
+        if p.info["uids"] and p.info["uids"].real in SANDBOX_UIDS and p.info["status"] != psutil.STATUS_ZOMBIE
+    ]
 
 
 def score(program: str, reference, lang: str = "python", **config):

@@ -22,7 +22,9 @@ installed packages (read-only, but readable).
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -73,7 +75,26 @@ def find_bwrap(name: str) -> str:
             "(scripts/install_system_deps.sh) or choose another backend with REWARDHUB_SANDBOX_BACKEND=docker "
             "(or =unsafe, which runs code without any isolation)."
         )
+    version = _version(path)
+    if version < MIN_VERSION:
+        raise SandboxUnavailable(
+            f"code execution is disabled: bubblewrap {'.'.join(map(str, version))} at {path} is too old; "
+            f"the sandbox needs {'.'.join(map(str, MIN_VERSION))} or newer (--size and --perms for its scratch)"
+        )
     return path
+
+
+MIN_VERSION = (0, 5, 0)
+
+
+@functools.lru_cache(maxsize=4)
+def _version(path: str) -> tuple[int, ...]:
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return (0,)
+    numbers = re.findall(r"\d+", out)
+    return tuple(int(n) for n in numbers[:3]) or (0,)
 
 
 def bwrap_command(

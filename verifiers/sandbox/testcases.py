@@ -4,8 +4,9 @@
   stdout (strings, or lists of lines);
 - ``{"fn_name": "f", "inputs": [[args], ...], "outputs": [result, ...]}``: ``f(*args)`` must
   return the result (``Solution().f`` too, LeetCode style);
-- ``{"assert": "assert f(1) == 2\\n...", "entry_point": "f"?}``: one test per assert statement
-  (``entry_point`` binds ``candidate`` for HumanEval's ``check(candidate)``);
+- ``{"assert": "assert f(1) == 2\\n...", "entry_point": "f"?, "setup": "import math"?}``: one test
+  per assert statement (``entry_point`` binds ``candidate`` for HumanEval's ``check(candidate)``;
+  ``assert`` may also be MBPP's list of assert lines, ``setup`` its ``test_setup_code``);
 - APPS's ``{"input_output": "<json>"}``, LiveCodeBench's ``[{"input": ..., "output": ...}]`` and
   any of these as a JSON string.
 """
@@ -53,10 +54,13 @@ def parse_tests(reference: Any) -> list[TestCase]:
     if "input_output" in reference:
         return parse_tests(reference["input_output"])
     if "assert" in reference:
-        if not isinstance(reference["assert"], str):
-            raise ValueError("'assert' must be Python source")
+        asserts = reference["assert"]
+        if isinstance(asserts, list) and all(isinstance(line, str) for line in asserts):
+            asserts = "\n".join(asserts)  # MBPP's test_list
+        if not isinstance(asserts, str) or not isinstance(reference.get("setup", ""), str):
+            raise ValueError("'assert' (and 'setup') must be Python source")
         try:
-            return list(plan_asserts(reference["assert"], reference.get("entry_point")))
+            return list(plan_asserts(f"{reference.get('setup', '')}\n{asserts}", reference.get("entry_point")))
         except SyntaxError as exc:
             raise ValueError(f"the assert tests do not parse: {exc}") from None
     inputs, outputs = reference.get("inputs"), reference.get("outputs")
