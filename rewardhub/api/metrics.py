@@ -10,20 +10,39 @@
 | ``rewardhub_errors_total{verifier}`` | counter | samples whose verifier could not judge |
 | ``rewardhub_queue_depth`` | gauge | samples waiting or running in this process's engine |
 | ``rewardhub_rejected_total{reason}`` | counter | requests refused with 413/429 |
+
+Several API processes (``uvicorn --workers N``, gunicorn) each keep their own counters; set
+``PROMETHEUS_MULTIPROC_DIR`` to an empty directory shared by them (before they start: the
+client library reads it at import) and every process writes its values there, and ``/metrics``
+from any of them answers the sum over all (prometheus_client's multiprocess mode). The queue
+depth is then the sum over live processes, refreshed by each process on every request it
+answers and every scrape; a process that exits is marked dead so its gauge stops counting.
 """
 
 from __future__ import annotations
 
+import atexit
+import os
 import time
 from collections.abc import Callable, Sequence
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rewardhub.compose import Leaf, Node
 from rewardhub.types import ERROR, TIMEOUT, Result
 
 __all__ = ["CONTENT_TYPE_LATEST", "Metrics", "MetricsMiddleware"]
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
@@ -33,6 +52,8 @@ class Metrics:
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
+        self.multiprocess = bool(os.environ.get(MULTIPROC_ENV))
+        self._depth: Callable[[], int] | None = None
         r = self.registry
         self.requests = Counter("rewardhub_requests_total", "HTTP requests answered", ["route", "code"], registry=r)
         self.request_seconds = Histogram("rewardhub_request_seconds", "HTTP request wall time", ["route"], buckets=_LATENCY_BUCKETS, registry=r)
@@ -40,11 +61,21 @@ class Metrics:
         self.verifier_seconds = Histogram("rewardhub_verifier_seconds", "Verifier time per sample", ["verifier"], buckets=_LATENCY_BUCKETS, registry=r)
         self.timeouts = Counter("rewardhub_timeouts_total", "Samples that hit their hard limit", ["verifier"], registry=r)
         self.errors = Counter("rewardhub_errors_total", "Samples whose verifier could not judge", ["verifier"], registry=r)
-        self.queue_depth = Gauge("rewardhub_queue_depth", "Samples waiting or running", registry=r)
+        self.queue_depth = Gauge("rewardhub_queue_depth", "Samples waiting or running", registry=r, multiprocess_mode="livesum")
         self.rejected = Counter("rewardhub_rejected_total", "Requests refused for size or load", ["reason"], registry=r)
 
     def watch_queue(self, depth: Callable[[], int]) -> None:
-        self.queue_depth.set_function(depth)
+        self._depth = depth
+        if self.multiprocess:  # a function gauge is not shared between processes: write the value
+            atexit.register(multiprocess.mark_process_dead, os.getpid())
+            self.refresh()
+        else:
+            self.queue_depth.set_function(depth)
+
+    def refresh(self) -> None:
+        """Write this process's queue depth for the other processes (multiprocess mode only)."""
+        if self.multiprocess and self._depth is not None:
+            self.queue_depth.set(self._depth())
 
     def observe_results(self, nodes: Sequence[Node], results: Sequence[Result]) -> None:
         for node, result in zip(nodes, results, strict=True):
@@ -57,7 +88,12 @@ class Metrics:
                 self.errors.labels(name).inc()
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        if not self.multiprocess:
+            return generate_latest(self.registry)
+        self.refresh()
+        combined = CollectorRegistry()
+        multiprocess.MultiProcessCollector(combined)
+        return generate_latest(combined)
 
 
 class MetricsMiddleware:
@@ -86,3 +122,4 @@ class MetricsMiddleware:
             label = getattr(route, "path", "unmatched")
             self.metrics.requests.labels(label, str(status["code"])).inc()
             self.metrics.request_seconds.labels(label).observe(time.perf_counter() - started)
+            self.metrics.refresh()

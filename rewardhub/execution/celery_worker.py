@@ -121,6 +121,7 @@ class WorkerRuntime:
         self.warmed.wait(WARM_WAIT_S)
         prepared = [self._prepare(payload) for payload in chunk.calls]
         delivery = self.ledger.begin(task_id)
+        log.info("scoring chunk %s: %d calls", task_id, len(prepared), extra={"task_id": task_id, "delivery": delivery})
         if delivery == 1:
             results = self._run(prepared)
         else:
