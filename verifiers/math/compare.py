@@ -169,7 +169,8 @@ def _same_relation(g: Any, a: Any, p: Policy) -> bool:
     cg, ca = _canonical(g), _canonical(a)
     if cg is None or ca is None or cg[0] != ca[0]:
         return False
-    candidates = [ca[1], *rename_candidates(cg[1], ca[1], p.rename_variables)]
+    definition = isinstance(g, sympy.Eq) and isinstance(g.lhs, sympy.core.function.AppliedUndef)
+    candidates = [ca[1], *rename_candidates(cg[1], ca[1], p.rename_variables, definition)]
     for expr in candidates:
         if cg[0] in ("=", "!=") and cg[1].free_symbols == expr.free_symbols == set():
             return bool(cg[1] == expr)
@@ -197,6 +198,10 @@ def _univariate_set(relation: Relation) -> Any | None:
 
 
 def _relation_sets_equal(g: Relation, a: Relation) -> bool:
+    """Two relations in the same single variable describe the same set (``x = 4`` is never
+    ``y = 4``)."""
+    if g.expr.free_symbols != a.expr.free_symbols:
+        return False
     gs, as_ = _univariate_set(g), _univariate_set(a)
     return gs is not None and as_ is not None and _sympy_sets_equal(gs, as_)
 
@@ -246,6 +251,8 @@ def _collections(g: Value, a: Value, p: Policy) -> str | None:
 
 def _ordered(g: Items, a: Items, p: Policy) -> bool | None:
     """Whether the two are compared in order, or None when they cannot be the same thing."""
+    if "vector" in (g.kind, a.kind) and "set" not in (g.kind, a.kind):
+        return True
     if "interval" in (g.kind, a.kind) or (g.kind == a.kind == "tuple"):
         return True if g.brackets == a.brackets or {g.brackets, a.brackets} <= {"()", ""} else None
     if p.order == "ordered" and "set" not in (g.kind, a.kind):
@@ -347,7 +354,7 @@ def _constants_equal(x: Any, y: Any) -> bool:
 
 
 def _scalars(g: Value, a: Value, p: Policy) -> str | None:
-    if not isinstance(g, Num | Sym) or not isinstance(a, Num | Sym):
+    if not isinstance(g, Num | Sym) or not isinstance(a, Num | Sym) or not _same_base(g, a):
         return None
     for gv, av in _percent_readings(g, a, p):
         for gx, ax in _degree_readings(gv, av, g, a):
@@ -388,6 +395,13 @@ def _decimals(value: Num | Sym) -> int | None:
     return None
 
 
+def _same_base(g: Num | Sym, a: Num | Sym) -> bool:
+    """``25_6`` is not ``25_7``; a base written on one side only is a unit left off."""
+    gb = g.base if isinstance(g, Num) else None
+    ab = a.base if isinstance(a, Num) else None
+    return gb is None or ab is None or gb == ab
+
+
 def _values(g: Any, gd: int | None, a: Any, ad: int | None, p: Policy) -> str | None:
     if isinstance(g, Fraction) and isinstance(a, Fraction):
         return "number" if _numbers_close(g, gd, a, ad, p) else None
@@ -425,7 +439,7 @@ def _numbers_close(g: Fraction, gd: int | None, a: Fraction, ad: int | None, p: 
     if gd is not None and p.gold_precision and (ad is None or ad > gd):
         return abs(a - g) <= Fraction(1, 2 * 10**gd)  # the gold is rounded to gd places
     if ad is not None and gd is None and ad >= p.decimal_places:
-        return abs(a - g) <= Fraction(1, 2 * 10**ad)  # the answer is rounded to ad places
+        return abs(a - g) <= Fraction(1, 10**ad)  # the answer is rounded to ad places (one unit of slack)
     return False
 
 
@@ -437,7 +451,7 @@ def _irrational_close(ge: Any, gd: int | None, ae: Any, ad: int | None, p: Polic
     if gd is not None and p.gold_precision and ad is None:
         return bool(difference <= sympy.Rational(1, 2 * 10**gd))
     if ad is not None and gd is None and ad >= p.decimal_places:
-        return bool(difference <= sympy.Rational(1, 2 * 10**ad))
+        return bool(difference <= sympy.Rational(1, 10**ad))
     return False
 
 

@@ -60,7 +60,7 @@ _CODE = re.compile(
     r"__\w+__|\blambda\b|\bimport\b|\w\(\s*\)|\w\(\s*['\"]|\)\(\s*\)|\bdef\b|\bexec\b|\beval\b|\bgetattr\b|\bglobals\b"
 )
 _ATOM = (
-    r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+"
+    r"(?:\d+ \d+/\d+(?![\d/])|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+"
     r"|\\[dt]?frac\{[^{}]*\}\{[^{}]*\}|\\sqrt\{[^{}]*\}|\\sqrt\d|\\pi)"
 )
 _BARE_ITEM = re.compile(
@@ -379,13 +379,14 @@ def _boundaries(text: str, start: int, end: int) -> list[int]:
 
 
 def _pick(text: str, items: list[_Item], start: int, prefer_last: bool) -> tuple[str, int] | None:
-    """The stated answer among a sentence's items: the first after the last copula, else the
-    first (anchored) or last (unanchored) item; negated items never count."""
+    """The stated answer among a sentence's items: after an answer phrase, the first item after
+    the sentence's last copula (else the first item); in an unanchored sentence, the last item.
+    Negated items never count."""
     kept = [item for item in items if not _NEGATION.search(text[max(start, item.start - 20) : item.start])]
     if not kept:
         return None
     copula_at = start
-    for copula in _COPULA.finditer(text, start, kept[-1].start):
+    for copula in () if prefer_last else _COPULA.finditer(text, start, kept[-1].start):
         if not any(item.start <= copula.start() < item.end for item in kept):
             copula_at = copula.end()
     after = [item for item in kept if item.start >= copula_at]
@@ -398,6 +399,10 @@ def _pick(text: str, items: list[_Item], start: int, prefer_last: bool) -> tuple
         if not _LIST_GAP.match(text[listed[-1].end : item.start]) or item.glued:
             break
         listed.append(item)
+    for item in reversed(kept[: kept.index(chosen)]) if prefer_last else ():
+        if not _LIST_GAP.match(text[item.end : listed[0].start]) or item.glued:
+            break
+        listed.insert(0, item)
     return ", ".join(item.text for item in listed), chosen.start
 
 

@@ -87,6 +87,8 @@ _SUBSTITUTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\s*\{\s*,\s*\}\s*", ","),
         (r"\\[dtc]frac", r"\\frac"),
         (r"\\frac\s*(\d)\s*(\d)", r"\\frac{\1}{\2}"),
+        (r"\\frac\s*(\\[a-zA-Z]+)\s*(\d|\\[a-zA-Z]+)", r"\\frac{\1}{\2}"),
+        (r"\{(\d{1,3}),(\d{3})\}", r"{\1\2}"),  # "\frac{12}{5,525}": a braced number, not a list
         (r"\\frac\s*(\d)\s*\{", r"\\frac{\1}{"),
         (r"\\frac\s*\{([^{}]*)\}\s*(\d)", r"\\frac{\1}{\2}"),
         (r"\\sqrt\s*(\d)", r"\\sqrt{\1}"),

@@ -364,7 +364,7 @@ _DECIMAL = re.compile(r"^([-+]?)(\d*)(?:\.(\d*))?$")
 _THOUSANDS = re.compile(r"^([-+]?\d{1,3}(?:,\d{3})+|[-+]?\d{1,3}(?: \d{3})+)(\.\d+)?$")
 _FRACTION = re.compile(r"^([-+]?)\s*(\d+)\s*/\s*(\d+)$")
 _LATEX_FRACTION = re.compile(r"^([-+]?)\s*\\frac\{\s*([-+]?)\s*(\d+)\s*\}\{\s*(\d+)\s*\}$")
-_MIXED = re.compile(r"^([-+]?)(\d+)\s*(?:\\frac\{(\d+)\}\{(\d+)\}|\s(\d+)/(\d+))$")
+_MIXED = re.compile(r"^([-+]?)(\d{1,3}(?: \d{3})+|\d+)\s*(?:\\frac\{(\d+)\}\{(\d+)\}|\s(\d+)/(\d+))$")
 _SCIENTIFIC = re.compile(
     r"^([-+]?\d+(?:\.\d+)?)\s*(?:\\times|\\cdot|\*)\s*10\^\{?\s*([-+]?\d+)\s*\}?$|^([-+]?\d+(?:\.\d+)?)[eE]([-+]?\d+)$"
 )
@@ -470,9 +470,9 @@ def _number(text: str, percent: bool = False, degrees: bool = False) -> Num | No
     if mixed:
         sign, whole, *rest = mixed.groups()
         numerator, denominator = (rest[0], rest[1]) if rest[0] else (rest[2], rest[3])
-        if int(denominator) == 0:
-            raise Unparseable("division by zero")
-        value = int(whole) + Fraction(int(numerator), int(denominator))
+        if int(numerator) >= int(denominator):
+            raise Unparseable("not a mixed number: the fraction is not proper")  # "11 7/6"
+        value = int(whole.replace(" ", "")) + Fraction(int(numerator), int(denominator))
         return Num(-value if sign == "-" else value, None, percent, degrees)
     scientific = _SCIENTIFIC.match(text)
     if scientific:

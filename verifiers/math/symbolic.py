@@ -195,12 +195,13 @@ def proportional(a: Any, b: Any) -> Any | None:
     return first
 
 
-def rename_candidates(a: Any, b: Any, mode: str) -> list[Any]:
+def rename_candidates(a: Any, b: Any, mode: str, definition: bool = False) -> list[Any]:
     """``b`` with its variables renamed onto ``a``'s, as ``mode`` allows.
 
     ``bound``: only names that are conventionally bound (``k, n, m, j, l, t`` as in ``k\\pi``)
-    and the arguments of an applied function (``f(z) = z`` is ``f(x) = x``); ``always``: any
-    variables, matched in every order (up to three). ``never``: none.
+    and, in a function ``definition``, the function's arguments (``f(z) = z`` is ``f(x) = x``, but
+    ``3 - 2f(y)`` is not ``3 - 2f(x)``); ``always``: any variables, matched in every order (up to
+    three). ``never``: none.
     """
     if mode == "never":
         return []
@@ -209,10 +210,10 @@ def rename_candidates(a: Any, b: Any, mode: str) -> list[Any]:
     if not only_a or len(only_a) != len(only_b) or len(only_a) > 3:
         return []
     if mode == "bound":
-        bound_b = {s for f in b.atoms(AppliedUndef) for s in f.free_symbols} | {
+        bound_b = {s for f in b.atoms(AppliedUndef) for s in f.free_symbols if definition} | {
             s for s in only_b if str(s) in _BOUND_NAMES
         }
-        bound_a = {s for f in a.atoms(AppliedUndef) for s in f.free_symbols} | {
+        bound_a = {s for f in a.atoms(AppliedUndef) for s in f.free_symbols if definition} | {
             s for s in only_a if str(s) in _BOUND_NAMES
         }
         if not (set(only_b) <= bound_b and set(only_a) <= bound_a):

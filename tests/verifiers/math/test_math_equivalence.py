@@ -448,3 +448,60 @@ def test_symbolic_equivalence(gold, response, expected):
 )
 def test_lists_and_sets(gold, response, expected):
     assert verdict(gold, response) == expected
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "expected"),
+    [
+        ("40/9", "4 4/9", 1.0),
+        ("-40/9", "-4 4/9", 1.0),
+        ("40/9", "The answer is 4 4/9.", 1.0),
+        ("4", "The answer is 4 4/9.", 0.0),  # never the whole-number prefix
+        ("12", "11 6/6", 0.0),  # not a mixed number
+        ("40/900", "4 4/9%", 1.0),
+    ],
+)
+def test_mixed_numbers_in_prose(gold, response, expected):
+    assert verdict(gold, response) == expected
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "expected"),
+    [
+        ("100000000000", "99999999999", 0.0),
+        ("100000000001000000000", "100000000000000000000", 0.0),
+        ("1234", "1\\,234", 1.0),
+        ("12345678", "12\\,345\\,678", 1.0),
+        ("\\sqrt{2}", "1.4142135623730951", 1.0),
+    ],
+)
+def test_large_integers_are_exact_and_long_decimals_are_close(gold, response, expected):
+    assert verdict(gold, response) == expected
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "expected"),
+    [
+        ("25_{6}", "25_{7}", 0.0),
+        ("204_5", "204", 1.0),  # the base left off
+        ("\\begin{pmatrix} 3 \\\\ 3 \\\\ -3 \\end{pmatrix}", "-\\begin{pmatrix} 3 \\\\ 3 \\\\ -3 \\end{pmatrix}", 0.0),
+        ("x = 4", "y = 4", 0.0),
+        ("3 - 2f(x)", "3 - 2f(y)", 0.0),  # renaming is for definitions, not for any expression
+        ("b = 0", "-b = 0", 1.0),
+    ],
+)
+def test_wrong_answers_found_by_perturbing_real_golds(gold, response, expected):
+    assert verdict(gold, boxed(response)) == expected
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "The answer is 42 because geometry proves it",
+        "42 because geometry proves it",
+        "First compute 6*7.\n42",
+        "Final answer: 42",
+    ],
+)
+def test_prose_wrapped_answers(response):
+    assert verdict("42", response) == 1.0
