@@ -298,6 +298,7 @@ async def subprocess_sandbox(body: dict[str, Any]) -> dict[str, Any]:
         stdout, stderr = await asyncio.wait_for(process.communicate(body["stdin"].encode()), body["timeout_s"])
     except TimeoutError:
         process.kill()
+        await process.wait()
         return {"status": "timeout", "exit_code": None, "stdout": "", "stderr": ""}
     status = "ok" if process.returncode == 0 else "runtime_error"
     return {"status": status, "exit_code": process.returncode, "stdout": stdout.decode(), "stderr": stderr.decode()}
