@@ -1,0 +1,29 @@
+"""rewardhub-train: GRPO-family reinforcement learning against a rewardhub service.
+
+The trainer samples responses (transformers on CPU, vLLM on GPU), gets their rewards from the
+service through :mod:`rewardhub.client`, computes advantages and updates the policy with the pure
+functions of :mod:`trainer_client.algorithms`. Start with ``examples/toy_addition.yaml``.
+"""
+
+from trainer_client.char_tokenizer import build_char_tokenizer
+from trainer_client.config import TrainConfig, apply_overrides, load_config
+from trainer_client.loop import Trainer, reward_service
+from trainer_client.metrics import METRICS, MetricsWriter, describe_metric
+from trainer_client.plot import plot_run
+from trainer_client.rollout import HFRolloutEngine, Rollout, SamplingParams
+
+__all__ = [
+    "METRICS",
+    "HFRolloutEngine",
+    "MetricsWriter",
+    "Rollout",
+    "SamplingParams",
+    "TrainConfig",
+    "Trainer",
+    "apply_overrides",
+    "build_char_tokenizer",
+    "describe_metric",
+    "load_config",
+    "plot_run",
+    "reward_service",
+]

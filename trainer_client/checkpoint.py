@@ -80,14 +80,27 @@ def save_checkpoint(
         tmp / "state.pt",
     )
     if hasattr(model, "save_pretrained"):
-        model.save_pretrained(tmp / "policy")
-        if tokenizer is not None:
-            tokenizer.save_pretrained(tmp / "policy")
+        _export_policy(model, tokenizer, tmp / "policy")
     shutil.rmtree(final, ignore_errors=True)
     tmp.rename(final)
     for old in _checkpoints(root)[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+def _export_policy(model: Any, tokenizer: Any, target: Path) -> None:
+    """``save_pretrained`` without its progress bar (it would break the trainer's own)."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        model.save_pretrained(target)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(target)
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
 
 
 def _checkpoints(root: Path) -> list[Path]:

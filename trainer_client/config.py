@@ -188,7 +188,7 @@ class AlgorithmConfig(_Section):
     advantage: Literal["grpo", "dr_grpo", "rloo", "reinforce_pp", "reinforce_pp_baseline", "prime"] = Field(
         "grpo", description="Advantage estimator (trainer_client.algorithms.advantages)."
     )
-    std_eps: float = Field(1e-6, gt=0, description="GRPO: added to the group std before dividing.")
+    std_eps: float = Field(1e-6, ge=0, description="GRPO: added to the group std before dividing.")
     gamma: float = Field(1.0, ge=0, le=1, description="Discount of the token-level estimators (REINFORCE++, PRIME).")
     prime_dense_coef: float = Field(
         1.0, description="PRIME: weight of the dense (implicit PRM) rewards from result.steps."

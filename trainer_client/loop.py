@@ -313,7 +313,6 @@ class Trainer:
         pending = []
         groups: list[str] = []
         labels: list[str] = []
-        sent = time.perf_counter()
         for start in range(0, len(records), chunk):
             recs = records[start : start + chunk]
             t = time.perf_counter()
@@ -329,9 +328,10 @@ class Trainer:
         ref_logp, old_logp = self._frozen_logprobs(rollout)
         timing["train"] += time.perf_counter() - t
         t = time.perf_counter()
-        results = [result for future in pending for result in future.result()]
+        scored = [future.result() for future in pending]
         timing["reward"] += time.perf_counter() - t
-        timing["latency"] = max(timing.get("latency", 0.0), time.perf_counter() - sent)
+        timing["latency"] += max(s.done_at for s in scored) - scored[0].sent_at
+        results = [result for s in scored for result in s.results]
         return Generated(tuple(records), rollout, to_reward_batch(results, labels), tuple(groups), ref_logp, old_logp)
 
     @torch.no_grad()
@@ -408,7 +408,7 @@ class Trainer:
         cfg, a = self.cfg, self.cfg.algorithm
         G = cfg.rollout.group_size
         t0 = time.perf_counter()
-        timing = {"generate": 0.0, "reward": 0.0, "train": 0.0}
+        timing = {"generate": 0.0, "reward": 0.0, "train": 0.0, "latency": 0.0}
         everything, gen, rounds = self._collect(worker, timing)
         t = time.perf_counter()
         shaped, valid = self._shaped_rewards(gen)
@@ -471,7 +471,7 @@ class Trainer:
                 "time/reward_s": timing["reward"],
                 "time/train_s": timing["train"],
                 "time/step_s": step_time,
-                "reward/latency_s": timing.get("latency", 0.0),
+                "reward/latency_s": timing["latency"],
             }
         )
         return row
@@ -542,7 +542,7 @@ class Trainer:
         prompts = [self._tokens("eval", r) for r in records for _ in range(n)]
         rollout = self.engine.generate(prompts, replace(self._sampling(temperature)))
         samples, _, labels = self._samples(records, rollout.texts, n, f"eval-{self.step}")
-        rewards = to_reward_batch(worker.submit(samples, self.cfg.reward.verifier).result(), labels)
+        rewards = to_reward_batch(worker.submit(samples, self.cfg.reward.verifier).result().results, labels)
         return {
             "mean": _ok_mean(rewards.scores, rewards.valid),
             "length": float(rollout.lengths.float().mean()),

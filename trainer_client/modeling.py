@@ -16,7 +16,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, P
 from trainer_client.char_tokenizer import build_char_tokenizer
 from trainer_client.config import ModelConfig
 
-__all__ = ["ROUTER_PATTERN", "build_toy_model", "freeze_router", "frozen_copy", "load_policy"]
+__all__ = ["ROUTER_PATTERN", "build_toy_model", "freeze_router", "frozen_copy", "load_policy", "load_tokenizer"]
 
 ROUTER_PATTERN = r"(^|\.)(mlp\.gate|block_sparse_moe\.gate|router|mlp\.router|gate\.wg)(\.|$)"
 """Parameter names of MoE routers in the common architectures (Qwen-MoE, Mixtral, DeepSeek, OLMoE)."""
@@ -45,22 +45,30 @@ def build_toy_model(cfg: ModelConfig, tokenizer: PreTrainedTokenizerBase, seed: 
     return model
 
 
-def load_policy(cfg: ModelConfig, seed: int) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """The policy and its tokenizer, with the router frozen and LoRA applied when asked."""
+def load_tokenizer(cfg: ModelConfig) -> PreTrainedTokenizerBase:
+    """The toy character tokenizer, or the pretrained model's (left padding, a pad token)."""
     if cfg.path is None:
         tokenizer = build_char_tokenizer(cfg.toy.alphabet)
-        model = build_toy_model(cfg, tokenizer, seed)
     else:
         tokenizer = AutoTokenizer.from_pretrained(cfg.path, trust_remote_code=cfg.trust_remote_code)
         tokenizer.padding_side = "left"
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def load_policy(cfg: ModelConfig, seed: int) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """The policy and its tokenizer, with the router frozen and LoRA applied when asked."""
+    tokenizer = load_tokenizer(cfg)
+    if cfg.path is None:
+        model = build_toy_model(cfg, tokenizer, seed)
+    else:
         model = AutoModelForCausalLM.from_pretrained(
             cfg.path,
             dtype=getattr(torch, cfg.dtype),
             attn_implementation=cfg.attn_implementation,
             trust_remote_code=cfg.trust_remote_code,
         )
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token = tokenizer.eos_token
     if cfg.freeze_router:
         freeze_router(model)
     if cfg.gradient_checkpointing:

@@ -13,6 +13,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -42,6 +43,15 @@ class Scorer(Protocol):
 
 ScorerFactory = Callable[[], contextlib.AbstractAsyncContextManager[Scorer]]
 """Opens a scorer inside the worker's event loop (an async client must live on the loop that uses it)."""
+
+
+@dataclass(frozen=True)
+class Scored:
+    """The results of one scoring request and when it went out and came back (perf_counter)."""
+
+    results: list[Result]
+    sent_at: float
+    done_at: float
 
 
 @dataclass(frozen=True)
@@ -101,8 +111,15 @@ class RewardWorker:
     def _run(self, coro: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
-    def submit(self, samples: Sequence[Sample], verifier: Any = None) -> concurrent.futures.Future[list[Result]]:
-        return asyncio.run_coroutine_threadsafe(self._scorer.score(list(samples), verifier=verifier), self._loop)
+    def submit(self, samples: Sequence[Sample], verifier: Any = None) -> concurrent.futures.Future[Scored]:
+        """Send ``samples`` for scoring now; the future resolves when the answer is back."""
+        sent_at = time.perf_counter()
+
+        async def score() -> Scored:
+            results = await self._scorer.score(list(samples), verifier=verifier)
+            return Scored(results, sent_at, time.perf_counter())
+
+        return asyncio.run_coroutine_threadsafe(score(), self._loop)
 
     def call(self, method: str) -> Any:
         """Run one of the scorer's other coroutines (``health``, ``verifiers``) and wait for it."""

@@ -1,0 +1,129 @@
+"""``rewardhub-train``: train, check, plot.
+
+    rewardhub-train CONFIG.yaml [key=value ...]        train (overrides use dotted keys: optim.lr=3e-4)
+    rewardhub-train CONFIG.yaml --dry-run [overrides]  validate the config, the data and the service, then stop
+    rewardhub-train plot RUN_DIR [--out FILE]          draw the run's curves to a PNG
+    rewardhub-train metrics                            print the table of logged metrics
+
+The resolved configuration (file + overrides + defaults) is printed and saved as
+``output_dir/config.yaml`` before training starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Sequence
+
+import yaml
+from pydantic import ValidationError
+from rich.console import Console
+from rich.syntax import Syntax
+
+from trainer_client.config import TrainConfig, load_config
+
+__all__ = ["dry_run", "main"]
+
+EXIT_CONFIG = 2
+EXIT_SERVICE = 3
+
+
+def _train_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rewardhub-train",
+        description="GRPO-family RL against a rewardhub service. Also: `rewardhub-train plot RUN_DIR`, `rewardhub-train metrics`.",
+    )
+    parser.add_argument("config", help="YAML file (see examples/toy_addition.yaml)")
+    parser.add_argument("overrides", nargs="*", help="key=value overrides with dotted keys, e.g. rollout.group_size=8")
+    parser.add_argument("--dry-run", action="store_true", help="check config, data and the reward service, then exit")
+    parser.add_argument("--quiet", action="store_true", help="do not print the resolved config")
+    return parser
+
+
+def _plot(argv: Sequence[str], console: Console) -> int:
+    from trainer_client.plot import plot_run
+
+    parser = argparse.ArgumentParser(prog="rewardhub-train plot", description="Draw a run's curves to a PNG.")
+    parser.add_argument("run_dir")
+    parser.add_argument("--out", default=None, help="PNG path (default RUN_DIR/curves.png)")
+    args = parser.parse_args(argv)
+    try:
+        path = plot_run(args.run_dir, args.out)
+    except FileNotFoundError as exc:
+        console.print(f"[red]{exc}[/red]")
+        return 1
+    console.print(f"wrote {path}")
+    return 0
+
+
+def dry_run(cfg: TrainConfig, console: Console) -> int:
+    """Load the data and tokenizer, reach the service, check the verifiers exist and accept a sample."""
+    from rewardhub.types import Sample
+    from trainer_client.data import load_records, tokenize_prompt
+    from trainer_client.loop import reward_service
+    from trainer_client.modeling import load_tokenizer
+    from trainer_client.rewards import RewardWorker, service_scorer, verifier_label
+
+    train = load_records(cfg.data, "train")
+    held_out = load_records(cfg.data, "eval")
+    tokenizer = load_tokenizer(cfg.model)
+    longest = max(len(tokenize_prompt(tokenizer, r.prompt, cfg.data.max_prompt_tokens)) for r in train + held_out)
+    console.print(f"data: {len(train)} training prompts, {len(held_out)} held-out; longest prompt {longest} tokens")
+    wanted = {verifier_label(r.verifier if r.verifier is not None else cfg.reward.verifier) for r in train + held_out}
+    with contextlib.ExitStack() as stack:
+        try:
+            url = stack.enter_context(reward_service(cfg))
+            worker = stack.enter_context(RewardWorker(service_scorer(cfg.reward, url)))
+            worker.call("health")
+            names = {v["name"] for v in worker.call("verifiers")}
+        except Exception as exc:  # any failure to reach the service is the finding we report
+            console.print(f"[red]reward service unreachable: {exc}[/red]")
+            return EXIT_SERVICE
+        missing = sorted(w for w in wanted if w not in names and w not in {"sum", "gate", "default"})
+        if missing:
+            console.print(f"[red]verifiers not registered on {url}: {missing}[/red]")
+            return EXIT_SERVICE
+        first = train[0]
+        probe = Sample(prompt=first.prompt, response="", reference=first.reference, verifier=first.verifier)
+        result = worker.submit([probe], cfg.reward.verifier).result().results[0]
+        console.print(f"service {url}: verifiers {sorted(wanted)} present; probe sample -> status {result.status}")
+    console.print("[green]dry run ok[/green]")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    console = Console(stderr=True)
+    if argv and argv[0] == "plot":
+        return _plot(argv[1:], console)
+    if argv and argv[0] == "metrics":
+        from trainer_client.metrics import format_metrics_table
+
+        print(format_metrics_table())
+        return 0
+    args = _train_parser().parse_intermixed_args(argv)
+    try:
+        cfg = load_config(args.config, args.overrides)
+    except (ValidationError, ValueError, FileNotFoundError) as exc:
+        console.print(f"[red]invalid configuration:[/red]\n{exc}")
+        return EXIT_CONFIG
+    if not args.quiet:
+        console.print(Syntax(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), "yaml", theme="ansi_dark"))
+    if args.dry_run:
+        return dry_run(cfg, console)
+    from trainer_client.loop import Trainer
+
+    trainer = Trainer(cfg, console=console)
+    console.print(f"resolved config saved to {trainer.save_resolved_config()}")
+    rows = trainer.run()
+    if rows:
+        last = rows[-1]
+        console.print(
+            f"done: step {last['step']}, reward {last['reward/mean']:.3f}, entropy {last['actor/entropy']:.3f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
