@@ -170,3 +170,29 @@ def _servers_of(marker: str) -> list[int]:
         except OSError:
             continue
     return [pid for pid in found if pid != os.getpid()]
+
+
+AS_NOBODY = textwrap.dedent("""
+    from verifiers.sandbox import Limits, SandboxPool, SandboxSettings
+    pool = SandboxPool(SandboxSettings(concurrency=1, preload=("json",), python=sys.executable))
+    quick = Limits(timeout_s=2.0, memory_mb=64)
+    for code in ("import os; print(os.getuid())", "x = bytearray(1 << 30)", "while True: pass"):
+        result = pool.run("python", code, limits=quick)
+        print(result.verdict, result.stdout.strip(), result.details["memory_limit"])
+    pool.close()
+""")
+
+
+def test_as_a_normal_user_bubblewrap_maps_one_uid_and_keeps_the_verdicts():
+    """Worker containers often run as a normal user: then bubblewrap works in a user namespace."""
+    python = "/usr/bin/python3"
+    site = next(Path(sys.prefix, "lib").glob("python3*/site-packages"))
+    env = {"PYTHONPATH": f"{Path(__file__).parents[2]}:{site}", "HOME": "/tmp", "PATH": "/usr/bin:/bin"}
+    as_nobody = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", python, "-c"]
+    probe = subprocess.run([*as_nobody, "import verifiers.sandbox"], env=env, capture_output=True, timeout=60)
+    if os.geteuid() != 0 or probe.returncode != 0:
+        pytest.skip("needs root (to become nobody) and a system Python that can import this checkout")
+    done = subprocess.run(
+        [*as_nobody, "import sys\n" + AS_NOBODY], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.splitlines() == ["ok 65534 rlimit", "memory  rlimit", "timeout  rlimit"], done.stderr

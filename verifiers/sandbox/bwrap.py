@@ -155,6 +155,7 @@ class BwrapIsolation(Isolation):
         self.privileged = os.geteuid() == 0
         if not self.privileged:
             self.program_uid = 65534  # one uid is all a user namespace maps for us
+            self.shares_host_uid = True
         self.cgroups = (
             SandboxCgroups.create(f"{CGROUP_PREFIX}{lease.uid}") if settings.memory_limit != "rlimit" else None
         )

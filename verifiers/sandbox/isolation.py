@@ -25,14 +25,18 @@ from verifiers.sandbox.limits import Limits
 from verifiers.sandbox.settings import SandboxSettings
 
 __all__ = [
+    "CGROUP_PREFIX",
     "DRIVER_DIR",
+    "PROGRAM_ENV",
     "Isolation",
     "UidLease",
     "cgroup_wrapper",
+    "count_tasks",
     "interpreter_paths",
     "kill_uid",
     "lease_uid",
     "spawn",
+    "uid_taken",
 ]
 
 DRIVER_DIR = Path(__file__).resolve().parent / "inside"
@@ -81,6 +85,13 @@ class Isolation(ABC):
         """The kernel's count of memory kills in this sandbox so far, where it can be read."""
         return None
 
+    shares_host_uid = False
+    """The programs run under the service's own uid (no root to give them one of their own)."""
+
+    def other_tasks(self) -> int:
+        """Tasks of the programs' uid that are not the programs' (they count against RLIMIT_NPROC)."""
+        return count_tasks(os.getuid()) if self.shares_host_uid else 0
+
     def kill_programs(self) -> None:  # noqa: B027 (optional hook: not every backend can)
         """Kill the programs' processes from outside, without the server's help (best effort)."""
 
@@ -107,6 +118,22 @@ class UidLease:
         if self._claim is not None:
             self._claim.close()
             self._claim = None
+
+
+def count_tasks(uid: int) -> int:
+    """Threads of all processes whose real uid is ``uid``, as RLIMIT_NPROC counts them."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status") as handle:
+                fields = dict(line.split(":", 1) for line in handle if ":" in line)
+        except OSError:
+            continue
+        if fields.get("Uid", "").split()[:1] == [str(uid)]:
+            total += int(fields.get("Threads", "1"))
+    return total
 
 
 def uid_taken(uid: int) -> bool:

@@ -28,13 +28,18 @@ class Limits:
         """CPU seconds (RLIMIT_CPU): a spinning program is stopped even if the clock were not kept."""
         return math.ceil(self.timeout_s) + 1
 
-    def rlimits(self, address_space: bool) -> dict[str, int | None]:
-        """The per-process limits the server sets in the child, by the names it knows."""
+    def rlimits(self, address_space: bool, other_tasks: int = 0) -> dict[str, int | None]:
+        """The per-process limits the server sets in the child, by the names it knows.
+
+        RLIMIT_NPROC counts every task of the program's real uid on the host; where that uid is
+        not the sandbox's alone (``other_tasks`` of it exist already), the limit is raised by
+        that many, which makes it approximate.
+        """
         return {
             "cpu_s": self.cpu_s,
             "fsize": self.max_file_mb << 20,
             "nofile": self.max_open_files,
-            "nproc": self.max_processes,
+            "nproc": self.max_processes + other_tasks,
             "address_space": (self.memory_mb << 20) if address_space else None,
         }
 

@@ -70,7 +70,7 @@ class SandboxSettings(BaseSettings):
     bwrap: str = Field("bwrap", description="The bubblewrap executable.")
     docker: str = Field("docker", description="The Docker client executable.")
     docker_image: str = Field(
-        "rewardhub-sandbox:latest", description="Image with the interpreters (see deploy/sandbox)."
+        "rewardhub-sandbox-runtime:latest", description="Image with the interpreters (see deploy/sandbox)."
     )
     docker_cpus: float = Field(1.0, gt=0, description="CPUs each sandbox container may use.")
     docker_socket_dir: str = Field(

@@ -46,6 +46,7 @@ class UnsafeIsolation(Isolation):
         self.root = os.geteuid() == 0
         if not self.root:
             self.program_uid = os.getuid()
+            self.shares_host_uid = True
         self.kill_scope = "uid" if self.root else "session"
         self.directory = tempfile.mkdtemp(prefix="rewardhub-unsafe-")
         os.chmod(self.directory, 0o1777)

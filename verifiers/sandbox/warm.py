@@ -106,7 +106,7 @@ class WarmSandbox:
             "op": "exec",
             "kind": execution.kind,
             "argv": list(execution.argv),
-            "limits": limits.rlimits(address_space=self.isolation.memory_limit == "rlimit"),
+            "limits": limits.rlimits(self.isolation.memory_limit == "rlimit", self.isolation.other_tasks()),
             "fds": list(pipes),
         }
         try:
