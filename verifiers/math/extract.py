@@ -38,6 +38,7 @@ _SENTENCE_CAP = 3_000  # longest stretch read as one sentence
 _END_TOKENS = ("<|im_end|>", "<|im_start|>", "<|endoftext|>", "<|eot_id|>", "<｜end▁of▁sentence｜>", "</s>")
 _BOX_OPEN = re.compile(r"\\+(?:[a-z]*boxed|fbox|framebox)\s*(?=\{)|\\+boxed\s+(?=[^\s{])")
 _DOUBLE_BACKSLASH = re.compile(r"\\\\(?=[a-zA-Z])")
+_BRACE = re.compile(r"(?<!\\)[{}]")
 _OPENER = re.compile(r"(?<!\\)\$\$|(?<!\\)\$|\\\(|\\\[")
 _CLOSERS = {
     "$$": re.compile(r"(?<!\\)\$\$"),
@@ -131,7 +132,8 @@ def extract_answer(
         if hashes and hashes[-1].group(1).strip():
             found.append((hashes[-1].start(), Extraction(hashes[-1].group(1).strip(), "hashes")))
     if "answer_phrase" in anchors:
-        phrased = _after_last_phrase(text, bare_numbers)
+        after = max((position for position, _ in found), default=0)  # an earlier phrase cannot win
+        phrased = _after_last_phrase(text, bare_numbers, after)
         if phrased is not None:
             found.append((phrased[1], Extraction(phrased[0], "answer_phrase")))
     if found:
@@ -222,11 +224,11 @@ def _matching_braces(text: str) -> dict[int, int]:
     """Index of each ``{`` mapped to its matching ``}`` (escaped braces ``\\{`` count as text)."""
     stack: list[int] = []
     pairs: dict[int, int] = {}
-    for i, char in enumerate(text):
-        if char == "{" and (i == 0 or text[i - 1] != "\\"):
-            stack.append(i)
-        elif char == "}" and (i == 0 or text[i - 1] != "\\") and stack:
-            pairs[stack.pop()] = i
+    for brace in _BRACE.finditer(text):
+        if brace.group() == "{":
+            stack.append(brace.start())
+        elif stack:
+            pairs[stack.pop()] = brace.start()
     return pairs
 
 
@@ -406,8 +408,8 @@ def _pick(text: str, items: list[_Item], start: int, prefer_last: bool) -> tuple
     return ", ".join(item.text for item in listed), chosen.start
 
 
-def _after_last_phrase(text: str, bare_numbers: bool) -> tuple[str, int] | None:
-    for phrase in list(_PHRASE.finditer(text))[-20:][::-1]:
+def _after_last_phrase(text: str, bare_numbers: bool, after: int = 0) -> tuple[str, int] | None:
+    for phrase in list(_PHRASE.finditer(text, after))[-20:][::-1]:
         start = phrase.end()
         stops = [stop for stop in _boundaries(text, start, min(len(text), start + 3000)) if stop > start]
         end = stops[0] if stops else len(text)

@@ -13,6 +13,7 @@ into LaTeX, never evaluated.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = ["normalize", "python_to_latex"]
 
@@ -121,6 +122,7 @@ _SPACES = re.compile(r"\s+")
 _TRAILING = re.compile(r"(?:[\s.,;:]|\\\\|\\(?=$))+$")
 
 
+@lru_cache(maxsize=16384)
 def normalize(text: str) -> str:
     """The canonical spelling of one answer (see the module docstring for what it covers)."""
     text = _UNICODE_ROOT.sub(_unicode_root, text)

@@ -116,7 +116,7 @@ class MathVerifier(Verifier):
             "extracted": _shown(candidates[0].text) if candidates else None,
             "anchor": candidates[0].anchor if candidates else None,
         }
-        if prepare(sample.response).strip() == gold_text.strip():
+        if sample.response.strip() == gold_text.strip() or prepare(sample.response).strip() == gold_text.strip():
             return Result.ok(1.0, **details, reason="identical")
         limits = Limits(max_chars=config.max_answer_chars)
         gold = _read_gold(gold_text, limits)

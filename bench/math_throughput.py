@@ -1,0 +1,151 @@
+"""Throughput of ``math`` scoring on real chain-of-thought outputs: plain math-verify in one
+process against the running service, on the same samples, in one run.
+
+    python bench/math_throughput.py [--workers 2] [--batch 64] [--gsm8k 800]
+
+The samples are real model outputs, in the groups GRPO sends (one gold, G responses): the 100 x 8
+Qwen2.5-Math chain-of-thought responses to MATH problems and GSM8K solutions (4 per problem).
+
+(a) plain math-verify: ``verify(parse(gold), parse(response))`` in a single-process loop, as a
+    trainer's reward function would call it (gold wrapped in ``\\boxed{}`` when bare).
+(b) ``rewardhub serve --workers N`` started as a subprocess, the samples sent to
+    ``POST /v1/score`` in batches of whole groups, one request at a time.
+(c) for reference, our verifier in a single-process loop (no service, no second core).
+
+Prints items/s of each, the ratio (b)/(a), and the p50/p99 latency of a batch request and of
+one sample as the service timed it (``elapsed_ms``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from rewardhub.server import free_port  # noqa: E402
+
+DATA = Path("/work/shared/data")
+
+
+def load_samples(gsm8k: int) -> list[dict[str, str]]:
+    """Real outputs, grouped by problem (qwen: 8 per MATH problem; GSM8K: 4 per problem)."""
+    samples = []
+    for line in (DATA / "qwen25math_math_cot_100.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        samples += [{"reference": record["gt"], "response": r, "group": f"q{record['idx']}"} for r in record["code"]]
+    for i, line in enumerate((DATA / "gsm8k_example_model_solutions.jsonl").read_text().splitlines()):
+        if 4 * i >= gsm8k:
+            break
+        record = json.loads(line)
+        gold = record["ground_truth"].rsplit("A:", 1)[-1].strip()
+        for key in ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification"):
+            samples.append({"reference": gold, "response": record[key]["solution"], "group": f"g{i}"})
+    return samples
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def plain_math_verify(samples: list[dict[str, str]]) -> float:
+    from math_verify import parse, verify
+
+    started = time.perf_counter()
+    for sample in samples:
+        gold = sample["reference"]
+        gold = gold if "\\boxed" in gold or "$" in gold else "\\boxed{" + gold + "}"
+        verify(parse(gold), parse(sample["response"]))
+    return len(samples) / (time.perf_counter() - started)
+
+
+def ours_in_process(samples: list[dict[str, str]]) -> float:
+    from rewardhub.types import Sample
+    from verifiers.math.verifier import MathVerifier
+
+    verifier, config = MathVerifier(), MathVerifier.Config()
+    started = time.perf_counter()
+    for sample in samples:
+        verifier.score(Sample(response=sample["response"], reference=sample["reference"]), config)
+    return len(samples) / (time.perf_counter() - started)
+
+
+def start_server(workers: int) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    command = [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(port), "--workers", str(workers)]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        try:
+            if httpx.get(url + "/readyz").status_code == 200:
+                return process, url
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("the service did not become ready")
+
+
+def through_service(url: str, samples: list[dict[str, str]], batch: int) -> tuple[float, list[float], list[float]]:
+    warm = [{"reference": str(n), "response": f"\\boxed{{{n}}}"} for n in range(64)]  # imports, not these samples
+    request_ms: list[float] = []
+    sample_ms: list[float] = []
+    with httpx.Client(base_url=url, timeout=600) as client:
+        client.post("/v1/score", json={"verifier": "math", "samples": warm}).raise_for_status()
+        started = time.perf_counter()
+        for i in range(0, len(samples), batch):
+            began = time.perf_counter()
+            response = client.post("/v1/score", json={"verifier": "math", "samples": samples[i : i + batch]})
+            response.raise_for_status()
+            request_ms.append((time.perf_counter() - began) * 1000)
+            sample_ms += [r["elapsed_ms"] for r in response.json()["results"]]
+        rate = len(samples) / (time.perf_counter() - started)
+    return rate, request_ms, sample_ms
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=64, help="samples per request (whole groups of 8 and 4)")
+    parser.add_argument("--gsm8k", type=int, default=800, help="how many GSM8K solutions to add to the 800 Qwen ones")
+    args = parser.parse_args()
+    logging.disable(logging.WARNING)
+    samples = load_samples(args.gsm8k)
+    print(
+        f"{len(samples)} real responses ({sum(len(s['response']) for s in samples) // len(samples)} chars on average), "
+        f"{args.workers} workers, {os.cpu_count()} cores"
+    )
+
+    baseline = plain_math_verify(samples)
+    process, url = start_server(args.workers)
+    try:
+        service, request_ms, sample_ms = through_service(url, samples, args.batch)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    single = ours_in_process(samples)
+
+    print(f"{'(a) plain math-verify, 1 process':<44} {baseline:>8.0f} items/s")
+    print(
+        f"{f'(b) rewardhub service, {args.workers} workers':<44} {service:>8.0f} items/s   ratio (b)/(a) {service / baseline:.2f}x"
+    )
+    print(
+        f"{'(c) rewardhub math verifier, 1 process':<44} {single:>8.0f} items/s   ratio (c)/(a) {single / baseline:.2f}x"
+    )
+    print(
+        f"batch of {args.batch}: p50 {percentile(request_ms, 0.5):.1f} ms, p99 {percentile(request_ms, 0.99):.1f} ms; "
+        f"one sample (service-timed): p50 {percentile(sample_ms, 0.5):.2f} ms, p99 {percentile(sample_ms, 0.99):.2f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()
