@@ -67,7 +67,7 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(64 * 1024 * 1024, ge=1024, description="Largest request body (413 above it).")
     max_samples_per_request: int = Field(100_000, ge=1, description="Most samples in one request (413 above it).")
     get_reward_verifier: Any = Field(
-        "math", description="The VerifierSpec that answers OpenRLHF's POST /get_reward."
+        "math", description="The VerifierSpec that answers OpenRLHF's POST /get_reward and slime's POST /v1/compat/slime when the request names none."
     )
 
     @field_validator("api_keys", "plugins", mode="before")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from rewardhub.types import Result, Sample, VerifierSpec
 
-__all__ = ["JobAccepted", "JobState", "OpenRLHFRequest", "OpenRLHFResponse", "ScoreRequest", "ScoreResponse"]
+__all__ = ["JobAccepted", "JobState", "OpenRLHFRequest", "ScoreRequest", "ScoreResponse"]
 
 
 class _Body(BaseModel):
@@ -45,9 +45,3 @@ class OpenRLHFRequest(BaseModel):
     query: list[str] | str
     prompts: list[str] | str | None = None
     labels: list[Any] | Any = None
-
-
-class OpenRLHFResponse(_Body):
-    rewards: list[float]
-    scores: list[float]
-    extra_logs: dict[str, list[Any]] = Field(default_factory=dict)

@@ -17,13 +17,13 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from rewardhub.errors import Overloaded
+from rewardhub.errors import ExecutionError, Overloaded
 from rewardhub.execution.base import Executor, ProgressCallback
-from rewardhub.execution.calls import Call, run_call
+from rewardhub.execution.calls import Call, failure, run_call
 from rewardhub.execution.pool import WorkerPool
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
-from rewardhub.types import Result
+from rewardhub.types import TIMEOUT, Result
 
 __all__ = ["LocalExecutor"]
 
@@ -43,6 +43,7 @@ class LocalExecutor(Executor):
         )
         self.code_pool = WorkerPool("code", settings.code_worker_count(), plugin_files=registry.plugin_files)
         self._batcher: Any = None
+        self._pending: dict[str, list[tuple[Call, asyncio.Future[list[Result]]]]] = {}
 
     async def start(self) -> None:
         await asyncio.to_thread(self.cpu_pool.start)
@@ -98,10 +99,9 @@ class LocalExecutor(Executor):
             if indices:
                 if not pool.started:
                     await asyncio.to_thread(pool.start)
-                for i, future in zip(indices, pool.submit([calls[i] for i in indices]), strict=True):
-                    wrapped = asyncio.wrap_future(future)
-                    wrapped.add_done_callback(lambda f, i=i: done(i, f.result()))
-                    waits.append(wrapped)
+                for i, future in zip(indices, self._submit_soon(pool, [calls[i] for i in indices]), strict=True):
+                    future.add_done_callback(lambda f, i=i: done(i, f.result()))
+                    waits.append(future)
         if model:
             batcher = self._model_batcher()
             for i in model:
@@ -118,10 +118,33 @@ class LocalExecutor(Executor):
             await asyncio.gather(*waits)
         return [r if r is not None else [] for r in results]
 
-    async def _score_model(self, batcher: Any, call: Call, index: int, done: Any) -> None:
-        from rewardhub.execution.calls import failure
-        from rewardhub.types import TIMEOUT
+    def _submit_soon(self, pool: WorkerPool, calls: list[Call]) -> list[asyncio.Future[list[Result]]]:
+        """Calls queued in one loop iteration leave in one submit, so concurrent one-sample
+        requests (OpenRLHF's single-turn mode) become chunks instead of one dispatch each."""
+        loop = asyncio.get_running_loop()
+        batch = self._pending.get(pool.name)
+        if batch is None:
+            batch = self._pending[pool.name] = []
+            loop.call_soon(self._flush, pool)
+        futures = [loop.create_future() for _ in calls]
+        batch.extend(zip(calls, futures, strict=True))
+        return futures
 
+    def _flush(self, pool: WorkerPool) -> None:
+        batch = self._pending.pop(pool.name, [])
+        if not batch:
+            return
+        try:
+            submitted = pool.submit([call for call, _ in batch])
+        except ExecutionError as exc:
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        for (_, future), inner in zip(batch, submitted, strict=True):
+            asyncio.wrap_future(inner).add_done_callback(lambda f, future=future: future.done() or future.set_result(f.result()))
+
+    async def _score_model(self, batcher: Any, call: Call, index: int, done: Any) -> None:
         try:
             result = await asyncio.wait_for(batcher.score(call.verifier, call.config, call.samples[0]), call.timeout_s)
             done(index, [result])
