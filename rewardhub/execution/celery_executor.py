@@ -273,6 +273,11 @@ class CeleryExecutor(Executor):
             log.warning("max_timeout_s=%gs does not fit under the broker's visibility timeout (%gs): a call that long "
                         "may be delivered twice; raise visibility_timeout in the broker URL",
                         settings.max_timeout_s, self.options.visibility_timeout_s)
+        full = chunk_time_limits([settings.sample_timeout_s] * settings.chunk_size).hard_s
+        if full > self.max_task_s:
+            log.warning("chunks of %d rule calls at %gs each would outlast 45%% of the visibility timeout (%gs); "
+                        "they will be cut shorter, which costs throughput", settings.chunk_size, settings.sample_timeout_s,
+                        self.options.visibility_timeout_s)
         self._dispatcher = _Dispatcher(self.app)
         self._monitor = _Monitor(self.app, self.options.queue("cpu"))
         self._in_flight = 0

@@ -1,0 +1,265 @@
+"""Load and fault benchmark: the service under sustained load, local mode against Celery mode.
+
+    python bench/load.py [--duration 60] [--modes local,celery,fault] [--workers 2]
+
+For each mode the service runs as real processes on loopback (``rewardhub serve``; in Celery
+mode plus ``--workers`` processes of ``rewardhub worker`` on the Redis at 127.0.0.1:6379) and
+is driven, for ``--duration`` seconds, by two bounded request loops at once:
+
+- ``--single-clients`` clients sending single-sample requests back to back (a trainer's
+  per-rollout reward calls);
+- ``--batch-clients`` clients sending ``--batch``-sample requests back to back (a GRPO step).
+
+The verifier is ``math`` on synthetic chain-of-thought endings (a cheap, real CPU verifier).
+Clients do not retry; a 429 makes a client wait its ``Retry-After`` and counts as a 429. The API
+is started with ``--max-pending`` so the bounded queue is actually reached. Printed per mode:
+throughput (samples/s and requests/s), p50/p99 latency of single and batch requests, the count
+of 5xx answers and transport errors (goal: 0), of 429s, and the API process's RSS at start, at
+its peak and at the end (goal: flat).
+
+The fault run (``fault``) is Celery mode again, with a 60 s visibility timeout (and a 0.3 s
+per-sample limit, so 64-sample chunks fit under it), and kills one
+worker with kill -9 (it and its children) a third of the way in. Every request is awaited to
+the end; samples lost = samples sent minus samples answered ``ok`` (goal: 0; the dead worker's
+chunks come back after the visibility timeout, so they show in the latency tail, not as loss).
+
+Everything runs on this machine: the load generator shares the cores with the service, which
+caps the numbers on a small machine; compare the modes with each other, run for run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Tally:
+    latencies: dict[str, list[float]] = field(default_factory=lambda: {"single": [], "batch": []})
+    samples_sent: int = 0
+    samples_ok: int = 0
+    requests: int = 0
+    status_5xx: int = 0
+    status_429: int = 0
+    transport_errors: int = 0
+    other: dict[int, int] = field(default_factory=dict)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def samples(n: int, offset: int) -> list[dict]:
+    out = []
+    for i in range(offset, offset + n):
+        answer = i % 97
+        response = f"Adding the terms step by step gives {answer}.\nSo the final answer is $\\boxed{{{answer}}}$."
+        out.append({"response": response, "reference": str(answer if i % 3 else answer + 1)})
+    return out
+
+
+async def client_loop(url: str, kind: str, size: int, until: float, tally: Tally, drain_until: float) -> None:
+    timeout = httpx.Timeout(max(60.0, drain_until - time.monotonic()))
+    async with httpx.AsyncClient(base_url=url, timeout=timeout) as http:
+        offset = 0
+        while time.monotonic() < until:
+            body = {"verifier": "math", "samples": samples(size, offset)}
+            offset += size
+            tally.samples_sent += size
+            started = time.perf_counter()
+            try:
+                response = await http.post("/v1/score", json=body)
+            except httpx.HTTPError:
+                tally.transport_errors += 1
+                continue
+            tally.requests += 1
+            if response.status_code == 200:
+                tally.latencies[kind].append(time.perf_counter() - started)
+                tally.samples_ok += sum(1 for r in response.json()["results"] if r["status"] == "ok")
+            elif response.status_code == 429:
+                tally.status_429 += 1
+                tally.samples_sent -= size  # refused up front: not sent, not lost
+                await asyncio.sleep(float(response.headers.get("retry-after", "1")))
+            elif response.status_code >= 500:
+                tally.status_5xx += 1
+            else:
+                tally.other[response.status_code] = tally.other.get(response.status_code, 0) + 1
+
+
+class RssSampler:
+    def __init__(self, pid: int) -> None:
+        self.process = psutil.Process(pid)
+        self.start = self.peak = self.last = self.process.memory_info().rss
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.25):
+            try:
+                self.last = self.process.memory_info().rss
+            except psutil.NoSuchProcess:
+                return
+            self.peak = max(self.peak, self.last)
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+class Service:
+    """``rewardhub serve`` and, in Celery mode, its workers, as subprocesses of this script."""
+
+    def __init__(self, mode: str, workers: int, max_pending: int, visibility_s: int) -> None:
+        self.mode = mode
+        self.port = free_port()
+        self.env = {**os.environ, "REWARDHUB_MAX_PENDING_SAMPLES": str(max_pending), "REWARDHUB_LOG_LEVEL": "warning"}
+        if mode != "local":
+            prefix = f"bench{uuid.uuid4().hex[:6]}-"
+            self.env["REWARDHUB_BROKER_URL"] = f"redis://127.0.0.1:6379/14?visibility_timeout={visibility_s}&queue_prefix={prefix}"
+            self.env["REWARDHUB_MAX_TIMEOUT_S"] = "10"
+            if visibility_s < 3600:  # chunk limits must fit under the short timeout of the fault run
+                self.env["REWARDHUB_SAMPLE_TIMEOUT_S"] = self.env["REWARDHUB_MAX_TIMEOUT_S"] = "0.3"
+        self.workers = workers
+        self.api: subprocess.Popen[bytes] | None = None
+        self.worker_procs: list[subprocess.Popen[bytes]] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> Service:
+        command = [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(self.port), "--workers", str(self.workers)]
+        if self.mode != "local":
+            command += ["--execution", "celery"]
+            for _ in range(self.workers):
+                self.worker_procs.append(subprocess.Popen(
+                    [sys.executable, "-m", "rewardhub.cli", "worker", "--queues", "cpu", "--concurrency", "1"],
+                    env=self.env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+        self.api = subprocess.Popen(command, env=self.env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    start_new_session=True)
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline or self.api.poll() is not None:
+                raise RuntimeError(f"{self.mode} service did not become ready")
+            time.sleep(0.25)
+        # warm every worker process: its first calls pay the import of the verifiers
+        httpx.post(f"{self.url}/v1/score", json={"verifier": "math", "samples": samples(64, 0)}, timeout=120)
+        return self
+
+    def kill_worker(self, index: int = 0) -> None:
+        root = psutil.Process(self.worker_procs[index].pid)
+        for proc in [root, *root.children(recursive=True)]:
+            try:
+                proc.send_signal(signal.SIGKILL)
+            except psutil.NoSuchProcess:
+                pass
+
+    def __exit__(self, *exc: object) -> None:
+        for proc in [self.api, *self.worker_procs]:
+            if proc is None:
+                continue
+            try:
+                tree = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
+            except psutil.NoSuchProcess:
+                continue
+            for member in tree:
+                try:
+                    member.send_signal(signal.SIGKILL)
+                except psutil.NoSuchProcess:
+                    pass
+            proc.wait()
+
+
+async def drive(service: Service, args: argparse.Namespace, tally: Tally, kill_at: float | None) -> None:
+    until = time.monotonic() + args.duration
+    drain_until = until + args.drain
+    loops = [client_loop(service.url, "single", 1, until, tally, drain_until) for _ in range(args.single_clients)]
+    loops += [client_loop(service.url, "batch", args.batch, until, tally, drain_until) for _ in range(args.batch_clients)]
+    if kill_at is not None:
+        async def killer() -> None:
+            await asyncio.sleep(kill_at)
+            service.kill_worker(0)
+            print(f"  kill -9 worker 0 (and its children) at t={kill_at:.0f}s", flush=True)
+
+        loops.append(killer())
+    await asyncio.gather(*loops)
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def report(mode: str, tally: Tally, rss: RssSampler, seconds: float) -> None:
+    mib = 1024 * 1024
+    print(f"\n== {mode} ==")
+    print(f"  throughput      {tally.samples_ok / seconds:9.1f} samples/s ok   {tally.requests / seconds:7.1f} requests/s")
+    for kind in ("single", "batch"):
+        values = tally.latencies[kind]
+        print(f"  {kind:<6} latency p50 {percentile(values, 0.5) * 1000:8.1f} ms   p99 {percentile(values, 0.99) * 1000:8.1f} ms   "
+              f"max {max(values, default=float('nan')) * 1000:8.1f} ms   ({len(values)} answered)")
+    print(f"  5xx {tally.status_5xx}   transport errors {tally.transport_errors}   429 {tally.status_429}   other {tally.other or 0}")
+    print(f"  API RSS  start {rss.start / mib:7.1f} MiB   peak {rss.peak / mib:7.1f} MiB   end {rss.last / mib:7.1f} MiB")
+    print(f"  samples sent {tally.samples_sent}   answered ok {tally.samples_ok}   lost {tally.samples_sent - tally.samples_ok}")
+
+
+def run_mode(mode: str, args: argparse.Namespace) -> None:
+    kind = "local" if mode == "local" else "celery"
+    visibility = 60 if mode == "fault" else 3600
+    tally = Tally()
+    with Service(kind, args.workers, args.max_pending, visibility) as service:
+        assert service.api is not None
+        with RssSampler(service.api.pid) as rss:
+            started = time.monotonic()
+            asyncio.run(drive(service, args, tally, args.duration / 3 if mode == "fault" else None))
+            seconds = time.monotonic() - started
+    report(f"{mode} ({kind}, {args.workers} workers)", tally, rss, min(seconds, args.duration) if mode != "fault" else seconds)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds of load per mode (default 60)")
+    parser.add_argument("--modes", default="local,celery,fault", help="comma-separated: local, celery, fault")
+    parser.add_argument("--workers", type=int, default=2, help="local pool processes / Celery worker processes")
+    parser.add_argument("--single-clients", type=int, default=8, help="concurrent single-sample clients")
+    parser.add_argument("--batch-clients", type=int, default=2, help="concurrent batch clients")
+    parser.add_argument("--batch", type=int, default=1000, help="samples per batch request")
+    parser.add_argument("--max-pending", type=int, default=1500, help="the API's bound on samples in flight (429 past it)")
+    parser.add_argument("--drain", type=float, default=120.0, help="seconds to wait for requests still out after the run")
+    args = parser.parse_args()
+    print(f"bench/load.py: {args.duration:g}s per mode, {args.single_clients} single + {args.batch_clients} x {args.batch}-sample "
+          f"clients, max pending {args.max_pending}, {os.cpu_count()} cores", flush=True)
+    for mode in args.modes.split(","):
+        run_mode(mode.strip(), args)
+
+
+if __name__ == "__main__":
+    main()
