@@ -1,9 +1,10 @@
 """The ``math`` verifier: final-answer extraction and mathematical equivalence.
 
 Modules, in the order an answer flows through them: ``extract`` (find the final answer),
-``normalize`` (one spelling), ``screen`` (refuse what would hang sympy), ``parse`` (a value tree,
-math-verify's LaTeX parser at the leaves), ``compare`` and ``symbolic`` (equivalence under a
-policy), ``verifier`` (the :class:`MathVerifier` the registry loads).
+``normalize`` (one spelling), ``screen`` (refuse what would hang sympy), ``parse`` (a tree of
+``values``; plain ``numbers`` without sympy, math-verify's LaTeX parser for the other leaves),
+``compare`` and ``symbolic`` (equivalence under a policy), ``verifier`` (the
+:class:`MathVerifier` the registry loads).
 """
 
 from verifiers.math.compare import Policy, equivalent

@@ -12,7 +12,24 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-__all__ = ["Choice", "Either", "Items", "ItemsKind", "Labeled", "Num", "Relation", "Sym", "Text", "Time", "Value"]
+__all__ = [
+    "Choice",
+    "Either",
+    "Items",
+    "ItemsKind",
+    "Labeled",
+    "Num",
+    "Relation",
+    "Sym",
+    "Text",
+    "Time",
+    "Unparseable",
+    "Value",
+]
+
+
+class Unparseable(ValueError):
+    """The text is not an answer this verifier can read."""
 
 
 @dataclass(frozen=True)

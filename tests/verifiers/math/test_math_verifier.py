@@ -11,8 +11,13 @@ from pydantic import ValidationError
 
 import verifiers.math
 from rewardhub.errors import VerifierError
+from rewardhub.execution.base import Executor
+from rewardhub.execution.calls import run_call
 from rewardhub.registry import ENTRY_POINT_GROUP, Registry
-from rewardhub.types import Sample
+from rewardhub.scoring import Scorer
+from rewardhub.settings import Settings
+from rewardhub.types import Result, Sample
+from rewardhub.verifier import Verifier
 from verifiers.math import verifier as math_verifier
 from verifiers.math.verifier import MathVerifier
 
@@ -154,3 +159,34 @@ def test_public_surface():
     )
     for name in verifiers.math.__all__:
         assert hasattr(verifiers.math, name)
+
+
+class _InlineExecutor(Executor):
+    """Runs calls in this process: enough to drive the scoring pipeline in a unit test."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+
+    async def run(self, calls, on_progress=None):
+        return [run_call(self.registry, call) for call in calls]
+
+
+class _Judge(Verifier):
+    """A stand-in model judge that accepts every answer."""
+
+    name = "lenient_judge"
+
+    def score(self, sample, config):
+        return Result.ok(1.0, judged=sample.response)
+
+
+async def test_escalation_hook_consults_the_named_verifier_when_the_rule_says_no():
+    registry = Registry([MathVerifier, _Judge])
+    scorer = Scorer(registry, _InlineExecutor(registry), Settings())
+    spec = {"name": "math", "config": {"escalate_to": "lenient_judge"}}
+    samples = [Sample(response="\\boxed{0.5}", reference="1/2"), Sample(response="one half", reference="1/2")]
+    right, wrong = await scorer.score(samples, spec)
+    assert right.score == 1.0 and "escalation" not in right.details
+    assert wrong.score == 1.0
+    assert wrong.details["rule"]["score"] == 0.0 and wrong.details["reason"] == "no_answer"
+    assert wrong.details["escalation"]["details"]["judged"] == "one half"
