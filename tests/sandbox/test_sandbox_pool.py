@@ -14,6 +14,7 @@ def settings(**changes) -> SandboxSettings:
 def test_concurrency_is_bounded_and_excess_jobs_wait():
     pool = SandboxPool(settings(concurrency=2))
     peak, lock, live = [0], threading.Lock(), [0]
+    pairs = threading.Barrier(2, timeout=30)  # two jobs must be able to run at once
 
     def job():
         with pool.job("python", "print(1)") as running:
@@ -22,6 +23,7 @@ def test_concurrency_is_bounded_and_excess_jobs_wait():
                 peak[0] = max(peak[0], live[0])
             running.setup()
             running.run()
+            pairs.wait()
             with lock:
                 live[0] -= 1
 

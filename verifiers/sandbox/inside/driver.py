@@ -29,9 +29,7 @@ from __future__ import annotations
 import argparse
 import builtins
 import importlib
-import json
 import os
-import resource
 import select
 import shutil
 import signal
@@ -42,10 +40,10 @@ import traceback
 from typing import Any
 
 try:
-    from . import harness, wire
+    from . import child, wire
 except ImportError:  # run as a plain script inside the sandbox (-I keeps its folder off sys.path)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import harness  # type: ignore[no-redef]
+    import child  # type: ignore[no-redef]
     import wire  # type: ignore[no-redef]
 
 __all__ = ["main"]
@@ -57,13 +55,9 @@ outrun it; bubblewrap and Docker). ``uid``: every process of the program uid, by
 a helper with that uid (no pid namespace, but root: the unsafe backend as root). ``session``: the
 run's session only (the unsafe backend as a normal user; a daemon that calls setsid escapes)."""
 
-_RLIMITS = {
-    "cpu_s": resource.RLIMIT_CPU,
-    "fsize": resource.RLIMIT_FSIZE,
-    "nofile": resource.RLIMIT_NOFILE,
-    "nproc": resource.RLIMIT_NPROC,
-    "address_space": resource.RLIMIT_AS,
-}
+
+INITIAL_PID_NAMESPACE = 0xEFFFFFFC
+"""The inode number of the host's own pid namespace (the kernel's PROC_PID_INIT_INO)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preload", default="", help="comma-separated modules to import once, before any fork")
     parser.add_argument("--check-ipc", action="store_true", help="report System V IPC objects left behind as dirty")
     args = parser.parse_args(argv)
+    if args.kill_scope == "pidns" and os.stat("/proc/self/ns/pid").st_ino == INITIAL_PID_NAMESPACE:
+        parser.error("--kill-scope pidns outside a pid namespace would kill(-1) the whole machine")
     preloaded = _preload([name for name in args.preload.split(",") if name])
     if args.connect:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -158,7 +154,7 @@ class Server:
         if pid == 0:
             status = 125
             try:
-                status = _child(message, fds, self)
+                status = child.become_program(message, fds, self)
             except BaseException:  # a failure of the harness itself, before the program ran
                 traceback.print_exc()
             finally:
@@ -249,7 +245,7 @@ class Server:
         if pid == 0:
             status = 1
             try:
-                _drop_to(self.program_uid)
+                child.drop_to(self.program_uid)
                 action()
                 status = 0
             except BaseException:  # a helper's failure is seen as leftovers by the caller
@@ -285,104 +281,6 @@ class Server:
                 except OSError:
                     pass
         return {"op": "reset", "dirty": bool(problems), "problems": problems}
-
-
-# --- the child -----------------------------------------------------------------------------------
-
-
-def _child(message: dict[str, Any], fds: list[int], server: Server) -> int:
-    """Turn this fresh fork into the program (or a file writer); the exit status."""
-    server.control.close()
-    named = dict(zip(message["fds"], fds, strict=True))
-    payload = _read_payload(named.pop("payload")) if "payload" in named else {}
-    os.setsid()
-    _install_fds(named)
-    kind = message["kind"]
-    if kind == "write":
-        return _write_files(server.scratch[0], payload["files"])
-    _set_limits(message.get("limits", {}))
-    _set_oom_score(1000)  # under memory pressure the program goes first, never its server
-    if server.can_change_uid:
-        _drop_to(server.program_uid)
-    os.chdir(server.scratch[0])
-    if kind == "argv":
-        for number in (signal.SIGPIPE, signal.SIGXFSZ):  # what a shell would give a native program
-            signal.signal(number, signal.SIG_DFL)
-        argv = message["argv"]
-        try:
-            os.execve(shutil.which(argv[0]) or argv[0], argv, dict(os.environ))
-        except OSError as exc:
-            os.write(2, f"cannot execute {argv[0]}: {exc.strerror}\n".encode())
-            return 127
-    if kind == "python":
-        return harness.run_python(payload, server.builtins_snapshot)
-    raise ValueError(f"unknown kind {kind!r}")
-
-
-def _read_payload(fd: int) -> dict[str, Any]:
-    chunks = []
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    os.close(fd)
-    return json.loads(b"".join(chunks))
-
-
-def _install_fds(named: dict[str, int]) -> None:
-    """stdin/stdout/stderr on 0-2, the record channel on 3, and nothing else open."""
-    high = {name: os.dup(fd) for name, fd in named.items()}
-    for fd in named.values():
-        os.close(fd)
-    targets = {"stdin": 0, "stdout": 1, "stderr": 2, "record": harness.RECORD_FD}
-    for name, fd in high.items():
-        os.dup2(fd, targets[name], inheritable=name != "record")
-    keep = {targets[name] for name in high}
-    for name in os.listdir("/proc/self/fd"):
-        fd = int(name)
-        if fd > 2 and fd not in keep:
-            _close([fd])
-    if "record" not in high:
-        _close([harness.RECORD_FD])
-
-
-def _set_limits(limits: dict[str, int | None]) -> None:
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    for name, value in limits.items():
-        if value is None:
-            continue
-        soft = hard = int(value)
-        if name == "cpu_s":
-            hard = soft + 1  # SIGXCPU first, SIGKILL a second later
-        resource.setrlimit(_RLIMITS[name], (soft, hard))
-
-
-def _set_oom_score(score: int) -> None:
-    try:
-        with open("/proc/self/oom_score_adj", "w") as handle:
-            handle.write(str(score))
-    except OSError:
-        pass
-
-
-def _drop_to(uid: int) -> None:
-    """Become ``uid`` for good: real, effective and saved ids, no groups; capabilities go with it."""
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
-
-
-def _write_files(root: str, files: dict[str, str]) -> int:
-    """Write the run's input files, read-only, as the server's user (the program cannot change them)."""
-    os.umask(0o022)
-    for relative, text in files.items():
-        path = os.path.join(root, relative)
-        if os.path.isabs(relative) or ".." in relative.split("/") or not os.path.realpath(path).startswith(root):
-            os.write(2, f"refusing to write outside the scratch directory: {relative!r}\n".encode())
-            return 1
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(path, 0o444)
-    return 0
 
 
 def _empty_dir(path: str) -> None:

@@ -1,0 +1,36 @@
+"""The fork server's own guards (the rest of it is exercised through every sandbox test)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from verifiers.sandbox.inside import child
+from verifiers.sandbox.inside.driver import INITIAL_PID_NAMESPACE
+from verifiers.sandbox.isolation import DRIVER_DIR
+
+
+def test_the_server_refuses_to_kill_everything_outside_a_pid_namespace():
+    if os.stat("/proc/self/ns/pid").st_ino != INITIAL_PID_NAMESPACE:
+        pytest.skip("these tests do not run in the host's own pid namespace")
+    argv = [sys.executable, str(DRIVER_DIR / "driver.py"), "--control-fd", "0", "--program-uid", "65534"]
+    done = subprocess.run([*argv, "--scratch", "/nonexistent", "--kill-scope", "pidns"], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "outside a pid namespace" in done.stderr
+
+
+@pytest.mark.parametrize("path", ["../escape", "/etc/escape", "a/../../escape"])
+def test_input_files_cannot_be_written_outside_the_scratch_folder(tmp_path, path):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    assert child._write_files(str(scratch), {path: "x"}) == 1
+    assert not (tmp_path / "escape").exists()
+
+
+def test_input_files_are_written_read_only(tmp_path):
+    assert child._write_files(str(tmp_path), {"in/data.txt": "42"}) == 0
+    assert (tmp_path / "in" / "data.txt").read_text() == "42"
+    assert (tmp_path / "in" / "data.txt").stat().st_mode & 0o777 == 0o444

@@ -1,0 +1,138 @@
+"""The fork server's child, between ``fork()`` and the program: becoming the program.
+
+In this order, each step before anything of the submission runs: drop the control socket; read
+the code and test from the private payload pipe (so the server never held them); a session of
+its own; the run's pipes on fds 0-3 and nothing else open; rlimits; an OOM score that makes the
+program, not its server, the first to go; the program's uid for good (which clears every
+capability); the scratch folder as working directory. Then ``exec`` a native program, or run
+Python in place (:mod:`harness`).
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+from typing import Any
+
+try:
+    from . import harness
+except ImportError:  # run as a plain script inside the sandbox
+    import harness  # type: ignore[no-redef]
+
+__all__ = ["become_program", "drop_to"]
+
+_RLIMITS = {
+    "cpu_s": resource.RLIMIT_CPU,
+    "fsize": resource.RLIMIT_FSIZE,
+    "nofile": resource.RLIMIT_NOFILE,
+    "nproc": resource.RLIMIT_NPROC,
+    "address_space": resource.RLIMIT_AS,
+}
+
+
+def become_program(message: dict[str, Any], fds: list[int], server: Any) -> int:
+    """Turn this fresh fork of ``server`` into the program (or a file writer); the exit status."""
+    server.control.close()
+    named = dict(zip(message["fds"], fds, strict=True))
+    payload = _read_payload(named.pop("payload")) if "payload" in named else {}
+    os.setsid()
+    _install_fds(named)
+    kind = message["kind"]
+    if kind == "write":
+        return _write_files(server.scratch[0], payload["files"])
+    _set_limits(message.get("limits", {}))
+    _set_oom_score(1000)  # under memory pressure the program goes first, never its server
+    if server.can_change_uid:
+        drop_to(server.program_uid)
+    os.chdir(server.scratch[0])
+    if kind == "argv":
+        for number in (signal.SIGPIPE, signal.SIGXFSZ):  # what a shell would give a native program
+            signal.signal(number, signal.SIG_DFL)
+        argv = message["argv"]
+        try:
+            os.execve(shutil.which(argv[0]) or argv[0], argv, dict(os.environ))
+        except OSError as exc:
+            os.write(2, f"cannot execute {argv[0]}: {exc.strerror}\n".encode())
+            return 127
+    if kind == "python":
+        return harness.run_python(payload, server.builtins_snapshot)
+    raise ValueError(f"unknown kind {kind!r}")
+
+
+def _read_payload(fd: int) -> dict[str, Any]:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    os.close(fd)
+    return json.loads(b"".join(chunks))
+
+
+def _install_fds(named: dict[str, int]) -> None:
+    """stdin/stdout/stderr on 0-2, the record channel on 3, and nothing else open."""
+    high = {name: os.dup(fd) for name, fd in named.items()}
+    for fd in named.values():
+        os.close(fd)
+    targets = {"stdin": 0, "stdout": 1, "stderr": 2, "record": harness.RECORD_FD}
+    for name, fd in high.items():
+        os.dup2(fd, targets[name], inheritable=name != "record")
+    keep = {targets[name] for name in high}
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in keep:
+            _close(fd)
+    if "record" not in high:
+        _close(harness.RECORD_FD)
+
+
+def _set_limits(limits: dict[str, int | None]) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for name, value in limits.items():
+        if value is None:
+            continue
+        soft = hard = int(value)
+        if name == "cpu_s":
+            hard = soft + 1  # SIGXCPU first, SIGKILL a second later
+        resource.setrlimit(_RLIMITS[name], (soft, hard))
+
+
+def _set_oom_score(score: int) -> None:
+    try:
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write(str(score))
+    except OSError:
+        pass
+
+
+def drop_to(uid: int) -> None:
+    """Become ``uid`` for good: real, effective and saved ids, no groups; capabilities go with it."""
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
+def _write_files(root: str, files: dict[str, str]) -> int:
+    """Write the run's input files, read-only, as the server's user (the program cannot change them)."""
+    os.umask(0o022)
+    for relative, text in files.items():
+        path = os.path.join(root, relative)
+        inside = os.path.realpath(path).startswith(os.path.realpath(root) + os.sep)
+        if os.path.isabs(relative) or ".." in relative.split("/") or not inside:
+            os.write(2, f"refusing to write outside the scratch directory: {relative!r}\n".encode())
+            return 1
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(path, 0o444)
+    return 0
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
