@@ -129,13 +129,18 @@ def _admitted() -> Iterator[None]:
             _waiting -= 1
 
 
+@functools.cache
+def _environment_backend() -> str:
+    return SandboxSettings().backend
+
+
 _pools: dict[str, SandboxPool] = {}
 _pools_lock = threading.Lock()
 
 
 def _pool(backend: str | None) -> SandboxPool:
     """The process's pool; a service configured for another backend than the environment gets its own."""
-    if backend is None or backend == SandboxSettings().backend:
+    if backend is None or backend == _environment_backend():
         return default_pool()
     with _pools_lock:
         if backend not in _pools:
