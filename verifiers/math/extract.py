@@ -51,9 +51,6 @@ _PHRASE = re.compile(
     r"(?![A-Za-z])|答案)",
     re.IGNORECASE,
 )
-_COPULA = re.compile(
-    r"(?<![A-Za-z])(?:is|are|was|were|be|equals?|est|es|ist|sont|é|è)(?![A-Za-z])|=|:|：|为|是|等于", re.IGNORECASE
-)
 _NEGATION = re.compile(r"(?:\bnot|n't|\bnever|\binstead of|\brather than)\s*$", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？।]|\n")
 _HASHES = re.compile(r"####\s*([^\n]*[\d\\][^\n]*)")  # "#### 18"; a stray "####" states nothing
@@ -76,6 +73,9 @@ _MATH_WORDS = frozenset(
 )
 _LATEX_NOISE = re.compile(
     r"\\(?:text\w*|math\w+|mbox|operatorname)\s*\{[^{}]*\}|\\(?:begin|end)\s*\{[^{}]*\}(?:\{[^{}]*\})?"
+)
+_AFTER_COPULA = re.compile(
+    r"(?:(?<![A-Za-z])(?:is|are|was|were|be|equals?|est|es|ist|sont|é|è)|=|:|：|为|是|等于)[\s*\"'“”]*$", re.IGNORECASE
 )
 _HEDGE = re.compile(r"(?<![\w,])\s*\bor\s*$", re.IGNORECASE)
 _CHOICE_AFTER = re.compile(r"[\s:：*(]*\(?([A-E])\)?(?=[\s.,;:)*]|$)")
@@ -381,18 +381,20 @@ def _boundaries(text: str, start: int, end: int) -> list[int]:
 
 
 def _pick(text: str, items: list[_Item], start: int, prefer_last: bool) -> tuple[str, int] | None:
-    """The stated answer among a sentence's items: after an answer phrase, the first item after
-    the sentence's last copula (else the first item); in an unanchored sentence, the last item.
-    Negated items never count."""
+    """The stated answer among a sentence's items: after an answer phrase, the first item that
+    directly follows a copula ("is 34" in "The largest $n$ is 34"), else the first item; in an
+    unanchored sentence, the last item. Negated items never count."""
     kept = [item for item in items if not _NEGATION.search(text[max(start, item.start - 20) : item.start])]
     if not kept:
         return None
-    copula_at = start
-    for copula in () if prefer_last else _COPULA.finditer(text, start, kept[-1].start):
-        if not any(item.start <= copula.start() < item.end for item in kept):
-            copula_at = copula.end()
-    after = [item for item in kept if item.start >= copula_at]
-    chosen = after[0] if after and copula_at > start else (kept[-1] if prefer_last else kept[0])
+    if prefer_last:
+        chosen = kept[-1]
+    else:
+        ends = [start, *(item.end for item in items)]
+        stated = [
+            item for item in kept if _AFTER_COPULA.search(text[max(e for e in ends if e <= item.start) : item.start])
+        ]
+        chosen = stated[0] if stated else kept[0]
     if chosen.glued or _HEDGE.search(text[max(start, chosen.start - 6) : chosen.start]):
         return None  # "3x" is no number; "... or 0" offers an alternative, not an answer
     # "$12$ and $13$", "2, 3 and 5": items joined only by list separators form one list answer

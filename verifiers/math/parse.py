@@ -191,7 +191,11 @@ _AMBIGUOUS_COMMA = re.compile(r"^([-+]?\d+),(\d+)$")
 
 
 def _ambiguous_number(text: str) -> Value | None:
-    """``1,5`` and ``1,234``: a decimal comma or thousands separator, or a list of two numbers."""
+    """``1,22`` and ``1,234``: a decimal comma or a thousands separator, or a list of two numbers.
+
+    One digit after the comma (``1,3``, ``-2,1``) is always a list: that is how short lists of
+    roots are written, and a decimal-comma reading would let ``0.1`` match the roots ``0,1``.
+    """
     match = _AMBIGUOUS_COMMA.match(text)
     if match is None:
         return None
@@ -199,6 +203,8 @@ def _ambiguous_number(text: str) -> Value | None:
     as_list = Items((read_number(left), read_number(right)), "list")
     if len(right) == 3 and len(left.lstrip("+-")) <= 3 and not left.lstrip("+-").startswith("0"):
         return Either((read_number(left + right), as_list))
+    if len(right) == 1:
+        return as_list
     return Either((read_number(f"{left}.{right}"), as_list))
 
 

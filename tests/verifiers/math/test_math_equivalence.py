@@ -505,3 +505,20 @@ def test_wrong_answers_found_by_perturbing_real_golds(gold, response, expected):
 )
 def test_prose_wrapped_answers(response):
     assert verdict("42", response) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "expected"),
+    [
+        ("1,22", "1.22", 1.0),  # a decimal comma
+        ("1000.99", "1000,99", 1.0),
+        ("0,111", "0.111", 1.0),
+        ("15,600", "15600", 1.0),  # a thousands separator
+        ("1, 2", "1,2", 1.0),  # a list
+        ("0,1", "0.1", 0.0),  # the roots 0 and 1, not a tenth
+        ("-2,1", "-2.1", 0.0),
+        ("-2,1", "1, -2", 1.0),
+    ],
+)
+def test_a_comma_between_digits_is_read_both_ways_only_when_ambiguous(gold, response, expected):
+    assert verdict(gold, response) == expected
