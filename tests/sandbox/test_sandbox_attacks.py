@@ -351,3 +351,14 @@ def test_a_file_over_the_size_limit_cannot_be_written(pool):
     result = run(pool, "open('big', 'wb').write(b'x' * (2 << 20))\n", max_file_mb=1)
     assert result.verdict == "runtime_error"
     assert "File too large" in result.stderr
+
+
+def test_exiting_with_the_file_writers_failure_status_is_still_the_programs_own_failure(pool):
+    result = pool.run("python", "raise SystemExit(124)", files={"data.txt": "x"}, limits=QUICK)
+    assert (result.verdict, result.exit_code) == ("runtime_error", 124)
+
+
+def test_files_that_could_not_be_written_are_a_sandbox_error_not_the_programs(pool):
+    result = pool.run("python", "print('never runs')", files={"../outside.txt": "x"}, limits=QUICK)
+    assert result.verdict == "sandbox_error"
+    assert "could not write" in result.details["message"]

@@ -28,17 +28,24 @@ class Job:
         self.code = code
         self.build: RunResult | None = None
         """The compiler's run, for compiled languages (its stderr has the warnings)."""
+        self._unwritten: dict[str, str] | None = None
 
     @property
     def details(self) -> dict[str, Any]:
         return self.sandbox.isolation.details()
 
     def setup(self, files: dict[str, str] | None = None, compile_limits: Limits = COMPILE_LIMITS) -> RunResult | None:
-        """Write the files and build the program; the failed build's result if it did not build."""
-        written = self.sandbox.run(
-            Execution("write", WRITE_LIMITS, payload={"files": {**(files or {}), self.language.source: self.code}})
-        )
-        if not written.ok:
+        """Write the files and build the program; the failed build's result if it did not build.
+
+        A program without a build step gets its files written by its first run instead (the same
+        child, before it drops to the program's uid): one fork less per job.
+        """
+        everything = {**(files or {}), self.language.source: self.code}
+        if self.language.compile is None:
+            self._unwritten = everything
+            return None
+        written = self.sandbox.run(Execution("write", WRITE_LIMITS, payload={"files": everything}))
+        if written.verdict != "ok":
             raise SandboxError(f"could not write the program's files: {written.stderr.strip() or written.verdict}")
         if self.language.compile is None:
             return None
@@ -67,14 +74,17 @@ class Job:
         """Run the program once: on ``stdin``, or (Python only) for one function-call or assert ``test``."""
         limits = limits or Limits()
         data = stdin.encode() if isinstance(stdin, str) else stdin
+        files, self._unwritten = self._unwritten, None
         if not self.language.in_process:
             if test is not None:
                 raise SandboxError(f"{self.language.name} programs can only be tested on stdin/stdout")
-            return self.sandbox.run(Execution("argv", limits, argv=self.language.run, stdin=data))
+            payload = {"files": files} if files else None
+            return self.sandbox.run(Execution("argv", limits, argv=self.language.run, payload=payload, stdin=data))
         payload = {
             "path": f"{self.sandbox.scratch}/{self.language.source}",
             "code": self.code,
             "mode": "stdio",
+            "files": files or {},
             **(test or {}),
         }
         return self.sandbox.run(Execution("python", limits, payload=payload, stdin=data))

@@ -21,7 +21,7 @@ from verifiers.sandbox.isolation import Isolation
 from verifiers.sandbox.limits import Limits
 from verifiers.sandbox.settings import SandboxSettings
 from verifiers.sandbox.streams import pump
-from verifiers.sandbox.verdicts import RunResult, judge
+from verifiers.sandbox.verdicts import RunResult, judge, sandbox_failure
 
 __all__ = ["Execution", "WarmSandbox"]
 
@@ -96,7 +96,9 @@ class WarmSandbox:
         except OSError as exc:
             self.broken = True
             raise SandboxError(f"cannot set the sandbox's limits: {exc}") from exc
+        writes_files = bool((execution.payload or {}).get("files"))
         names = ["stdin", "stdout", "stderr"] + (["record"] if execution.kind == "python" else [])
+        names += ["setup"] if writes_files else []
         pipes = {name: os.pipe() for name in names}
         if execution.payload is not None:
             pipes["payload"] = os.pipe()
@@ -137,6 +139,10 @@ class WarmSandbox:
             raise SandboxError(f"lost the run's pipes: {exc}") from exc
         if seen.server_lost:
             self.broken = True
+        if writes_files and bytes(seen.streams.get("setup", b"")) != b"ok" and not seen.timed_out:
+            # only a child that wrote every file says so, before the program starts: not forgeable
+            message = f"could not write the job's files: {bytes(seen.streams.get('stderr', b''))[-500:].decode(errors='replace')}"
+            return sandbox_failure(message, **self.isolation.details())
         oom_after = self.isolation.oom_kills()
         if oom_before is None:  # a container: the server reads its own cgroup
             oom_before = (seen.started or {}).get("oom_kills")

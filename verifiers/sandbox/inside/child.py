@@ -24,7 +24,13 @@ try:
 except ImportError:  # run as a plain script inside the sandbox
     import harness  # type: ignore[no-redef]
 
-__all__ = ["become_program", "drop_to"]
+__all__ = ["WRITE_FAILED", "become_program", "drop_to"]
+
+SETUP_FD = 4
+"""Where the child confirms the job's files are written; closed before the program starts."""
+WRITE_FAILED = 124
+"""Exit status of a child that could not write the job's files. The parent does not trust the status
+(a program can exit 124 too): it trusts the ``setup`` pipe, which only a successful write fills."""
 
 _RLIMITS = {
     "cpu_s": resource.RLIMIT_CPU,
@@ -43,8 +49,13 @@ def become_program(message: dict[str, Any], fds: list[int], server: Any) -> int:
     os.setsid()
     _install_fds(named)
     kind = message["kind"]
+    if payload.get("files") and _write_files(server.scratch[0], payload["files"]) != 0:
+        return WRITE_FAILED
+    if "setup" in named:  # "the files are there", said (and closed) before any of the program runs
+        os.write(SETUP_FD, b"ok")
+        os.close(SETUP_FD)
     if kind == "write":
-        return _write_files(server.scratch[0], payload["files"])
+        return 0
     _set_limits(message.get("limits", {}))
     _set_oom_score(1000)  # under memory pressure the program goes first, never its server
     if server.can_change_uid:
@@ -73,13 +84,13 @@ def _read_payload(fd: int) -> dict[str, Any]:
 
 
 def _install_fds(named: dict[str, int]) -> None:
-    """stdin/stdout/stderr on 0-2, the record channel on 3, and nothing else open."""
+    """stdin/stdout/stderr on 0-2, the record channel on 3, setup on 4, and nothing else open."""
     high = {name: os.dup(fd) for name, fd in named.items()}
     for fd in named.values():
         os.close(fd)
-    targets = {"stdin": 0, "stdout": 1, "stderr": 2, "record": harness.RECORD_FD}
+    targets = {"stdin": 0, "stdout": 1, "stderr": 2, "record": harness.RECORD_FD, "setup": SETUP_FD}
     for name, fd in high.items():
-        os.dup2(fd, targets[name], inheritable=name != "record")
+        os.dup2(fd, targets[name], inheritable=name not in ("record", "setup"))
     keep = {targets[name] for name in high}
     for name in os.listdir("/proc/self/fd"):
         fd = int(name)
