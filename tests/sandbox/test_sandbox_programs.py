@@ -7,7 +7,7 @@ import textwrap
 import pytest
 from sandbox_support import QUICK
 
-from verifiers.sandbox import LANGUAGES, language
+from verifiers.sandbox import LANGUAGES, SandboxPool, SandboxSettings, language
 
 
 def run(pool, code: str, lang: str = "python", stdin: str = "", files=None, **limits):
@@ -32,6 +32,17 @@ def test_deep_recursion_with_a_raised_limit_passes(pool):
 def test_numpy_imports_and_computes(pool):
     result = run(pool, "import numpy as np\nprint(int(np.arange(10).sum()))\n")
     assert (result.verdict, result.stdout) == ("ok", "45\n")
+
+
+def test_every_run_gets_fresh_random_numbers_even_from_a_preloaded_generator():
+    warm_numpy_random = SandboxPool(SandboxSettings(concurrency=1, preload=("random", "numpy.random")))
+    code = "import random, numpy\nprint(random.random(), numpy.random.rand())\n"
+    try:
+        first, second = (warm_numpy_random.run("python", code).stdout.split() for _ in range(2))
+    finally:
+        warm_numpy_random.close()
+    assert first[0] != second[0]
+    assert first[1] != second[1]
 
 
 def test_moderate_threads_pass(pool):

@@ -49,6 +49,7 @@ def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
     sys.modules["__main__"] = module
     sys.argv = [path]
     sys.path.insert(0, os.path.dirname(path))
+    _reseed()
     try:
         code = compile(spec["code"], path, "exec")
     except (SyntaxError, ValueError) as exc:  # ValueError: source with NUL bytes
@@ -70,6 +71,17 @@ def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
     else:
         _record({"error": f"unknown test mode {mode!r}"})
     return _finish(0)
+
+
+def _reseed() -> None:
+    """A fresh interpreter starts with fresh random state; a fork of a warm one must too.
+
+    CPython reseeds ``random`` after fork by itself; numpy's global generator, imported once by
+    the server, would otherwise give every run the same numbers.
+    """
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        numpy_random.seed()
 
 
 _exited = False
