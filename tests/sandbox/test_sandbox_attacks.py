@@ -362,3 +362,21 @@ def test_files_that_could_not_be_written_are_a_sandbox_error_not_the_programs(po
     result = pool.run("python", "print('never runs')", files={"../outside.txt": "x"}, limits=QUICK)
     assert result.verdict == "sandbox_error"
     assert "could not write" in result.details["message"]
+
+
+def test_open_files_are_limited(pool):
+    result = run(
+        pool,
+        """
+        handles = []
+        try:
+            while True:
+                handles.append(open("/dev/null"))
+        except OSError as exc:
+            print(len(handles), exc.errno)
+    """,
+        max_open_files=64,
+    )
+    count, errno = result.stdout.split()
+    assert (result.verdict, errno) == ("ok", "24")  # EMFILE
+    assert int(count) < 64
