@@ -14,6 +14,7 @@ Calls are routed by the verifier's kind, the same split the Celery mode uses for
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,6 +35,9 @@ class LocalExecutor(Executor):
     def __init__(self, settings: Settings, registry: Registry) -> None:
         self.settings = settings
         self.registry = registry
+        # Code verifiers read their isolation backend in the worker; the fork server copies the
+        # environment when it starts, so the setting must be in it before any pool starts.
+        os.environ["REWARDHUB_SANDBOX_BACKEND"] = settings.sandbox_backend
         self.cpu_pool = WorkerPool(
             "cpu",
             settings.cpu_workers(),
