@@ -8,6 +8,7 @@ validation, so they are checked exactly like the file.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -323,8 +324,21 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
             if not isinstance(child, dict):
                 raise ValueError(f"override {item!r}: {part!r} is not a section")
             node = child
-        node[leaf] = yaml.safe_load(text) if text.strip() else None
+        node[leaf] = _parse_value(text)
     return out
+
+
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def _parse_value(text: str) -> Any:
+    """YAML, except that ``3e-4`` is a number (YAML 1.1 wants ``3.0e-4``)."""
+    if not text.strip():
+        return None
+    value = yaml.safe_load(text)
+    if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+        return float(value)
+    return value
 
 
 def load_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:

@@ -452,13 +452,8 @@ class Trainer:
         if cfg.debug.dump and self.step % cfg.debug.every == 0:
             self._dump(gen, shaped, valid, advantages, result.fresh_logp.cpu())
         row: dict[str, Any] = {"step": self.step}
-        row.update(
-            reward_metrics(
-                everything,
-                shaped_mean=float(shaped[valid].mean()) if valid.any() else 0.0,
-                overlong=self._overlong_mean(everything),
-            )
-        )
+        all_shaped, all_valid = self._shaped_rewards(everything)
+        row.update(reward_metrics(everything, all_shaped, all_valid, overlong=self._overlong_mean(everything)))
         row.update(group_metrics(everything, G, rounds, kept=gen.rollout.size // G))
         row.update(actor_metrics(result.stats, result.grad_norms, lr, a.mismatch.tis_cap is not None))
         row.update(response_metrics(everything.rollout))
@@ -563,7 +558,8 @@ def _by_label(rewards: RewardBatch) -> dict[str, float]:
     return out
 
 
-def reward_metrics(gen: Generated, shaped_mean: float, overlong: float) -> dict[str, float]:
+def reward_metrics(gen: Generated, shaped: Tensor, in_loss: Tensor, overlong: float) -> dict[str, float]:
+    """``shaped``/``in_loss`` [B]: rewards as the advantages see them, and which samples enter the loss."""
     r = gen.rewards
     ok = r.scores[r.valid]
     statuses = list(r.statuses)
@@ -576,8 +572,8 @@ def reward_metrics(gen: Generated, shaped_mean: float, overlong: float) -> dict[
         "reward/ok_frac": statuses.count("ok") / n,
         "reward/error_frac": statuses.count("error") / n,
         "reward/timeout_frac": statuses.count("timeout") / n,
-        "reward/masked_frac": 1.0 - float(r.valid.float().mean()) if statuses else 0.0,
-        "reward/shaped_mean": shaped_mean,
+        "reward/masked_frac": 1.0 - float(in_loss.float().mean()) if statuses else 0.0,
+        "reward/shaped_mean": _ok_mean(shaped, in_loss),
         "reward/overlong_penalty": overlong,
     }
     for label, mean in _by_label(r).items():

@@ -69,7 +69,7 @@ METRICS: dict[str, str] = {
     # speed
     "perf/tokens_per_s": "Generated response tokens per second of step time.",
     "perf/samples_per_s": "Samples per second of step time.",
-    "time/generate_s": "Seconds generating.",
+    "time/generate_s": "Seconds spent sampling responses with the rollout engine.",
     "time/reward_s": "Seconds blocked waiting for rewards (scoring that overlapped generation is not counted).",
     "time/train_s": "Seconds computing log-probs and updating the policy.",
     "time/step_s": "Seconds for the whole step.",

@@ -21,7 +21,9 @@ def read(path):
 
 
 def test_two_plus_two_steps_with_a_resume_equal_four_steps(make_config, tmp_path):
-    straight = Trainer(make_config(steps=4, output_dir=str(tmp_path / "straight")), scorer=scorer_factory(ExactScorer()))
+    straight = Trainer(
+        make_config(steps=4, output_dir=str(tmp_path / "straight")), scorer=scorer_factory(ExactScorer())
+    )
     straight.run()
 
     first = Trainer(make_config(steps=2, output_dir=str(tmp_path / "resumed")), scorer=scorer_factory(ExactScorer()))
@@ -37,7 +39,9 @@ def test_two_plus_two_steps_with_a_resume_equal_four_steps(make_config, tmp_path
     a, b = straight.model.state_dict(), second.model.state_dict()
     for name in a:
         assert torch.equal(a[name], b[name]), name
-    assert comparable(read(tmp_path / "resumed" / "metrics.jsonl")) == comparable(read(tmp_path / "straight" / "metrics.jsonl"))
+    assert comparable(read(tmp_path / "resumed" / "metrics.jsonl")) == comparable(
+        read(tmp_path / "straight" / "metrics.jsonl")
+    )
     assert read(tmp_path / "resumed" / "eval.jsonl")[-1] == read(tmp_path / "straight" / "eval.jsonl")[-1]
 
 

@@ -22,7 +22,9 @@ def test_kl_in_the_reward_lowers_the_sequence_reward_of_outcome_estimators():
     rewards = torch.tensor([[1.0, 1.0]])
     mask = torch.ones(2, 2, dtype=torch.bool)
     penalty = torch.tensor([[-0.25, -0.25], [0.0, 0.0]])
-    adv = compute_advantages(AlgorithmConfig(advantage="dr_grpo"), rewards, torch.ones(1, 2, dtype=torch.bool), mask, penalty)
+    adv = compute_advantages(
+        AlgorithmConfig(advantage="dr_grpo"), rewards, torch.ones(1, 2, dtype=torch.bool), mask, penalty
+    )
     assert adv[:, 0].tolist() == [-0.25, 0.25]
 
 

@@ -56,7 +56,9 @@ def test_a_masked_sample_contributes_no_gradient(model):
     cfg = AlgorithmConfig(entropy_coef=0.01)
     batch = make_batch()
     # change everything about the masked row: the gradient must not move
-    altered = TrainBatch(**{**batch.__dict__, "advantages": batch.advantages.clone(), "response_ids": batch.response_ids.clone()})
+    altered = TrainBatch(
+        **{**batch.__dict__, "advantages": batch.advantages.clone(), "response_ids": batch.response_ids.clone()}
+    )
     altered.advantages[2] = 100.0
     altered.response_ids[2] = 5
     a, b = grads(model, batch, cfg, None), grads(model, altered, cfg, None)
@@ -80,7 +82,9 @@ def test_epochs_and_mini_batches_multiply_the_optimizer_steps(model):
     with torch.no_grad():
         from trainer_client.logprobs import response_logprobs
 
-        old = response_logprobs(m, batch.prompt_ids, batch.prompt_mask, batch.response_ids, batch.response_mask).logprobs
+        old = response_logprobs(
+            m, batch.prompt_ids, batch.prompt_mask, batch.response_ids, batch.response_mask
+        ).logprobs
     off_policy = TrainBatch(**{**batch.__dict__, "old_logp": old})
     result = policy_update(m, optimizer, off_policy, AlgorithmConfig(epochs=2, mini_batches=2), None, 1.0, 1.0, 5)
     assert len(result.grad_norms) == 4

@@ -60,7 +60,9 @@ def test_greedy_is_deterministic_and_has_probability_one(policy):
 def test_sampling_is_reproducible_from_the_generator(policy):
     model, tokenizer = policy
     runs = [
-        HFRolloutEngine(model, tokenizer, torch.Generator().manual_seed(3)).generate(prompts(tokenizer), SamplingParams(max_new_tokens=4))
+        HFRolloutEngine(model, tokenizer, torch.Generator().manual_seed(3)).generate(
+            prompts(tokenizer), SamplingParams(max_new_tokens=4)
+        )
         for _ in range(2)
     ]
     assert torch.equal(runs[0].response_ids, runs[1].response_ids)
@@ -71,6 +73,8 @@ def test_batched_generation_in_chunks_keeps_the_order(policy):
     ro = HFRolloutEngine(model, tokenizer, torch.Generator().manual_seed(4), batch_size=3).generate(
         prompts(tokenizer), SamplingParams(max_new_tokens=4, temperature=0.0)
     )
-    whole = HFRolloutEngine(model, tokenizer).generate(prompts(tokenizer), SamplingParams(max_new_tokens=4, temperature=0.0))
+    whole = HFRolloutEngine(model, tokenizer).generate(
+        prompts(tokenizer), SamplingParams(max_new_tokens=4, temperature=0.0)
+    )
     assert ro.texts == whole.texts
     assert ro.size == 16
