@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 import sympy
 
+from verifiers.math.parse import parse_normalized
 from verifiers.math.symbolic import (
     constants_close,
     equal_expressions,
@@ -38,9 +39,13 @@ from verifiers.math.symbolic import (
     rebuild,
     rename_candidates,
 )
-from verifiers.math.values import Choice, Either, Items, Labeled, Num, Relation, Sym, Text, Time, Value
+from verifiers.math.values import Choice, Either, Items, Labeled, Num, Relation, Sym, Text, Time, Unparseable, Value
 
-__all__ = ["Policy", "equivalent"]
+__all__ = ["Incomparable", "Policy", "equivalent"]
+
+
+class Incomparable(ValueError):
+    """sympy failed on an operation the comparison needed: no verdict either way."""
 
 
 @dataclass(frozen=True)
@@ -55,11 +60,12 @@ class Policy:
 
 
 def equivalent(gold: Value, answer: Value, policy: Policy) -> str | None:
-    """The rule by which ``answer`` equals ``gold``, or None if it does not."""
+    """The rule by which ``answer`` equals ``gold``, or None if it does not; raises
+    :class:`Incomparable` when sympy fails on the way (an error, never a silent 0)."""
     try:
         return _equal(gold, answer, policy)
-    except (TypeError, ValueError, AttributeError, ZeroDivisionError, NotImplementedError):
-        return None  # sympy refused an operation on these two: not shown equal
+    except (TypeError, ValueError, AttributeError, ZeroDivisionError, NotImplementedError) as exc:
+        raise Incomparable(f"{type(exc).__name__}: {str(exc)[:200]}") from exc
 
 
 def _equal(g: Value, a: Value, p: Policy) -> str | None:
@@ -106,8 +112,7 @@ def _labels(g: Value, a: Value, p: Policy) -> str | None:
 
 
 def _as_equation(labeled: Labeled) -> Value:
-    from verifiers.math.parse import Unparseable, parse_normalized
-
+    """``x = 5`` as the equation it also is (to compare with an equation gold)."""
     try:
         name = parse_normalized(labeled.label)
     except Unparseable:
@@ -172,8 +177,10 @@ def _same_relation(g: Any, a: Any, p: Policy) -> bool:
     definition = isinstance(g, sympy.Eq) and isinstance(g.lhs, sympy.core.function.AppliedUndef)
     candidates = [ca[1], *rename_candidates(cg[1], ca[1], p.rename_variables, definition)]
     for expr in candidates:
-        if cg[0] in ("=", "!=") and cg[1].free_symbols == expr.free_symbols == set():
-            return bool(cg[1] == expr)
+        if not cg[1].free_symbols:
+            if rebuild(cg[1]) == rebuild(expr):
+                return True  # "f(2) < f(1) < f(4)": constants compared as written
+            continue
         if cg[1].free_symbols != expr.free_symbols:
             continue
         ratio = proportional(cg[1], expr)

@@ -445,6 +445,8 @@ def _sympy(text: str) -> object:
     expr = latex2sympy(
         latex, is_real=not should_treat_as_complex(latex), convert_degrees=False, normalization_config=None
     )
+    if isinstance(expr, sympy.Basic) and expr.has(sympy.UnevaluatedExpr):  # "7.2\\% + 1": a plain 1/100
+        expr = expr.xreplace({u: u.args[0] for u in expr.atoms(sympy.UnevaluatedExpr)})
     imaginary = [s for s in getattr(expr, "free_symbols", ()) if s.name == "i"]
     if imaginary and should_treat_as_complex(latex):
         expr = expr.xreplace({imaginary[0]: sympy.I})  # a complex context: i is the imaginary unit

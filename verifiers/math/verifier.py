@@ -30,7 +30,7 @@ from pydantic import Field
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
-from verifiers.math.compare import Policy, equivalent
+from verifiers.math.compare import Incomparable, Policy, equivalent
 from verifiers.math.extract import ANCHORS, Extraction, extract_answer, extract_gold, prepare
 from verifiers.math.normalize import normalize
 from verifiers.math.parse import CACHE_SIZE, Unparseable, parse_normalized
@@ -127,11 +127,18 @@ class MathVerifier(Verifier):
         if not candidates:
             return Result.ok(0.0, **details, reason="no_answer")
         answer = _read_answer(candidates, limits, details)
+        if details.get("answer") == details["gold"] and not isinstance(answer, str):
+            return Result.ok(1.0, **details, reason="equivalent", rule="identical")
         if isinstance(answer, str):
             return Result.failed(answer, score=config.failure_score, **details, reason="too_complex")
         if answer is None:
             return Result.ok(0.0, **details, reason="unparseable_answer")
-        how = _equivalent(gold_value, answer, _policy(config))
+        try:
+            how = _equivalent(gold_value, answer, _policy(config))
+        except Incomparable as exc:
+            return Result.failed(
+                f"could not compare: {exc}", score=config.failure_score, **details, reason="incomparable"
+            )
         if how is None:
             return Result.ok(0.0, **details, reason="not_equivalent")
         return Result.ok(1.0, **details, reason="equivalent", rule=how)

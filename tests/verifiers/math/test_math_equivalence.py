@@ -425,6 +425,8 @@ def test_commas_in_structures_are_not_thousands_separators(gold, response):
         ("2x+4y-3=0", "y=-\\frac{1}{2}x+\\frac{3}{4}", 1.0),
         ("x > 5", "x < 5", 0.0),
         ("x < 1", "-x > -1", 1.0),
+        ("f(2) < f(1) < f(4)", "f(2) < f(1) < f(4)", 1.0),
+        ("7.2\\%", "7.2\\%+1", 0.0),
     ],
 )
 def test_symbolic_equivalence(gold, response, expected):
