@@ -99,6 +99,12 @@ class MathVerifier(Verifier):
             description="Whether a relation answer (-2 <= x <= 7) may match a set gold ([-2, 7]). A set answer may "
             "always match a relation gold.",
         )
+        strict: bool = Field(
+            False,
+            description="One switch for the strict reading, overriding the fields it names: percent='fraction', "
+            "gold_precision=False (a decimal gold must be met exactly), order='ordered', rename_variables='never', "
+            "relations_as_sets=False, relative_tolerance=0.",
+        )
         max_answer_chars: int = Field(
             1000, ge=10, le=100_000, description="Longest extracted answer that is parsed; longer is 'too complex'."
         )
@@ -210,6 +216,16 @@ def _equivalent(gold: Value, answer: Value, policy: Policy) -> str | None:
 
 
 def _policy(config: MathVerifier.Config) -> Policy:
+    if config.strict:
+        return Policy(
+            percent="fraction",
+            decimal_places=config.decimal_places,
+            gold_precision=False,
+            relative_tolerance=0.0,
+            order="ordered",
+            rename_variables="never",
+            relations_as_sets=False,
+        )
     return Policy(
         percent=config.percent,
         decimal_places=config.decimal_places,

@@ -524,3 +524,18 @@ def test_prose_wrapped_answers(response):
 )
 def test_a_comma_between_digits_is_read_both_ways_only_when_ambiguous(gold, response, expected):
     assert verdict(gold, response) == expected
+
+
+@pytest.mark.parametrize(
+    ("gold", "response"),
+    [
+        ("28\\%", "28"),
+        ("85.71", "600/7"),
+        ("1, 2", "2, 1"),
+        ("k\\pi", "n\\pi"),
+        ("x \\in [-2,7]", "-2 \\le x \\le 7"),
+    ],
+)
+def test_strict_turns_every_lenient_reading_off(gold, response):
+    assert verdict(gold, boxed(response)) == 1.0
+    assert verdict(gold, boxed(response), strict=True) == 0.0

@@ -190,3 +190,44 @@ async def test_escalation_hook_consults_the_named_verifier_when_the_rule_says_no
     assert wrong.score == 1.0
     assert wrong.details["rule"]["score"] == 0.0 and wrong.details["reason"] == "no_answer"
     assert wrong.details["escalation"]["details"]["judged"] == "one half"
+
+
+def test_no_string_reaches_an_evaluating_parser(monkeypatch):
+    """``parse_expr`` and string ``sympify`` run ``eval``: no answer text may ever reach them."""
+    import latex2sympy2_extended.latex2sympy2 as latex_parser
+    import latex2sympy2_extended.logic as latex_logic
+    import latex2sympy2_extended.sets as latex_sets
+    import sympy.parsing.sympy_parser as sympy_parser
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("parse_expr called")
+
+    def guard(original):
+        def checked(value, *args, **kwargs):
+            assert not isinstance(value, str), f"string sympify({value!r})"
+            return original(value, *args, **kwargs)
+
+        return checked
+
+    from verifiers.math import parse
+
+    parse._parse_cached.cache_clear()  # parse for real, not from an earlier test's cache
+    math_verifier._read_gold.cache_clear()
+    monkeypatch.setattr(latex_parser, "parse_expr", refuse)
+    monkeypatch.setattr(sympy_parser, "parse_expr", refuse)
+    monkeypatch.setattr(latex_sets, "sympify", guard(latex_sets.sympify))
+    monkeypatch.setattr(latex_logic, "sympify", guard(latex_logic.sympify))
+    for response in (
+        "\\boxed{\\frac{1}{2}}",
+        "2**(1/4)",
+        "-1 + sqrt(3)",
+        "\\boxed{\\{1,2,3\\}}",
+        "\\boxed{x \\in \\{1,2,3\\}}",
+        "\\boxed{x<y<z}",
+        "\\boxed{(-\\infty,-8)\\cup(8,\\infty)}",
+        "\\boxed{\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}}",
+        "1,234.5",
+        "().__class__.__base__.__subclasses__()",
+        "__import__('os').system('ls') or 0",
+    ):
+        score("1/2", response)
