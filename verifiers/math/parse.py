@@ -64,7 +64,7 @@ def _parse_cached(text: str) -> Value | Unparseable:
 # -- structure -------------------------------------------------------------------------------------
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
-_WORD_SEPARATOR = re.compile(r"(?<![A-Za-z\\])(?:and|or)(?![A-Za-z])")
+_WORD_SEPARATOR = re.compile(r"(?<![A-Za-z\\])(?:and|or)(?![A-Za-z])|(?<=[\d)}])(?:and|or)(?=[A-Z(\\])")  # "1orW(x)"
 _CHOICE = re.compile(r"^([A-E])(?:[.:)]\s+(.+)|[.:)]?)$")
 _CHOICE_PARENTHESIZED = re.compile(r"^\(([A-Ea-e])\)(?:[.:]?\s+(.+)|[.:]?)$")
 _TEXT_AND = re.compile(r"\\text\{\s*,?\s*(?:and|or)\s*\}")
