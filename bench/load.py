@@ -20,8 +20,9 @@ its peak and at the end (goal: flat).
 The fault run (``fault``) is Celery mode again, with a 60 s visibility timeout (and a 0.3 s
 per-sample limit, so 64-sample chunks fit under it), and kills one
 worker with kill -9 (it and its children) a third of the way in. Every request is awaited to
-the end; samples lost = samples sent minus samples answered ``ok`` (goal: 0; the dead worker's
-chunks come back after the visibility timeout, so they show in the latency tail, not as loss).
+the end; samples lost = samples sent minus samples answered with any status (goal: 0; the dead
+worker's chunks come back after the visibility timeout, so they show in the latency tail, not as
+loss). The statuses are printed too: a ``timeout`` is a judged sample, not a lost one.
 
 Everything runs on this machine: the load generator shares the cores with the service, which
 caps the numbers on a small machine; compare the modes with each other, run for run.
@@ -53,6 +54,8 @@ class Tally:
     latencies: dict[str, list[float]] = field(default_factory=lambda: {"single": [], "batch": []})
     samples_sent: int = 0
     samples_ok: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)  # messages of non-ok results
     requests: int = 0
     status_5xx: int = 0
     status_429: int = 0
@@ -92,7 +95,11 @@ async def client_loop(url: str, kind: str, size: int, until: float, tally: Tally
             tally.requests += 1
             if response.status_code == 200:
                 tally.latencies[kind].append(time.perf_counter() - started)
-                tally.samples_ok += sum(1 for r in response.json()["results"] if r["status"] == "ok")
+                for result in response.json()["results"]:
+                    tally.statuses[result["status"]] = tally.statuses.get(result["status"], 0) + 1
+                    if result["status"] != "ok":
+                        tally.errors[result["error"]] = tally.errors.get(result["error"], 0) + 1
+                tally.samples_ok = tally.statuses.get("ok", 0)
             elif response.status_code == 429:
                 tally.status_429 += 1
                 tally.samples_sent -= size  # refused up front: not sent, not lost
@@ -228,7 +235,10 @@ def report(mode: str, tally: Tally, rss: RssSampler, seconds: float) -> None:
               f"max {max(values, default=float('nan')) * 1000:8.1f} ms   ({len(values)} answered)")
     print(f"  5xx {tally.status_5xx}   transport errors {tally.transport_errors}   429 {tally.status_429}   other {tally.other or 0}")
     print(f"  API RSS  start {rss.start / mib:7.1f} MiB   peak {rss.peak / mib:7.1f} MiB   end {rss.last / mib:7.1f} MiB")
-    print(f"  samples sent {tally.samples_sent}   answered ok {tally.samples_ok}   lost {tally.samples_sent - tally.samples_ok}")
+    answered = sum(tally.statuses.values())
+    print(f"  samples sent {tally.samples_sent}   answered {answered} {tally.statuses}   lost {tally.samples_sent - answered}")
+    for message, count in sorted(tally.errors.items(), key=lambda item: -item[1])[:5]:
+        print(f"    {count} x {message}")
 
 
 def run_mode(mode: str, args: argparse.Namespace) -> None:

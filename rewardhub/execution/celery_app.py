@@ -66,7 +66,7 @@ __all__ = [
 
 QUEUES: tuple[str, ...] = ("cpu", "code", "gpu")
 TASK_SCORE_CHUNK = "rewardhub.score_chunk"
-MAX_TASKS_PER_CHILD = 500
+MAX_TASKS_PER_CHILD = 10_000  # a recycled child re-warms its call pool: seconds, so not too often
 
 DEFAULT_VISIBILITY_S = {"redis": 3600, "amqp": 1800}  # Redis's kombu default; RabbitMQ's consumer_timeout
 MIN_VISIBILITY_S = 10.0

@@ -118,16 +118,22 @@ class WorkerRuntime:
         self.warmed.set()  # until warm() is called, nothing to wait for
 
     def score_chunk(self, chunk: ChunkPayload, task_id: str, hostname: str) -> ChunkOutcome:
-        self.warmed.wait(WARM_WAIT_S)
         prepared = [self._prepare(payload) for payload in chunk.calls]
-        delivery = self.ledger.begin(task_id)
-        log.info("scoring chunk %s: %d calls", task_id, len(prepared), extra={"task_id": task_id, "delivery": delivery})
-        if delivery == 1:
-            results = self._run(prepared)
-        else:
-            log.warning("chunk %s redelivered (delivery %d); scoring call by call", task_id, delivery,
-                        extra={"task_id": task_id, "delivery": delivery})
-            results = self._run_carefully(task_id, prepared, delivery)
+        delivery = 1
+        try:
+            self.warmed.wait(WARM_WAIT_S)
+            delivery = self.ledger.begin(task_id)
+            log.info("scoring chunk %s: %d calls", task_id, len(prepared), extra={"task_id": task_id, "delivery": delivery})
+            if delivery == 1:
+                results = self._run(prepared)
+            else:
+                log.warning("chunk %s redelivered (delivery %d); scoring call by call", task_id, delivery,
+                            extra={"task_id": task_id, "delivery": delivery})
+                results = self._run_carefully(task_id, prepared, delivery)
+        except SoftTimeLimitExceeded:
+            log.error("chunk %s exceeded its soft time limit outside its calls", task_id)
+            results = [item if isinstance(item, list) else failure(item, "the chunk exceeded its time limit on the worker", status=TIMEOUT)
+                       for item in prepared]
         return ChunkOutcome(results=results, worker=hostname, delivery=delivery)
 
     def close(self) -> None:
@@ -329,10 +335,9 @@ def _on_child_start(**_: Any) -> None:
     current = mp_process.current_process()
     current._config = {**current._config, "daemon": False, "authkey": mp_process.AuthenticationString(os.urandom(32))}  # type: ignore[attr-defined]
     if _state.app is not None and _state.queues != ("gpu",):
-        # chunks wait until the pools are warm; warming runs in a thread because Celery gives a
-        # child only a few seconds to come up, and the pools take about that
-        worker_runtime(_state.app).warmed.clear()
-        threading.Thread(target=_warm, args=(_state.app, _state.queues), name="rewardhub-warm", daemon=True).start()
+        # before the child takes its first chunk (run_worker gives children time for this): a
+        # chunk's time limits start when it does, so it must not wait for the pools itself
+        _warm(_state.app, _state.queues)
     if _state.devices:
         from billiard.process import current_process
 
@@ -385,6 +390,7 @@ def run_worker(settings: Settings, queues: Sequence[str], concurrency: int | Non
     app = create_celery_app(settings)
     _state.registry = Registry.load(settings.plugins)  # fail fast, and children inherit it
     _state.app, _state.queues = app, tuple(queues)
+    app.conf.worker_proc_alive_timeout = WARM_WAIT_S  # a child warms its call pools before it reports up
     if queues == ["gpu"]:
         _state.devices = visible_devices()
         processes = concurrency or max(1, len(_state.devices))

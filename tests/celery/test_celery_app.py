@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import uuid
+
 import pydantic
 import pytest
-from celery_support import redis_result_url
+from celery_support import broker_url, redis_result_url
 
 from rewardhub.errors import ExecutionError
 from rewardhub.execution.calls import Call
@@ -113,3 +116,32 @@ def test_a_chunk_is_cut_short_when_its_limits_would_pass_the_visibility_timeout(
     chunks = executor._chunks(calls, list(range(10)))
     assert all(chunk.limits.hard_s <= max_task_seconds(executor.options) for chunk in chunks)
     assert sum(len(chunk.indices) for chunk in chunks) == 10 and len(chunks) > 1
+
+
+def readiness_after_first_check(settings: Settings) -> list[str]:
+    async def run() -> list[str]:
+        executor = CeleryExecutor(settings, Registry())
+        await executor.start()
+        try:
+            for _ in range(200):
+                reasons = executor.readiness()
+                if reasons != ["checking the broker and the workers"]:
+                    return reasons
+                await asyncio.sleep(0.05)
+            return executor.readiness()
+        finally:
+            await executor.close()
+
+    return asyncio.run(run())
+
+
+def test_readiness_reports_an_unreachable_broker() -> None:
+    settings = Settings.load(execution="celery", broker_url="redis://127.0.0.1:1/0")
+    [reason] = readiness_after_first_check(settings)
+    assert reason.startswith("broker unreachable at redis://127.0.0.1:1/0")
+
+
+def test_readiness_reports_that_no_worker_consumes_the_cpu_queue(redis_up: None) -> None:
+    settings = Settings.load(execution="celery", broker_url=broker_url(f"idle{uuid.uuid4().hex[:6]}"))
+    [reason] = readiness_after_first_check(settings)
+    assert reason == "no Celery workers answered" or reason.startswith("no worker consumes queue")

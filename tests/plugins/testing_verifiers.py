@@ -102,3 +102,18 @@ class ModelCrash(Verifier):
         if sample.response == "crash":
             os.kill(os.getpid(), signal.SIGKILL)
         return Result.ok(1.0, pid=os.getpid())
+
+
+class DeviceProbe(Verifier):
+    """A model verifier that reports its process, its GPU pinning and how often it was loaded there."""
+
+    name = "test_device"
+    kind = "model"
+    loads = 0  # instances created in this process (a model would load once per instance)
+
+    def __init__(self) -> None:
+        type(self).loads += 1
+
+    def score(self, sample: Sample, config: VerifierConfig) -> Result:
+        time.sleep(0.2)
+        return Result.ok(1.0, pid=os.getpid(), device=os.environ.get("CUDA_VISIBLE_DEVICES"), loads=type(self).loads)
