@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 
 POISON_ATTEMPTS = 1  # careful attempts a call gets after the fast pass of its chunk died
 LEDGER_PREFIX = "rewardhub:chunk:"
-WARM_WAIT_S = 120.0  # how long a chunk waits for its child's call pools to come up
+WARM_WAIT_S = 120.0  # how long a new child may take to bring up its call pools
 
 
 class DeliveryLedger:
@@ -114,14 +114,11 @@ class WorkerRuntime:
         self.pid = os.getpid()
         self._pools: dict[str, WorkerPool] = {}
         self._pools_lock = threading.Lock()
-        self.warmed = threading.Event()
-        self.warmed.set()  # until warm() is called, nothing to wait for
 
     def score_chunk(self, chunk: ChunkPayload, task_id: str, hostname: str) -> ChunkOutcome:
         prepared = [self._prepare(payload) for payload in chunk.calls]
         delivery = 1
         try:
-            self.warmed.wait(WARM_WAIT_S)
             delivery = self.ledger.begin(task_id)
             log.info("scoring chunk %s: %d calls", task_id, len(prepared), extra={"task_id": task_id, "delivery": delivery})
             if delivery == 1:
@@ -216,15 +213,12 @@ class WorkerRuntime:
         """Start the call pools of these queues and score one probe call in each, before the
         first chunk: a pool process needs seconds to import its verifiers, and a call's clock
         starts when it is handed to the pool, so a cold pool would time out the first calls."""
-        try:
-            probe = self._probe_call()
-            for queue in queues:
-                if queue in ("cpu", "code"):
-                    future = self._pool(queue).submit([probe])[0] if probe is not None else None
-                    if future is not None:
-                        future.result(timeout=WARM_WAIT_S)
-        finally:
-            self.warmed.set()
+        probe = self._probe_call()
+        for queue in queues:
+            if queue in ("cpu", "code"):
+                pool = self._pool(queue)
+                if probe is not None:
+                    pool.submit([probe])[0].result(timeout=WARM_WAIT_S)
 
     def _probe_call(self) -> Call | None:
         """A call of some CPU verifier that accepts its default config; its result is ignored."""
