@@ -230,8 +230,8 @@ def run_agreement() -> None:
         agree_o = sum(x == y for x, y in zip(o, labels, strict=True)) / len(index)
         both = sum(x == y for x, y in zip(b, o, strict=True)) / len(index)
         print(
-            f"{source:<10} {len(index)} labelled outputs: agreement with labels: plain math-verify {agree_b:.3f}, "
-            f"ours {agree_o:.3f}; ours vs math-verify {both:.3f}"
+            f"{source:<10} {len(index)} labelled outputs: agreement with labels: plain math-verify {agree_b:.4f}, "
+            f"ours {agree_o:.4f}; ours vs math-verify {both:.4f}"
         )
         disagreements: dict[tuple[bool, str, str], int] = {}
         for i in index:

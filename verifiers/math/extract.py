@@ -77,6 +77,7 @@ _LATEX_NOISE = re.compile(
 _AFTER_COPULA = re.compile(
     r"(?:(?<![A-Za-z])(?:is|are|was|were|be|equals?|est|es|ist|sont|é|è)|=|:|：|为|是|等于)[\s*\"'“”]*$", re.IGNORECASE
 )
+_A_LINE = re.compile(r"(?:^|\n)[ \t]*A[ \t]*:(?=[^\n]*\s*$)")
 _HEDGE = re.compile(r"(?<![\w,])\s*\bor\s*$", re.IGNORECASE)
 _CHOICE_AFTER = re.compile(r"[\s:：*(]*\(?([A-E])\)?(?=[\s.,;:)*]|$)")
 _LIST_GAP = re.compile(r"^[\s\"'*]*(?:,|;|and|or|, and|&)[\s\"'*]*$", re.IGNORECASE)
@@ -133,9 +134,9 @@ def extract_answer(
             found.append((hashes[-1].start(), Extraction(hashes[-1].group(1).strip(), "hashes")))
     if "answer_phrase" in anchors:
         after = max((position for position, _ in found), default=0)  # an earlier phrase cannot win
-        phrased = _after_last_phrase(text, bare_numbers, after)
-        if phrased is not None:
-            found.append((phrased[1], Extraction(phrased[0], "answer_phrase")))
+        for phrased in (_after_last_phrase(text, bare_numbers, after), _final_a_line(text, bare_numbers)):
+            if phrased is not None:
+                found.append((phrased[1], Extraction(phrased[0], "answer_phrase")))
     if found:
         return [max(found, key=lambda pair: pair[0])[1]]
     if not unanchored:
@@ -427,6 +428,15 @@ def _after_last_phrase(text: str, bare_numbers: bool, after: int = 0) -> tuple[s
                 return None
             return _pick(text, items, start, prefer_last=False)
     return None
+
+
+def _final_a_line(text: str, bare_numbers: bool) -> tuple[str, int] | None:
+    """The few-shot QA format: a response whose last line is ``A: 18``."""
+    last = _A_LINE.search(text)
+    if last is None:
+        return None
+    items = _items(text, last.end(), len(text.rstrip()), bare_numbers)
+    return _pick(text, items, last.end(), prefer_last=False) if items else None
 
 
 def _after_copula(text: str, start: int, end: int) -> int:
