@@ -13,6 +13,7 @@ responses against one gold, and many of those responses share their final answer
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
@@ -44,21 +45,28 @@ def parse_answer(text: str) -> Value:
 def parse_normalized(text: str) -> Value:
     """Parse already-normalized text (cached); raises :class:`Unparseable`."""
     value = _parse_cached(text)
-    if isinstance(value, Unparseable):
-        raise value
+    if isinstance(value, _Failure):
+        raise Unparseable(value.message)
     return value
 
 
+@dataclass(frozen=True)
+class _Failure:
+    """A cached parse failure (a message, not the exception: no traceback kept alive)."""
+
+    message: str
+
+
 @lru_cache(maxsize=CACHE_SIZE)
-def _parse_cached(text: str) -> Value | Unparseable:
+def _parse_cached(text: str) -> Value | _Failure:
     try:
         return _parse(text)
     except Unparseable as exc:
-        return exc
+        return _Failure(str(exc))
     except (RecursionError, MemoryError):
         raise
     except Exception as exc:  # the LaTeX parser and sympy raise anything on malformed input
-        return Unparseable(f"cannot parse {text[:80]!r}: {type(exc).__name__}")
+        return _Failure(f"cannot parse {text[:80]!r}: {type(exc).__name__}")
 
 
 # -- structure -------------------------------------------------------------------------------------
