@@ -9,13 +9,15 @@ that appears *last* in the response wins (a "Final answer: 10,455" written after
   ``\\boxed{a} \\quad\\text{and}\\quad \\boxed{b}``), never when prose does (``\\boxed{10} and then
   \\boxed{42}`` answers 42). A last box left unclosed means the response was cut off: no answer.
 - ``hashes``: the last ``#### ...`` line (GSM8K style).
-- ``answer_phrase``: the last "final answer", "the answer", "Answer:" (and a few other languages);
-  the answer is the first math after the sentence's last copula ("is", "=", ":"), skipping
-  anything negated ("The answer is not 42, it is 41." answers 41).
+- ``answer_phrase``: the last "final answer", "the answer", "Answer:" (and a few other languages),
+  or a last line ``A: 18``; the answer is the first math that directly follows a copula ("is",
+  "=", ":") in that sentence, skipping anything negated ("The answer is not 42, it is 41."
+  answers 41), together with any items listed right after it ("$12$ and $13$").
 
 Without any anchor, and only when the policy allows it, a response that *is* a bare answer
-(``-1 + sqrt(3)``, ``C. x = 42``) is the answer, else the last sentence that states a number or
-formula gives it.
+(``-1 + sqrt(3)``, ``C. x = 42``) is the answer, else the last number or formula of the last
+sentence that states one ("... so she has 79 g left." answers 79). A number glued to a variable
+(``3x``) or offered as an alternative ("... or 0") is no answer.
 
 What this module does not do: decide what the answer means (``normalize`` and ``compare`` do).
 It never reads code: a sentence that looks like a program (``__import__('os') or 0``) yields no
