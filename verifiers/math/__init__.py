@@ -7,7 +7,7 @@ Modules, in the order an answer flows through them: ``extract`` (find the final 
 :class:`MathVerifier` the registry loads).
 """
 
-from verifiers.math.compare import Policy, equivalent
+from verifiers.math.compare import Incomparable, Policy, equivalent
 from verifiers.math.extract import Extraction, extract_answer, extract_gold
 from verifiers.math.parse import Unparseable, parse_answer
 from verifiers.math.screen import Limits, TooComplex, screen
@@ -15,6 +15,7 @@ from verifiers.math.verifier import MathConfig, MathVerifier
 
 __all__ = [
     "Extraction",
+    "Incomparable",
     "Limits",
     "MathConfig",
     "MathVerifier",

@@ -144,6 +144,7 @@ def test_public_surface():
     assert sorted(verifiers.math.__all__) == sorted(
         [
             "Extraction",
+            "Incomparable",
             "Limits",
             "MathConfig",
             "MathVerifier",
