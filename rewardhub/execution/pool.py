@@ -31,6 +31,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import Any
 
 from rewardhub.errors import ExecutionError
 from rewardhub.execution.calls import Call, failure, run_call
@@ -42,6 +43,7 @@ __all__ = ["WorkerPool"]
 log = logging.getLogger(__name__)
 
 MAX_CHUNK = 32
+RESULT_FLUSH_S = 0.005
 
 
 @dataclass
@@ -55,12 +57,25 @@ class _Task:
 class _Worker:
     process: multiprocessing.process.BaseProcess
     conn: multiprocessing.connection.Connection
+    progress: Any  # shared [position in chunk, start time] of the call running now, written by the worker
     chunk: collections.deque[_Task] = field(default_factory=collections.deque)
-    head_started: float = 0.0
+    acked: int = 0  # calls of the current chunk whose results have arrived
     ready: bool = False  # registry loaded: start-up time never counts against a call's limit
 
+    def running(self) -> tuple[int, float]:
+        """Offset in ``chunk`` of the call running now, and when it started.
+
+        Read from shared memory rather than messages, so results can come back in batches while
+        the clock of every call stays exact. The worker writes the time before the position,
+        and we read the position first, so a torn read can only make the deadline later.
+        """
+        position = int(self.progress[0])
+        started = self.progress[1]
+        return min(max(position - self.acked, 0), len(self.chunk) - 1), started
+
     def deadline(self) -> float:
-        return self.head_started + self.chunk[0].call.timeout_s
+        offset, started = self.running()
+        return started + self.chunk[offset].call.timeout_s
 
 
 class WorkerPool:
@@ -164,7 +179,9 @@ class WorkerPool:
                     break
                 n = max(1, min(MAX_CHUNK, len(self._queue) // (2 * self.size)))
                 worker.chunk.extend(self._queue.popleft() for _ in range(min(n, len(self._queue))))
-                worker.head_started = time.monotonic()
+                worker.acked = 0
+                worker.progress[1] = time.monotonic()
+                worker.progress[0] = 0
                 try:
                     worker.conn.send([(task.id, task.call) for task in worker.chunk])
                 except (OSError, ValueError):
@@ -173,22 +190,23 @@ class WorkerPool:
     def _receive(self, worker: _Worker) -> None:
         try:
             while worker.conn.poll():
-                task_id, results = worker.conn.recv()
-                if task_id == "ready":
+                message = worker.conn.recv()
+                if message == "ready":
                     worker.ready, self.startup_failures = True, 0
                     if all(w.ready for w in self._workers):
                         self._warm.set()
                     continue
-                with self._lock:
-                    task = worker.chunk.popleft()
-                    worker.head_started = time.monotonic()
-                assert task.id == task_id, "worker answered out of order"
-                task.future.set_result(results)
+                for task_id, results in message:  # finished calls, in order, batched by the worker
+                    with self._lock:
+                        task = worker.chunk.popleft()
+                        worker.acked += 1
+                    assert task.id == task_id, "worker answered out of order"
+                    task.future.set_result(results)
         except (EOFError, OSError):
             self._replace_dead(worker)
 
     def _kill_for_timeout(self, worker: _Worker) -> None:
-        task = worker.chunk[0]
+        task = worker.chunk[worker.running()[0]]
         log.warning("pool %s: %s exceeded %.1fs; killing worker %s", self.name, task.call.verifier, task.call.timeout_s, worker.process.pid)
         self._replace(worker, failure(task.call, f"timed out after {task.call.timeout_s:g}s", status=TIMEOUT))
 
@@ -203,7 +221,8 @@ class WorkerPool:
             self._replace(worker, None)
             return
         reason = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        self._replace(worker, failure(worker.chunk[0].call, f"worker process died while scoring ({reason})", reason="worker_died"))
+        culprit = worker.chunk[worker.running()[0]]
+        self._replace(worker, failure(culprit.call, f"worker process died while scoring ({reason})", reason="worker_died"))
 
     def _startup_failed(self, worker: _Worker, code: int | None) -> None:
         """A worker that cannot even load the registry: after a few in a row, fail the queue."""
@@ -218,12 +237,16 @@ class WorkerPool:
             time.sleep(min(5.0, 0.5 * self.startup_failures))  # do not spin on a broken installation
         self._replace(worker, None)
 
-    def _replace(self, worker: _Worker, head_result: list[Result] | None) -> None:
+    def _replace(self, worker: _Worker, culprit_result: list[Result] | None) -> None:
+        """Kill and replace a worker. The call it was running gets ``culprit_result``; calls it
+        finished but had not yet reported, and calls it had not reached, go back to the front."""
         self._stop_worker(worker, kill=True)
         with self._lock:
-            if worker.chunk and head_result is not None:
-                head = worker.chunk.popleft()
-                head.future.set_result(head_result)
+            if worker.chunk and culprit_result is not None:
+                offset = worker.running()[0]
+                culprit = worker.chunk[offset]
+                del worker.chunk[offset]
+                culprit.future.set_result(culprit_result)
             self._queue.extendleft(reversed(worker.chunk))  # the rest keeps its place at the front
             worker.chunk.clear()
             index = self._workers.index(worker)
@@ -232,15 +255,16 @@ class WorkerPool:
 
     def _spawn(self) -> _Worker:
         parent, child = self._ctx.Pipe(duplex=True)
+        progress = self._ctx.RawArray("d", 2)
         process = WorkerProcess(
             target=_worker_main,
-            args=(child, self._plugin_files, self._memory_mb),
+            args=(child, progress, self._plugin_files, self._memory_mb),
             name=f"rewardhub-{self.name}-worker",
             daemon=True,
         )
         process.start()
         child.close()
-        return _Worker(process, parent)
+        return _Worker(process, parent, progress)
 
     @staticmethod
     def _stop_worker(worker: _Worker, kill: bool = False) -> None:
@@ -272,7 +296,9 @@ class WorkerPool:
             pass
 
 
-def _worker_main(conn: multiprocessing.connection.Connection, plugin_files: tuple[str, ...], memory_mb: int | None) -> None:
+def _worker_main(
+    conn: multiprocessing.connection.Connection, progress: Any, plugin_files: tuple[str, ...], memory_mb: int | None
+) -> None:
     """Body of a worker process: load the registry once, then score chunks until told to stop."""
     from rewardhub.registry import Registry
 
@@ -282,7 +308,7 @@ def _worker_main(conn: multiprocessing.connection.Connection, plugin_files: tupl
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     registry = Registry.load(plugin_files)
-    conn.send(("ready", os.getpid()))
+    conn.send("ready")
     while True:
         try:
             message = conn.recv()
@@ -290,5 +316,14 @@ def _worker_main(conn: multiprocessing.connection.Connection, plugin_files: tupl
             return
         if message is None:
             return
-        for task_id, call in message:
-            conn.send((task_id, run_call(registry, call)))
+        outbox: list[tuple[int, list[Result]]] = []
+        flushed = time.monotonic()
+        for index, (task_id, call) in enumerate(message):
+            progress[1] = time.monotonic()  # time first, then position: see _Worker.running
+            progress[0] = index
+            outbox.append((task_id, run_call(registry, call)))
+            # Answer in small batches: one message per call costs more than a fast verifier. The
+            # parent's clock comes from ``progress``, so batching never blurs a call's limit.
+            if index == len(message) - 1 or time.monotonic() - flushed > RESULT_FLUSH_S:
+                conn.send(outbox)
+                outbox, flushed = [], time.monotonic()

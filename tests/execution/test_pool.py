@@ -1,0 +1,54 @@
+"""The worker pool directly: chunks, batched answers, and exact blame when a call overruns."""
+
+from __future__ import annotations
+
+import pytest
+
+from rewardhub.execution.calls import Call
+from rewardhub.execution.pool import WorkerPool
+from rewardhub.registry import Registry
+from rewardhub.types import Sample
+
+
+@pytest.fixture(scope="module")
+def registry(plugin_file) -> Registry:
+    return Registry.load([plugin_file])
+
+
+@pytest.fixture(scope="module")
+def pool(registry: Registry):
+    pool = WorkerPool("test", 1, plugin_files=registry.plugin_files, memory_mb=1024)
+    pool.start()
+    yield pool
+    pool.shutdown()
+
+
+def sleepy(registry: Registry, seconds: str, timeout_s: float = 1.0) -> Call:
+    config = registry.validate_config("test_sleepy", {})
+    return Call("test_sleepy", config, (Sample(response=seconds),), "rule", timeout_s)
+
+
+def test_the_overrunning_call_is_blamed_even_inside_a_batch_of_unreported_answers(pool, registry):
+    # One worker, so these leave as one chunk: ten instant calls answered in one batch message
+    # that has not been sent yet when the eleventh call starts sleeping past its limit.
+    calls = [sleepy(registry, "0")] * 10 + [sleepy(registry, "60")] + [sleepy(registry, "0")] * 30
+    statuses = [future.result(timeout=60)[0].status for future in pool.submit(calls)]
+    assert statuses == ["ok"] * 10 + ["timeout"] + ["ok"] * 30
+    assert pool.respawns >= 1
+
+
+def test_answers_arrive_in_order_for_every_call(pool, registry):
+    calls = [sleepy(registry, "0") for _ in range(100)]
+    results = [future.result(timeout=60) for future in pool.submit(calls)]
+    assert all(len(r) == 1 and r[0].status == "ok" for r in results)
+    assert pool.pending() == 0
+
+
+def test_start_up_does_not_count_against_a_calls_limit(registry):
+    pool = WorkerPool("cold", 1, plugin_files=registry.plugin_files, memory_mb=1024)
+    pool.start(wait_s=0)  # do not wait for the worker: submit while it is still loading
+    try:
+        [future] = pool.submit([sleepy(registry, "0", timeout_s=0.05)])
+        assert future.result(timeout=60)[0].status == "ok"
+    finally:
+        pool.shutdown()
