@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardhub.errors import RewardhubError
+from rewardhub.logging import configure_logging
 from rewardhub.settings import Settings
 
 __all__ = ["main"]
@@ -24,7 +25,7 @@ SAMPLE_FIELDS = {"id", "prompt", "response", "reference", "verifier", "group", "
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging("info")
     try:
         return args.func(args)
     except RewardhubError as exc:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -53,7 +53,7 @@ class GateNode:
     otherwise: float
 
 
-Node = Union[Leaf, SumNode, GateNode]
+Node = Leaf | SumNode | GateNode
 
 
 def resolve(spec: VerifierSpec | Mapping[str, Any], registry: Registry, depth: int = 0) -> Node:

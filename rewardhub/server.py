@@ -34,6 +34,7 @@ def serve(settings: Settings) -> None:
         log_level=settings.log_level.lower(),
         timeout_keep_alive=30,
         backlog=4096,
+        log_config=None,  # our JSON logs (rewardhub.logging), with request ids
     )
 
 

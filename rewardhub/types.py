@@ -9,7 +9,7 @@ This module imports nothing of ours: everything else imports it.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -85,7 +85,7 @@ class Gate(_Wire):
     otherwise: float = 0.0
 
 
-VerifierSpec = Union[str, VerifierRef, WeightedSum, Gate]
+VerifierSpec = str | VerifierRef | WeightedSum | Gate
 """``"math"``, ``{"name": "math", "config": {...}}``, a weighted sum, or a gate."""
 
 WeightedTerm.model_rebuild()

@@ -11,6 +11,7 @@ from fastapi import APIRouter, FastAPI
 
 from rewardhub.api.errors import install_error_handlers
 from rewardhub.api.metrics import MetricsMiddleware
+from rewardhub.api.request_id import RequestIdMiddleware
 from rewardhub.api.routes import protected, public
 from rewardhub.api.service import build_service
 from rewardhub.execution import Executor
@@ -47,6 +48,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     for router in _optional_routers():
         app.include_router(router)
     app.add_middleware(MetricsMiddleware, metrics=service.metrics)
+    app.add_middleware(RequestIdMiddleware)
     return app
 
 

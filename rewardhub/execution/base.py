@@ -17,17 +17,17 @@ ProgressCallback = Callable[[int], None]
 class Executor(ABC):
     """Runs calls somewhere (local pools, Celery workers) and returns their results in order."""
 
-    async def start(self) -> None:
+    async def start(self) -> None:  # noqa: B027 - optional hook
         """Acquire pools, connections and models. Called once before the first run."""
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 - optional hook
         """Release everything; pending calls may be abandoned."""
 
     @abstractmethod
     async def run(self, calls: Sequence[Call], on_progress: ProgressCallback | None = None) -> list[list[Result]]:
         """Results of each call (one per sample of the call), never raising for one sample's fault."""
 
-    def admit(self, n_samples: int) -> None:
+    def admit(self, n_samples: int) -> None:  # noqa: B027 - optional hook
         """Raise :class:`~rewardhub.errors.Overloaded` if ``n_samples`` more would exceed the queue bound."""
 
     def readiness(self) -> list[str]:
