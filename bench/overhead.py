@@ -44,8 +44,20 @@ def percentile(values: list[float], q: float) -> float:
 def start_server(workers: int, plugin: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(port), "--workers", str(workers), "--plugin", str(plugin)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "rewardhub.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--plugin",
+            str(plugin),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
     for _ in range(300):
@@ -86,7 +98,10 @@ async def concurrent_singles(url: str, verifier: str, n: int) -> tuple[float, fl
 
         async def one(i: int) -> None:
             started = time.perf_counter()
-            body = {"verifier": verifier, "samples": [{"response": f"answer {i % 97}", "reference": f"answer {i % 89}"}]}
+            body = {
+                "verifier": verifier,
+                "samples": [{"response": f"answer {i % 97}", "reference": f"answer {i % 89}"}],
+            }
             async with client.post("/v1/score", json=body) as r:
                 r.raise_for_status()
                 await r.read()
@@ -115,10 +130,14 @@ def main() -> None:
             print(f"{'case':<44} {'items/s':>10} {'p50 ms':>9} {'p99 ms':>9}")
             for verifier in ("exact", "exact_pooled"):
                 rate, median_ms = one_big_request(url, verifier, args.samples)
-                print(f"{verifier + f': {args.samples} samples, 1 request':<44} {rate:>10.0f} {median_ms:>9.1f} {'':>9}")
+                print(
+                    f"{verifier + f': {args.samples} samples, 1 request':<44} {rate:>10.0f} {median_ms:>9.1f} {'':>9}"
+                )
             for verifier in ("exact", "exact_pooled"):
                 rate, p50, p99 = asyncio.run(concurrent_singles(url, verifier, args.concurrent))
-                print(f"{verifier + f': {args.concurrent} concurrent single requests':<44} {rate:>10.0f} {p50:>9.1f} {p99:>9.1f}")
+                print(
+                    f"{verifier + f': {args.concurrent} concurrent single requests':<44} {rate:>10.0f} {p50:>9.1f} {p99:>9.1f}"
+                )
         finally:
             proc.terminate()
             proc.wait(timeout=30)
