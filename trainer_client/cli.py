@@ -4,6 +4,7 @@
     rewardhub-train CONFIG.yaml --dry-run [overrides]  validate the config, the data and the service, then stop
     rewardhub-train plot RUN_DIR [--out FILE]          draw the run's curves to a PNG
     rewardhub-train metrics                            print the table of logged metrics
+    rewardhub-train config                             print every configuration key with its default and meaning
 
 The resolved configuration (file + overrides + defaults) is printed and saved as
 ``output_dir/config.yaml`` before training starts.
@@ -32,7 +33,8 @@ EXIT_SERVICE = 3
 def _train_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rewardhub-train",
-        description="GRPO-family RL against a rewardhub service. Also: `rewardhub-train plot RUN_DIR`, `rewardhub-train metrics`.",
+        description="GRPO-family RL against a rewardhub service. Also: `rewardhub-train plot RUN_DIR`, "
+        "`rewardhub-train metrics`, `rewardhub-train config`.",
     )
     parser.add_argument("config", help="YAML file (see examples/toy_addition.yaml)")
     parser.add_argument("overrides", nargs="*", help="key=value overrides with dotted keys, e.g. rollout.group_size=8")
@@ -97,6 +99,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console(stderr=True)
     if argv and argv[0] == "plot":
         return _plot(argv[1:], console)
+    if argv and argv[0] == "config":
+        from trainer_client.config import config_reference
+
+        print("| key | default | meaning |\n| --- | --- | --- |")
+        for key, default, meaning in config_reference():
+            print(f"| `{key}` | `{default}` | {meaning} |")
+        return 0
     if argv and argv[0] == "metrics":
         from trainer_client.metrics import format_metrics_table
 

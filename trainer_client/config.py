@@ -1,6 +1,6 @@
 """The trainer's configuration: one typed, documented pydantic model, loaded from YAML.
 
-Every field has a description (``rewardhub-train --help-config`` prints them) and unknown keys
+Every field has a description (``rewardhub-train config`` prints them all) and unknown keys
 are errors, so a typo in a YAML file fails at start-up instead of silently training with a
 default. ``key.sub=value`` overrides from the command line are applied to the raw YAML before
 validation, so they are checked exactly like the file.
@@ -34,6 +34,7 @@ __all__ = [
     "ToyModelConfig",
     "TrainConfig",
     "apply_overrides",
+    "config_reference",
     "load_config",
 ]
 
@@ -364,3 +365,25 @@ def _resolve_data_paths(raw: dict[str, Any], base: Path) -> None:
             candidate = base / value
             if candidate.exists():
                 data[key] = str(candidate)
+
+
+def config_reference(model: type[BaseModel] = TrainConfig, prefix: str = "") -> list[tuple[str, str, str]]:
+    """(dotted key, default, description) for every leaf field: the documentation of the YAML file."""
+    rows: list[tuple[str, str, str]] = []
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        nested = next(
+            (
+                c
+                for c in getattr(annotation, "__args__", (annotation,))
+                if isinstance(c, type) and issubclass(c, BaseModel)
+            ),
+            None,
+        )
+        key = f"{prefix}{name}"
+        if nested is not None and field.default is not None:
+            rows.extend(config_reference(nested, f"{key}."))
+            continue
+        default = "required" if field.is_required() else repr(field.get_default(call_default_factory=True))
+        rows.append((key, default, field.description or ""))
+    return rows

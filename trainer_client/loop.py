@@ -238,7 +238,8 @@ class Trainer:
                 writer.write(row)
                 rows.append(row)
                 reporter.update(row)
-                if self._due(cfg.checkpoint.every) and (cfg.checkpoint.every or cfg.checkpoint.save_final):
+                ck = cfg.checkpoint
+                if (ck.every and self.step % ck.every == 0) or (self.step == cfg.steps and ck.save_final):
                     self.save()
         return rows
 
