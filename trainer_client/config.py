@@ -210,7 +210,10 @@ class AlgorithmConfig(_Section):
         None, gt=0, description="Dr. GRPO's L; defaults to rollout.max_new_tokens."
     )
     entropy_coef: float = Field(
-        0.01, ge=0, description="Entropy bonus c: the loss gets -c * H per token; keeps sparse tasks from collapsing."
+        0.03,
+        ge=0,
+        description="Entropy bonus c: the loss gets -c * H per token; keeps sparse tasks from collapsing onto one answer "
+        "(set 0 for DAPO's recipe).",
     )
     kl: KLConfig = Field(default_factory=KLConfig, description="KL to the reference policy.")
     dynamic_sampling: DynamicSamplingConfig = Field(
