@@ -84,8 +84,10 @@ def configure_logging(level: str | int = "info", json_lines: bool = True, stream
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler._rewardhub = True  # type: ignore[attr-defined]
     root = logging.getLogger()
-    for existing in list(root.handlers):
-        root.removeHandler(existing)
+    for existing in list(root.handlers):  # replace our own earlier handler and plain stream ones,
+        if getattr(existing, "_rewardhub", False) or type(existing) is logging.StreamHandler:
+            root.removeHandler(existing)  # but keep others (test log capture, file handlers)
     root.addHandler(handler)
     root.setLevel(level.upper() if isinstance(level, str) else level)
