@@ -38,6 +38,7 @@ from trainer_client.logprobs import response_logprobs
 from trainer_client.metrics import MetricsWriter
 from trainer_client.modeling import frozen_copy, load_policy
 from trainer_client.objective import LossStats, compute_advantages, dense_token_rewards
+from trainer_client.optim import build_optimizer, build_scheduler
 from trainer_client.progress import StepReporter
 from trainer_client.rewards import (
     RewardBatch,
@@ -129,22 +130,6 @@ def reward_service(cfg: TrainConfig) -> Iterator[str]:
         raise ValueError("no reward service: set reward.url, or reward.embedded: true to start one in this process")
 
 
-def _lr_lambda(cfg: TrainConfig) -> Any:
-    warmup, total, kind = cfg.optim.warmup_steps, cfg.steps, cfg.optim.schedule
-
-    def factor(step: int) -> float:  # ``step`` counts completed training steps
-        if warmup and step < warmup:
-            return (step + 1) / warmup
-        progress = (step - warmup) / max(1, total - warmup)
-        if kind == "cosine":
-            return 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
-        if kind == "linear":
-            return max(0.0, 1.0 - progress)
-        return 1.0
-
-    return factor
-
-
 class Trainer:
     """Owns the policy, optimizer, engine and data; :meth:`run` trains ``cfg.steps`` steps.
 
@@ -166,10 +151,8 @@ class Trainer:
         self.model, self.tokenizer = load_policy(cfg.model, cfg.seed)
         self.model.to(self.device).train()
         self.ref_model = frozen_copy(self.model) if (cfg.algorithm.kl.reference or cfg.algorithm.kl.coef > 0) else None
-        trainable = [p for p in self.model.parameters() if p.requires_grad]
-        o = cfg.optim
-        self.optimizer = torch.optim.AdamW(trainable, lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=o.weight_decay)
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _lr_lambda(cfg))
+        self.optimizer = build_optimizer(self.model, cfg.optim)
+        self.scheduler = build_scheduler(self.optimizer, cfg.optim, cfg.steps)
         self.generator = torch.Generator(self.device).manual_seed(cfg.seed)
         self.engine = self._build_engine()
         self.pad_id = self.tokenizer.pad_token_id

@@ -75,7 +75,7 @@ class HFRolloutEngine:
         prompt_ids, prompt_mask = (t.to(device) for t in left_pad(prompts, self.pad_id))
         batch = prompt_ids.shape[0]
         eos = torch.as_tensor(self.eos_ids, device=device)
-        cache = DynamicCache(config=self.model.config)
+        cache = _new_cache(self.model)
         attention = prompt_mask.long()
         next_pos = prompt_mask.long().sum(-1, keepdim=True)  # [B, 1]
         logits = self._step(prompt_ids, attention, position_ids_for(prompt_mask), cache)
@@ -113,6 +113,13 @@ class HFRolloutEngine:
             kwargs["logits_to_keep"] = 1
         out = self.model(input_ids=input_ids, attention_mask=attention, position_ids=position_ids, **kwargs)
         return out.logits[:, -1, :]
+
+
+def _new_cache(model: torch.nn.Module) -> DynamicCache:
+    try:
+        return DynamicCache(config=model.config)
+    except TypeError:  # transformers before 4.56 builds it without the config
+        return DynamicCache()
 
 
 def _response_mask(response_ids: Tensor, eos: Tensor) -> Tensor:
