@@ -3,7 +3,7 @@
 import json
 
 import torch
-from conftest import ExactScorer, scorer_factory
+from trainer_helpers import ExactScorer, scorer_factory
 
 from trainer_client.checkpoint import latest_checkpoint
 from trainer_client.loop import Trainer

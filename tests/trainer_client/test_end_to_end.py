@@ -6,14 +6,7 @@ import json
 import pytest
 import yaml
 
-from rewardhub.server import EmbeddedServer
 from trainer_client.cli import EXIT_CONFIG, EXIT_SERVICE, main
-
-
-@pytest.fixture(scope="module")
-def service_url():
-    with EmbeddedServer(workers=1) as url:
-        yield url
 
 
 @pytest.fixture
@@ -29,7 +22,7 @@ def config_file(tmp_path, make_config):
 
 @pytest.fixture
 def url_config_file(tmp_path, make_config, service_url):
-    """Points at an already running service."""
+    """Points at an already running service (the suite's shared one, tests/conftest.py)."""
     cfg = make_config(reward={"url": service_url, "verifier": "exact"})
     path = tmp_path / "train_url.yaml"
     path.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))

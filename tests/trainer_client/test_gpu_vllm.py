@@ -13,7 +13,7 @@ pytestmark = [
 
 
 def test_vllm_rollouts_match_the_trainer_and_follow_weight_updates(make_config, tmp_path):
-    from conftest import ExactScorer, scorer_factory
+    from trainer_helpers import ExactScorer, scorer_factory
 
     from trainer_client.loop import Trainer
 

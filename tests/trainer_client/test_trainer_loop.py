@@ -4,7 +4,7 @@ import json
 import math
 
 import pytest
-from conftest import ExactScorer, scorer_factory
+from trainer_helpers import ExactScorer, scorer_factory
 
 from rewardhub.types import Result
 from trainer_client.loop import Trainer
