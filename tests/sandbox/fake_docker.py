@@ -38,6 +38,7 @@ def main(argv: list[str]) -> int:
 
 
 def run(argv: list[str], state: Path) -> int:
+    from verifiers.sandbox.bwrap import inside_path
     from verifiers.sandbox.isolation import interpreter_paths  # only here: the other commands stay quick
 
     options: dict[str, list[str]] = {}
@@ -54,10 +55,10 @@ def run(argv: list[str], state: Path) -> int:
     for name in ("bin", "sbin", "lib", "lib64"):  # the "image": this machine's system and interpreter
         if os.path.islink(f"/{name}"):
             bwrap += ["--symlink", os.readlink(f"/{name}"), f"/{name}"]
-    for path in interpreter_paths(sys.executable):
-        for parent in reversed(Path(path).parents[:-1]):
+    for path in interpreter_paths(sys.executable):  # where the image would have its Python
+        for parent in reversed(Path(inside_path(path)).parents[:-1]):
             bwrap += ["--perms", "0755", "--dir", str(parent)]
-        bwrap += ["--ro-bind", path, path]
+        bwrap += ["--ro-bind", path, inside_path(path)]
     for tmpfs in options.get("--tmpfs", []):
         bwrap += ["--perms", "1777", "--tmpfs", tmpfs.split(":")[0]]
     for volume in options.get("--volume", []):
@@ -69,7 +70,7 @@ def run(argv: list[str], state: Path) -> int:
         bwrap += ["--setenv", key, value]
     bwrap += ["--chdir", options["--workdir"][0], "--cap-drop", "ALL"]
     bwrap += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL", "--"]
-    bwrap += [sys.executable if command[0] == "python3" else command[0], *command[1:]]
+    bwrap += [inside_path(sys.executable) if command[0] == "python3" else command[0], *command[1:]]
     (state / f"{options['--name'][0]}.pid").write_text(str(os.getpid()))
     os.execvp("bwrap", bwrap)
     return 127

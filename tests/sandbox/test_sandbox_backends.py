@@ -147,13 +147,15 @@ def test_sandboxes_die_with_the_worker_that_owns_them(tmp_path):
         threading.Event().wait()
     """)
     worker = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, cwd=Path(__file__).parents[2])
-    assert worker.stdout is not None and worker.stdout.readline() == b"started\n"
-    deadline = time.monotonic() + 60
-    while not sandbox_processes() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert sandbox_processes(), "the program never started"
-    worker.send_signal(signal.SIGKILL)
-    worker.wait()
+    try:
+        assert worker.stdout is not None and worker.stdout.readline() == b"started\n"
+        deadline = time.monotonic() + 60
+        while not sandbox_processes() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sandbox_processes(), "the program never started"
+    finally:  # never leave the worker behind, even when the test fails early
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
     deadline = time.monotonic() + 10
     while (sandbox_processes() or _servers_of("colorsys")) and time.monotonic() < deadline:
         time.sleep(0.05)

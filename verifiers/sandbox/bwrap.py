@@ -50,6 +50,8 @@ from verifiers.sandbox.settings import SandboxSettings
 __all__ = ["BwrapIsolation", "bwrap_command", "find_bwrap"]
 
 INSIDE_DRIVER_DIR = "/opt/rewardhub/inside"
+HOST_MOUNT = "/opt/rewardhub/host"  # host folders that the scratch mounts would cover
+SCRATCH_MOUNTS = ("/tmp", "/dev/shm")
 ETC_FILES = (
     "/etc/alternatives",
     "/etc/ld.so.cache",
@@ -119,11 +121,12 @@ def bwrap_command(
             argv += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             argv += ["--ro-bind", str(path), str(path)]
+    inside = {path: inside_path(path) for path in read_only}
     # bubblewrap copies a bind's parent folders' modes (/root is 0700): open them for the program
-    for folder in _ancestors(read_only + [INSIDE_DRIVER_DIR]):
+    for folder in _ancestors([*inside.values(), INSIDE_DRIVER_DIR]):
         argv += ["--perms", "0755", "--dir", folder]
     for path in read_only:
-        argv += ["--ro-bind-try" if path.startswith("/etc/") else "--ro-bind", path, path]
+        argv += ["--ro-bind-try" if path.startswith("/etc/") else "--ro-bind", path, inside[path]]
     argv += ["--ro-bind", str(DRIVER_DIR), INSIDE_DRIVER_DIR]
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--perms", "1777", "--size", str(scratch_mb << 20), "--tmpfs", "/tmp"]
@@ -131,8 +134,18 @@ def bwrap_command(
     argv += ["--clearenv"]
     for key, value in PROGRAM_ENV.items():
         argv += ["--setenv", key, value]
-    argv += ["--chdir", "/tmp", "--", python, "-I", "-B", f"{INSIDE_DRIVER_DIR}/driver.py", *driver_args]
+    argv += ["--chdir", "/tmp", "--", inside_path(python), "-I", "-B", f"{INSIDE_DRIVER_DIR}/driver.py", *driver_args]
     return argv
+
+
+def inside_path(path: str) -> str:
+    """Where a host path is mounted in the sandbox. The scratch tmpfs covers /tmp and /dev/shm, so
+    an interpreter that lives under them (a checkout in /tmp with its venv) is mounted elsewhere;
+    a venv's interpreter finds its ``pyvenv.cfg`` next to the path it is started from."""
+    for shadowed in SCRATCH_MOUNTS:
+        if path == shadowed or path.startswith(shadowed + "/"):
+            return HOST_MOUNT + path
+    return path
 
 
 def _ancestors(paths: list[str]) -> list[str]:
