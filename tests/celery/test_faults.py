@@ -30,6 +30,7 @@ from rewardhub.execution.celery_app import QUEUES, broker_options
 from rewardhub.settings import Settings
 
 SLOW_SAMPLES = [{"id": str(i), "response": "0.2", "verifier": "test_sleepy"} for i in range(8)]
+SLOWER_SAMPLES = [{"id": str(i), "response": "1.5", "verifier": "test_sleepy"} for i in range(8)]
 
 
 def ledger_keys(client: redis.Redis) -> set[bytes]:
@@ -60,14 +61,14 @@ def score_in_background(url: str, samples: list[dict]) -> tuple[threading.Thread
     return thread, out
 
 
-def kill_one_worker_mid_batch(settings: Settings, tmp: Path) -> tuple[list[dict], list[int]]:
+def kill_one_worker_mid_batch(settings: Settings, tmp: Path, samples: list[dict] = SLOW_SAMPLES) -> tuple[list[dict], list[int]]:
     """Two workers take chunks of a batch; one is kill -9'd (with its children) while it runs one."""
     ledger = redis.Redis(host="127.0.0.1", port=6379, db=REDIS_DB)
     before = ledger_keys(ledger)
     workers: list[Worker] = start_workers(settings, tmp, 2)
     try:
         with ServiceThread(settings) as service:
-            thread, out = score_in_background(service.url, SLOW_SAMPLES)
+            thread, out = score_in_background(service.url, samples)
             wait_until(lambda: len(ledger_keys(ledger) - before) >= 2)  # both workers are scoring a chunk
             workers[0].kill_tree()
             thread.join(timeout=90)
@@ -91,10 +92,11 @@ def test_kill_9_a_worker_on_rabbitmq_and_its_chunk_is_redelivered_at_once(rabbit
     settings = celery_settings("rabbit", chunk_size=2,
                                broker_url=rabbit_url("rabbit"), result_backend=redis_result_url())
     try:
-        results, counts = kill_one_worker_mid_batch(settings, tmp_path)
+        # slower samples: on a loaded machine a 0.4 s chunk can finish before the kill lands
+        results, counts = kill_one_worker_mid_batch(settings, tmp_path, SLOWER_SAMPLES)
     finally:
         delete_queues(settings)
-    assert [r["status"] for r in results] == ["ok"] * len(SLOW_SAMPLES)
+    assert [r["status"] for r in results] == ["ok"] * len(SLOWER_SAMPLES)
     assert max(counts) == 2
 
 
