@@ -25,7 +25,7 @@ from rewardhub.execution.base import Executor, ProgressCallback
 from rewardhub.execution.calls import Call
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
-from rewardhub.types import OK, Result, Sample, VerifierSpec
+from rewardhub.types import OK, Result, Sample, VerifierKind, VerifierSpec
 
 __all__ = ["Scorer"]
 
@@ -35,6 +35,7 @@ class Scorer:
         self.registry = registry
         self.executor = executor
         self.settings = settings
+        self._leaf_info: dict[str, tuple[VerifierKind, float]] = {}
 
     def plan(self, samples: Sequence[Sample], default: VerifierSpec | None) -> list[Node]:
         """Each sample's resolved tree; a bad spec fails the request (422/404) before any work."""
@@ -65,7 +66,12 @@ class Scorer:
         nodes = list(nodes) if nodes is not None else self.plan(samples, default)
         leaf_results: list[dict[str, Result]] = [{} for _ in samples]
 
-        per_sample = [(i, leaf) for i, node in enumerate(nodes) for leaf in leaves(node) if not self._is_group(leaf)]
+        # A batch usually shares one or a few trees: work out leaves, kinds and limits once per tree.
+        per_node: dict[int, list[Leaf]] = {}
+        for node in nodes:
+            if id(node) not in per_node:
+                per_node[id(node)] = [leaf for leaf in leaves(node) if not self._is_group(leaf)]
+        per_sample = [(i, leaf) for i, node in enumerate(nodes) for leaf in per_node[id(node)]]
         calls = [self._call(leaf, (samples[i],)) for i, leaf in per_sample]
         for (i, leaf), results in zip(per_sample, await self.executor.run(calls, on_progress), strict=True):
             leaf_results[i][leaf.key] = results[0]
@@ -131,8 +137,15 @@ class Scorer:
         return self.registry.verifier_class(leaf.name).kind == "group"
 
     def _call(self, leaf: Leaf, samples: tuple[Sample, ...]) -> Call:
-        kind = self.registry.verifier_class(leaf.name).kind
-        return Call(leaf.name, leaf.config, samples, kind, self._timeout(kind, leaf))
+        kind, timeout_s = self._kind_and_timeout(leaf)
+        return Call(leaf.name, leaf.config, samples, kind, timeout_s)
+
+    def _kind_and_timeout(self, leaf: Leaf) -> tuple[VerifierKind, float]:
+        known = self._leaf_info.get(leaf.key)
+        if known is None:
+            kind = self.registry.verifier_class(leaf.name).kind
+            known = self._leaf_info[leaf.key] = (kind, self._timeout(kind, leaf))
+        return known
 
     def _timeout(self, kind: str, leaf: Leaf) -> float:
         default = {"code": self.settings.code_timeout_s, "model": self.settings.model_timeout_s, "judge": self.settings.model_timeout_s}

@@ -48,6 +48,7 @@ class LocalExecutor(Executor):
         self.code_pool = WorkerPool("code", settings.code_worker_count(), plugin_files=registry.plugin_files)
         self._batcher: Any = None
         self._pending: dict[str, list[tuple[Call, asyncio.Future[list[Result]]]]] = {}
+        self._inline: dict[str, bool] = {}
 
     async def start(self) -> None:
         await asyncio.to_thread(self.cpu_pool.start)
@@ -89,10 +90,9 @@ class LocalExecutor(Executor):
 
         inline, pooled, code, model = [], [], [], []
         for i, call in enumerate(calls):
-            verifier_cls = self.registry.verifier_class(call.verifier)
             if call.kind in ("model", "judge"):
                 model.append(i)
-            elif verifier_cls.inline:
+            elif self._is_inline(call.verifier):
                 inline.append(i)
             elif call.kind == "code":
                 code.append(i)
@@ -121,6 +121,12 @@ class LocalExecutor(Executor):
         if waits:
             await asyncio.gather(*waits)
         return [r if r is not None else [] for r in results]
+
+    def _is_inline(self, name: str) -> bool:
+        inline = self._inline.get(name)
+        if inline is None:
+            inline = self._inline[name] = self.registry.verifier_class(name).inline
+        return inline
 
     def _submit_soon(self, pool: WorkerPool, calls: list[Call]) -> list[asyncio.Future[list[Result]]]:
         """Calls queued in one loop iteration leave in one submit, so concurrent one-sample
