@@ -16,10 +16,9 @@ One step:
 from __future__ import annotations
 
 import contextlib
-import math
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +33,14 @@ from trainer_client.checkpoint import latest_checkpoint, load_checkpoint, save_c
 from trainer_client.config import TrainConfig
 from trainer_client.data import PromptRecord, PromptStream, load_records, tokenize_prompt
 from trainer_client.debug import dump_step
+from trainer_client.generated import Generated, merge_generated
 from trainer_client.logprobs import response_logprobs
 from trainer_client.metrics import MetricsWriter
 from trainer_client.modeling import frozen_copy, load_policy
-from trainer_client.objective import LossStats, compute_advantages, dense_token_rewards
+from trainer_client.objective import compute_advantages, dense_token_rewards
 from trainer_client.optim import build_optimizer, build_scheduler
 from trainer_client.progress import StepReporter
 from trainer_client.rewards import (
-    RewardBatch,
     RewardWorker,
     ScorerFactory,
     service_scorer,
@@ -49,71 +48,17 @@ from trainer_client.rewards import (
     verifier_label,
 )
 from trainer_client.rollout import HFRolloutEngine, Rollout, RolloutEngine, SamplingParams, concat_rollouts
+from trainer_client.step_metrics import (
+    actor_metrics,
+    group_metrics,
+    ok_mean,
+    response_metrics,
+    reward_by_verifier,
+    reward_metrics,
+)
 from trainer_client.update import TrainBatch, policy_update
 
 __all__ = ["Trainer", "reward_service"]
-
-
-@dataclass(frozen=True)
-class Generated:
-    """One round of generation and scoring: ``len(records) * G`` samples, grouped by prompt."""
-
-    records: tuple[PromptRecord, ...]
-    rollout: Rollout
-    rewards: RewardBatch
-    groups: tuple[str, ...]
-    ref_logp: Tensor | None  # [B, T]
-    old_logp: Tensor | None  # [B, T]
-
-    def select_groups(self, keep: Tensor, group_size: int) -> Generated:
-        """The groups where ``keep`` [P] is true."""
-        rows = [p * group_size + g for p in torch.nonzero(keep).flatten().tolist() for g in range(group_size)]
-        idx = torch.as_tensor(rows, dtype=torch.long)
-        r = self.rewards
-        return Generated(
-            records=tuple(rec for rec, k in zip(self.records, keep.tolist(), strict=True) if k),
-            rollout=self.rollout.select(idx),
-            rewards=RewardBatch(
-                scores=r.scores[idx],
-                valid=r.valid[idx],
-                statuses=tuple(r.statuses[i] for i in rows),
-                errors=tuple(r.errors[i] for i in rows),
-                details=tuple(r.details[i] for i in rows),
-                steps=tuple(r.steps[i] for i in rows),
-                labels=tuple(r.labels[i] for i in rows),
-            ),
-            groups=tuple(self.groups[i] for i in rows),
-            ref_logp=None if self.ref_logp is None else self.ref_logp[idx],
-            old_logp=None if self.old_logp is None else self.old_logp[idx],
-        )
-
-
-def _merge(parts: Sequence[Generated], pad_id: int) -> Generated:
-    if len(parts) == 1:
-        return parts[0]
-    width = max(p.rollout.response_ids.shape[1] for p in parts)
-
-    def cat(tensors: list[Tensor | None]) -> Tensor | None:
-        if any(t is None for t in tensors):
-            return None
-        return torch.cat([torch.nn.functional.pad(t, (0, width - t.shape[1])) for t in tensors if t is not None])
-
-    return Generated(
-        records=tuple(r for p in parts for r in p.records),
-        rollout=concat_rollouts([p.rollout for p in parts], pad_id),
-        rewards=RewardBatch(
-            scores=torch.cat([p.rewards.scores for p in parts]),
-            valid=torch.cat([p.rewards.valid for p in parts]),
-            statuses=tuple(s for p in parts for s in p.rewards.statuses),
-            errors=tuple(s for p in parts for s in p.rewards.errors),
-            details=tuple(s for p in parts for s in p.rewards.details),
-            steps=tuple(s for p in parts for s in p.rewards.steps),
-            labels=tuple(s for p in parts for s in p.rewards.labels),
-        ),
-        groups=tuple(g for p in parts for g in p.groups),
-        ref_logp=cat([p.ref_logp for p in parts]),
-        old_logp=cat([p.old_logp for p in parts]),
-    )
 
 
 @contextlib.contextmanager
@@ -370,10 +315,10 @@ class Trainer:
                 kept_groups += int(keep.sum())
             if kept_groups >= P:
                 break
-        everything = _merge(generated, self.pad_id)
+        everything = merge_generated(generated, self.pad_id)
         if not kept:  # every group was uninformative: train on the last round (only the entropy term acts)
             kept = [generated[-1]]
-        return everything, _merge(kept, self.pad_id), rounds
+        return everything, merge_generated(kept, self.pad_id), rounds
 
     def _shaped_rewards(self, gen: Generated) -> tuple[Tensor, Tensor]:
         """Rewards as the advantages see them ([B]), and which samples enter the loss ([B] bool)."""
@@ -523,99 +468,10 @@ class Trainer:
         samples, _, labels = self._samples(records, rollout.texts, n, f"eval-{self.step}")
         rewards = to_reward_batch(worker.submit(samples, self.cfg.reward.verifier).result().results, labels)
         return {
-            "mean": _ok_mean(rewards.scores, rewards.valid),
+            "mean": ok_mean(rewards.scores, rewards.valid),
             "length": float(rollout.lengths.float().mean()),
-            "by_verifier": _by_label(rewards),
+            "by_verifier": reward_by_verifier(rewards),
         }
-
-
-# ---------------------------------------------------------------------- metric rows
-def _ok_mean(scores: Tensor, valid: Tensor) -> float:
-    return float(scores[valid].mean()) if valid.any() else 0.0
-
-
-def _by_label(rewards: RewardBatch) -> dict[str, float]:
-    out = {}
-    for label in sorted(set(rewards.labels)):
-        mask = torch.tensor([lab == label for lab in rewards.labels]) & rewards.valid
-        out[label] = _ok_mean(rewards.scores, mask)
-    return out
-
-
-def reward_metrics(gen: Generated, shaped: Tensor, in_loss: Tensor, overlong: float) -> dict[str, float]:
-    """``shaped``/``in_loss`` [B]: rewards as the advantages see them, and which samples enter the loss."""
-    r = gen.rewards
-    ok = r.scores[r.valid]
-    statuses = list(r.statuses)
-    n = max(len(statuses), 1)
-    out = {
-        "reward/mean": float(ok.mean()) if ok.numel() else 0.0,
-        "reward/std": float(ok.std(unbiased=False)) if ok.numel() else 0.0,
-        "reward/max": float(ok.max()) if ok.numel() else 0.0,
-        "reward/min": float(ok.min()) if ok.numel() else 0.0,
-        "reward/ok_frac": statuses.count("ok") / n,
-        "reward/error_frac": statuses.count("error") / n,
-        "reward/timeout_frac": statuses.count("timeout") / n,
-        "reward/masked_frac": 1.0 - float(in_loss.float().mean()) if statuses else 0.0,
-        "reward/shaped_mean": _ok_mean(shaped, in_loss),
-        "reward/overlong_penalty": overlong,
-    }
-    for label, mean in _by_label(r).items():
-        out[f"reward/verifier/{label}/mean"] = mean
-        out[f"reward/verifier/{label}/count"] = float(sum(lab == label for lab in r.labels))
-    return out
-
-
-def group_metrics(gen: Generated, group_size: int, rounds: int, kept: int) -> dict[str, float]:
-    scores = gen.rewards.scores.view(-1, group_size)
-    valid = gen.rewards.valid.view(-1, group_size)
-    flat = zero_variance_groups(scores, valid)
-    top = scores[valid].max() if valid.any() else torch.tensor(1.0)
-    solved = ((scores >= top) | ~valid).all(-1) & valid.any(-1) & (top > 0)
-    return {
-        "groups/zero_variance_frac": float(flat.float().mean()),
-        "groups/solved_frac": float(solved.float().mean()),
-        "groups/kept": float(kept),
-        "groups/generated": float(scores.shape[0]),
-        "groups/rounds": float(rounds),
-    }
-
-
-def actor_metrics(stats: LossStats, grad_norms: Sequence[float], lr: float, tis: bool) -> dict[str, float]:
-    s = stats.sums
-    tokens = max(s.get("tokens", 0.0), 1.0)
-    updates = max(len(grad_norms), 1)
-    adv_mean = s.get("advantage", 0.0) / tokens
-    return {
-        "actor/loss": s.get("loss", 0.0) / updates,
-        "actor/pg_loss": s.get("pg_loss", 0.0) / updates,
-        "actor/entropy_loss": s.get("entropy_loss", 0.0) / updates,
-        "actor/kl_loss": s.get("kl_loss", 0.0) / updates,
-        "actor/entropy": s.get("entropy", 0.0) / tokens,
-        "actor/ppo_kl": s.get("ppo_kl", 0.0) / tokens,
-        "actor/clipfrac": s.get("clipfrac", 0.0) / tokens,
-        "actor/ref_kl": s.get("ref_kl", 0.0) / tokens,
-        "actor/grad_norm": sum(grad_norms) / updates,
-        "actor/lr": lr,
-        "actor/advantage_mean": adv_mean,
-        "actor/advantage_std": math.sqrt(max(s.get("advantage_sq", 0.0) / tokens - adv_mean**2, 0.0)),
-        "rollout/mismatch_kl": s.get("mismatch_kl", 0.0) / tokens,
-        "rollout/is_ratio_mean": s.get("is_ratio", 0.0) / tokens,
-        "rollout/is_ratio_max": stats.maxima.get("is_ratio", 1.0),
-        "rollout/is_ratio_min": stats.minima.get("is_ratio", 1.0),
-        "rollout/tis_truncated_frac": s.get("tis_truncated", 0.0) / tokens if tis else 0.0,
-        "rollout/token_masked_frac": s.get("masked_tokens", 0.0) / tokens,
-        "rollout/seq_filtered_frac": s.get("filtered_sequences", 0.0) / max(s.get("sequences", 0.0), 1.0),
-    }
-
-
-def response_metrics(rollout: Rollout) -> dict[str, float]:
-    lengths = rollout.lengths.float()
-    return {
-        "response/length_mean": float(lengths.mean()) if lengths.numel() else 0.0,
-        "response/length_max": float(lengths.max()) if lengths.numel() else 0.0,
-        "response/clip_frac": float(rollout.truncated.float().mean()) if lengths.numel() else 0.0,
-    }
 
 
 def _eval_line(row: dict[str, Any]) -> str:

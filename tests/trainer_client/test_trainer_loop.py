@@ -176,3 +176,21 @@ def test_prime_uses_the_dense_rewards(make_config, tmp_path):
     rows = dump_rows(tmp_path / "run")
     assert any(r["reward_steps"] for r in rows)
     assert any(abs(a) > 0 for r in rows for a in r["advantages"])
+
+
+class Counting(ExactScorer):
+    def __init__(self):
+        super().__init__()
+        self.requests = []
+
+    async def score(self, samples, verifier=None):
+        self.requests.append(len(samples))
+        return await super().score(samples, verifier)
+
+
+def test_chunked_generation_sends_each_chunk_for_scoring_as_soon_as_it_exists(make_config):
+    scorer = Counting()
+    cfg = make_config(steps=1, rollout={"chunk_prompts": 2}, data={"eval": None})
+    row = Trainer(cfg, scorer=scorer_factory(scorer)).run()[0]
+    assert scorer.requests == [8, 8]  # 2 prompts x 4 samples, twice
+    assert row["reward/verifier/exact/count"] == 16

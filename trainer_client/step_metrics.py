@@ -1,0 +1,108 @@
+"""The metric rows of one step, computed from what was generated and what the update saw.
+
+Every name here is documented in :data:`trainer_client.metrics.METRICS`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from trainer_client.algorithms import zero_variance_groups
+from trainer_client.generated import Generated
+from trainer_client.objective import LossStats
+from trainer_client.rewards import RewardBatch
+from trainer_client.rollout import Rollout
+
+__all__ = ["actor_metrics", "group_metrics", "ok_mean", "response_metrics", "reward_by_verifier", "reward_metrics"]
+
+
+def ok_mean(scores: Tensor, valid: Tensor) -> float:
+    return float(scores[valid].mean()) if valid.any() else 0.0
+
+
+def reward_by_verifier(rewards: RewardBatch) -> dict[str, float]:
+    out = {}
+    for label in sorted(set(rewards.labels)):
+        mask = torch.tensor([lab == label for lab in rewards.labels]) & rewards.valid
+        out[label] = ok_mean(rewards.scores, mask)
+    return out
+
+
+def reward_metrics(gen: Generated, shaped: Tensor, in_loss: Tensor, overlong: float) -> dict[str, float]:
+    """``shaped``/``in_loss`` [B]: rewards as the advantages see them, and which samples enter the loss."""
+    r = gen.rewards
+    ok = r.scores[r.valid]
+    statuses = list(r.statuses)
+    n = max(len(statuses), 1)
+    out = {
+        "reward/mean": float(ok.mean()) if ok.numel() else 0.0,
+        "reward/std": float(ok.std(unbiased=False)) if ok.numel() else 0.0,
+        "reward/max": float(ok.max()) if ok.numel() else 0.0,
+        "reward/min": float(ok.min()) if ok.numel() else 0.0,
+        "reward/ok_frac": statuses.count("ok") / n,
+        "reward/error_frac": statuses.count("error") / n,
+        "reward/timeout_frac": statuses.count("timeout") / n,
+        "reward/masked_frac": 1.0 - float(in_loss.float().mean()) if statuses else 0.0,
+        "reward/shaped_mean": ok_mean(shaped, in_loss),
+        "reward/overlong_penalty": overlong,
+    }
+    for label, mean in reward_by_verifier(r).items():
+        out[f"reward/verifier/{label}/mean"] = mean
+        out[f"reward/verifier/{label}/count"] = float(sum(lab == label for lab in r.labels))
+    return out
+
+
+def group_metrics(gen: Generated, group_size: int, rounds: int, kept: int) -> dict[str, float]:
+    scores = gen.rewards.scores.view(-1, group_size)
+    valid = gen.rewards.valid.view(-1, group_size)
+    flat = zero_variance_groups(scores, valid)
+    top = scores[valid].max() if valid.any() else torch.tensor(1.0)
+    solved = ((scores >= top) | ~valid).all(-1) & valid.any(-1) & (top > 0)
+    return {
+        "groups/zero_variance_frac": float(flat.float().mean()),
+        "groups/solved_frac": float(solved.float().mean()),
+        "groups/kept": float(kept),
+        "groups/generated": float(scores.shape[0]),
+        "groups/rounds": float(rounds),
+    }
+
+
+def actor_metrics(stats: LossStats, grad_norms: Sequence[float], lr: float, tis: bool) -> dict[str, float]:
+    s = stats.sums
+    tokens = max(s.get("tokens", 0.0), 1.0)
+    updates = max(len(grad_norms), 1)
+    adv_mean = s.get("advantage", 0.0) / tokens
+    return {
+        "actor/loss": s.get("loss", 0.0) / updates,
+        "actor/pg_loss": s.get("pg_loss", 0.0) / updates,
+        "actor/entropy_loss": s.get("entropy_loss", 0.0) / updates,
+        "actor/kl_loss": s.get("kl_loss", 0.0) / updates,
+        "actor/entropy": s.get("entropy", 0.0) / tokens,
+        "actor/ppo_kl": s.get("ppo_kl", 0.0) / tokens,
+        "actor/clipfrac": s.get("clipfrac", 0.0) / tokens,
+        "actor/ref_kl": s.get("ref_kl", 0.0) / tokens,
+        "actor/grad_norm": sum(grad_norms) / updates,
+        "actor/lr": lr,
+        "actor/advantage_mean": adv_mean,
+        "actor/advantage_std": math.sqrt(max(s.get("advantage_sq", 0.0) / tokens - adv_mean**2, 0.0)),
+        "rollout/mismatch_kl": s.get("mismatch_kl", 0.0) / tokens,
+        "rollout/is_ratio_mean": s.get("is_ratio", 0.0) / tokens,
+        "rollout/is_ratio_max": stats.maxima.get("is_ratio", 1.0),
+        "rollout/is_ratio_min": stats.minima.get("is_ratio", 1.0),
+        "rollout/tis_truncated_frac": s.get("tis_truncated", 0.0) / tokens if tis else 0.0,
+        "rollout/token_masked_frac": s.get("masked_tokens", 0.0) / tokens,
+        "rollout/seq_filtered_frac": s.get("filtered_sequences", 0.0) / max(s.get("sequences", 0.0), 1.0),
+    }
+
+
+def response_metrics(rollout: Rollout) -> dict[str, float]:
+    lengths = rollout.lengths.float()
+    return {
+        "response/length_mean": float(lengths.mean()) if lengths.numel() else 0.0,
+        "response/length_max": float(lengths.max()) if lengths.numel() else 0.0,
+        "response/clip_frac": float(rollout.truncated.float().mean()) if lengths.numel() else 0.0,
+    }
