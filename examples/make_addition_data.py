@@ -1,11 +1,11 @@
 """Prompts for the toy addition task: ``a+b=`` with single digits, answered by the sum.
 
-All 100 pairs, split once with a fixed seed into 80 training prompts and 20 held-out prompts,
+All 100 pairs, split once with a fixed seed into 90 training prompts and 10 held-out prompts,
 so the evaluation measures addition the policy has never been rewarded for. The reference is the
 sum as a string, judged by the service's ``exact`` verifier.
 
     python examples/make_addition_data.py            # writes examples/data/addition_{train,eval}.jsonl
-    python examples/make_addition_data.py --out DIR --held-out 20 --seed 1234
+    python examples/make_addition_data.py --out DIR --held-out 10 --seed 1234
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 __all__ = ["addition_records", "main", "split_pairs"]
 
 
-def split_pairs(held_out: int = 20, seed: int = 1234) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+def split_pairs(held_out: int = 10, seed: int = 1234) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """(training pairs, held-out pairs) of single digits."""
     pairs = [(a, b) for a in range(10) for b in range(10)]
     random.Random(seed).shuffle(pairs)
@@ -32,7 +32,7 @@ def addition_records(pairs: list[tuple[int, int]]) -> list[dict[str, str]]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "data")
-    parser.add_argument("--held-out", type=int, default=20)
+    parser.add_argument("--held-out", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1234)
     args = parser.parse_args(argv)
     train, held_out = split_pairs(args.held_out, args.seed)
