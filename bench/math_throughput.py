@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -109,17 +110,27 @@ def start_server(workers: int) -> tuple[subprocess.Popen, str]:
     raise RuntimeError("the service did not become ready")
 
 
-def through_service(url: str, samples: list[dict[str, str]], batch: int) -> tuple[float, list[float], list[float]]:
+def through_service(
+    url: str, samples: list[dict[str, str]], batch: int, in_flight: int
+) -> tuple[float, list[float], list[float]]:
+    """Batches sent with ``in_flight`` requests outstanding, as a trainer overlapping its steps
+    would: with one at a time the workers idle while the API reads and answers each request."""
     request_ms: list[float] = []
     sample_ms: list[float] = []
+    batches = [samples[i : i + batch] for i in range(0, len(samples), batch)]
     with httpx.Client(base_url=url, timeout=600) as client:
-        started = time.perf_counter()
-        for i in range(0, len(samples), batch):
+
+        def send(chunk: list[dict[str, str]]) -> tuple[float, list[float]]:
             began = time.perf_counter()
-            response = client.post("/v1/score", json={"verifier": "math", "samples": samples[i : i + batch]})
+            response = client.post("/v1/score", json={"verifier": "math", "samples": chunk})
             response.raise_for_status()
-            request_ms.append((time.perf_counter() - began) * 1000)
-            sample_ms += [r["elapsed_ms"] for r in response.json()["results"]]
+            return (time.perf_counter() - began) * 1000, [r["elapsed_ms"] for r in response.json()["results"]]
+
+        started = time.perf_counter()
+        with ThreadPoolExecutor(in_flight) as pool:
+            for took, per_sample in pool.map(send, batches):
+                request_ms.append(took)
+                sample_ms += per_sample
         rate = len(samples) / (time.perf_counter() - started)
     return rate, request_ms, sample_ms
 
@@ -129,13 +140,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--batch", type=int, default=64, help="samples per request (whole groups of 8 and 4)")
     parser.add_argument("--gsm8k", type=int, default=800, help="how many GSM8K solutions to add to the 800 Qwen ones")
+    parser.add_argument("--in-flight", type=int, default=2, help="requests outstanding at once (1: strictly one after another)")
     parser.add_argument("--repeats", type=int, default=3, help="alternating rounds; the best of each side counts")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     samples = load_samples(args.gsm8k)
     print(
         f"{len(samples)} real responses ({sum(len(s['response']) for s in samples) // len(samples)} chars on average), "
-        f"{args.workers} workers, {os.cpu_count()} cores"
+        f"{args.workers} workers, {os.cpu_count()} cores, {args.in_flight} requests in flight"
     )
 
     baseline = single = service = 0.0
@@ -149,7 +161,7 @@ def main() -> None:
             warm = [{"reference": str(n), "response": f"\\boxed{{{n}}}"} for n in range(64)]  # imports only
             httpx.post(url + "/v1/score", json={"verifier": "math", "samples": warm}, timeout=600).raise_for_status()
             before = cpu_seconds(process.pid)
-            rate, requests, per_sample = through_service(url, samples, args.batch)
+            rate, requests, per_sample = through_service(url, samples, args.batch, args.in_flight)
             after = cpu_seconds(process.pid)
         finally:
             process.terminate()
