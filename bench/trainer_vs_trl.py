@@ -3,29 +3,35 @@
 Same tiny policy (Qwen2-style, hidden 64, 2 layers, 4 heads, random init with the same seed),
 same 16-token character tokenizer built locally, same prompts, same batch (4 prompts x 8
 completions = 32), same budget (8 new tokens), same learning rate (1e-3), no reference model
-(TRL: beta=0; ours: algorithm.kl.reference=false), token-mean loss (TRL's loss_type="dapo").
-TRL scores with a Python function in its own process; ours asks a rewardhub service over HTTP
-(an embedded one, or --url). Each side uses its own default algorithm otherwise: TRL's GRPO
-("dapo" loss, no entropy bonus) and ours (GRPO with a small entropy bonus).
+(TRL: beta=0; ours: algorithm.kl.reference=false), token-mean loss (TRL's loss_type="dapo"),
+group-std advantages, no entropy bonus (``--our-recipe`` keeps ours, with its entropy bonus).
+TRL scores with a Python function inside the trainer; ours asks a rewardhub service over HTTP:
+by default a `rewardhub serve` started here in its own process, as it would be deployed
+(``--embedded`` runs it inside the trainer's process instead, ``--url`` uses a running one).
 
-Prints seconds per step (median after warm-up) for both, the ratio, and the reward and entropy
-at the start and after N steps. Nothing is downloaded.
+A step is timed the same way on both sides: wall clock from the end of one optimizer step to the
+end of the next (median after warm-up). Prints both, the ratio, and the reward and entropy at the
+start and after N steps. Nothing is downloaded.
 
     python bench/trainer_vs_trl.py --steps 300
-    python bench/trainer_vs_trl.py --steps 300 --url http://127.0.0.1:8000   # a running `rewardhub serve`
+    python bench/trainer_vs_trl.py --steps 300 --embedded
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +104,36 @@ def run_trl(steps: int, seed: int, out_dir: Path) -> dict:
     }
 
 
-def run_ours(steps: int, seed: int, out_dir: Path, url: str | None) -> dict:
+@contextlib.contextmanager
+def separate_service() -> Iterator[str]:
+    """`rewardhub serve` in its own process on a free port, stopped afterwards."""
+    from rewardhub.server import free_port
+
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(port), "--workers", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("rewardhub serve did not start")
+            time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def run_ours(steps: int, seed: int, out_dir: Path, url: str | None, our_recipe: bool) -> dict:
     from trainer_client.config import TrainConfig
     from trainer_client.loop import Trainer
 
@@ -111,14 +146,26 @@ def run_ours(steps: int, seed: int, out_dir: Path, url: str | None) -> dict:
             "data": {"train": str(TRAIN)},
             "rollout": {"prompts_per_step": 4, "group_size": 8, "max_new_tokens": 8},
             "reward": {"url": url, "verifier": "exact"} if url else {"embedded": True, "verifier": "exact"},
-            "algorithm": {"kl": {"reference": False}},
+            "algorithm": {"kl": {"reference": False}}
+            if our_recipe
+            else {"kl": {"reference": False}, "entropy_coef": 0.0},
             "optim": {"lr": 1e-3},
             "checkpoint": {"save_final": False},
             "logging": {"progress": False},
         }
     )
-    rows = Trainer(cfg).run()
-    durations = [r["time/step_s"] for r in rows]
+    trainer = Trainer(cfg)
+    ends: list[float] = []
+    step = trainer.train_step
+
+    def timed_step(worker):  # noqa: ANN001, ANN202 - the same clock as TRL's on_step_end
+        row = step(worker)
+        ends.append(time.perf_counter())
+        return row
+
+    trainer.train_step = timed_step  # type: ignore[method-assign]
+    rows = trainer.run()
+    durations = [b - a for a, b in zip(ends, ends[1:], strict=False)]
     return {
         "seconds_per_step": statistics.median(durations[WARMUP:] or durations),
         "reward_first": statistics.mean(r["reward/mean"] for r in rows[:WINDOW]),
@@ -138,7 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--url", default=None, help="a running rewardhub service (default: an embedded one)")
+    parser.add_argument("--url", default=None, help="a running rewardhub service")
+    parser.add_argument("--embedded", action="store_true", help="run the service inside the trainer's process")
+    parser.add_argument("--our-recipe", action="store_true", help="keep our default algorithm (entropy bonus)")
     parser.add_argument("--json", type=Path, default=None, help="also write the numbers here")
     parser.add_argument("--only", choices=["ours", "trl"], default=None)
     args = parser.parse_args(argv)
@@ -149,7 +198,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.only in (None, "trl"):
             results["trl"] = run_trl(args.steps, args.seed, Path(tmp) / "trl")
         if args.only in (None, "ours"):
-            results["rewardhub"] = run_ours(args.steps, args.seed, Path(tmp) / "ours", args.url)
+            with contextlib.ExitStack() as stack:
+                url = args.url
+                if url is None and not args.embedded:
+                    url = stack.enter_context(separate_service())
+                results["rewardhub"] = run_ours(args.steps, args.seed, Path(tmp) / "ours", url, args.our_recipe)
     print(f"{'':12} {'s/step':>8} {'reward first→last':>20} {'entropy first→last':>20}")
     for name, r in results.items():
         print(

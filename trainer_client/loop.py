@@ -15,10 +15,11 @@ One step:
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from trainer_client.config import TrainConfig
 from trainer_client.data import PromptRecord, PromptStream, load_records, tokenize_prompt
 from trainer_client.debug import dump_step
 from trainer_client.generated import Generated, merge_generated
-from trainer_client.logprobs import response_logprobs
+from trainer_client.logprobs import TokenStats, response_logprobs
 from trainer_client.metrics import MetricsWriter
 from trainer_client.modeling import frozen_copy, load_policy
 from trainer_client.objective import compute_advantages, dense_token_rewards
@@ -42,6 +43,7 @@ from trainer_client.optim import build_optimizer, build_scheduler
 from trainer_client.progress import StepReporter
 from trainer_client.rewards import (
     RewardWorker,
+    Scored,
     ScorerFactory,
     service_scorer,
     to_reward_batch,
@@ -59,6 +61,19 @@ from trainer_client.step_metrics import (
 from trainer_client.update import TrainBatch, policy_update
 
 __all__ = ["Trainer", "reward_service"]
+
+
+@dataclass(frozen=True)
+class PendingRound:
+    """A generated round whose rewards are still being computed by the service."""
+
+    records: tuple[PromptRecord, ...]
+    rollout: Rollout
+    futures: tuple[concurrent.futures.Future[Scored], ...]
+    groups: tuple[str, ...]
+    labels: tuple[str, ...]
+    ref_logp: Tensor | None
+    old_logp: Tensor | None
 
 
 @contextlib.contextmanager
@@ -235,11 +250,16 @@ class Trainer:
     def _generate_and_score(
         self, worker: RewardWorker, records: Sequence[PromptRecord], tag: str, timing: dict[str, float]
     ) -> Generated:
-        """Generate in chunks, each sent for scoring at once; frozen-model log-probs while waiting."""
+        return self._finish_round(self._start_round(worker, records, tag, timing), timing)
+
+    def _start_round(
+        self, worker: RewardWorker, records: Sequence[PromptRecord], tag: str, timing: dict[str, float]
+    ) -> PendingRound:
+        """Generate in chunks, each sent for scoring at once; frozen-model log-probs while they are scored."""
         G = self.cfg.rollout.group_size
         chunk = self.cfg.rollout.chunk_prompts or len(records)
         parts: list[Rollout] = []
-        pending = []
+        futures = []
         groups: list[str] = []
         labels: list[str] = []
         for start in range(0, len(records), chunk):
@@ -248,7 +268,7 @@ class Trainer:
             rollout = self.engine.generate([self._tokens("train", r) for r in recs for _ in range(G)], self._sampling())
             timing["generate"] += time.perf_counter() - t
             samples, chunk_groups, chunk_labels = self._samples(recs, rollout.texts, G, f"{tag}-{start}")
-            pending.append(worker.submit(samples, self.cfg.reward.verifier))
+            futures.append(worker.submit(samples, self.cfg.reward.verifier))
             parts.append(rollout)
             groups += chunk_groups
             labels += chunk_labels
@@ -256,12 +276,17 @@ class Trainer:
         t = time.perf_counter()
         ref_logp, old_logp = self._frozen_logprobs(rollout)
         timing["train"] += time.perf_counter() - t
+        return PendingRound(tuple(records), rollout, tuple(futures), tuple(groups), tuple(labels), ref_logp, old_logp)
+
+    def _finish_round(self, pending: PendingRound, timing: dict[str, float]) -> Generated:
+        """Block until the service has answered for every chunk of the round."""
         t = time.perf_counter()
-        scored = [future.result() for future in pending]
+        scored = [future.result() for future in pending.futures]
         timing["reward"] += time.perf_counter() - t
         timing["latency"] += max(s.done_at for s in scored) - scored[0].sent_at
         results = [result for s in scored for result in s.results]
-        return Generated(tuple(records), rollout, to_reward_batch(results, labels), tuple(groups), ref_logp, old_logp)
+        rewards = to_reward_batch(results, pending.labels)
+        return Generated(pending.records, pending.rollout, rewards, pending.groups, pending.ref_logp, pending.old_logp)
 
     @torch.no_grad()
     def _logprobs(self, model: torch.nn.Module, rollout: Rollout) -> Tensor:
@@ -291,22 +316,32 @@ class Trainer:
             old = rollout.logprobs  # the ratio is anchored on the engine: so is the KL
         return ref, old
 
-    def _collect(self, worker: RewardWorker, timing: dict[str, float]) -> tuple[Generated, Generated, int]:
-        """(everything generated, what is trained on, rounds); differs only with dynamic sampling."""
+    def _collect(
+        self, worker: RewardWorker, timing: dict[str, float]
+    ) -> tuple[Generated, Generated, int, TokenStats | None]:
+        """(everything generated, what is trained on, rounds, the first micro-batch's forward pass).
+
+        The first two differ only with dynamic sampling. Without it, and when the update is a
+        single optimizer step, the first micro-batch's forward pass (with its autograd graph) runs
+        while the service is still scoring, so the reward latency hides behind it.
+        """
         cfg = self.cfg
         P, G = cfg.rollout.prompts_per_step, cfg.rollout.group_size
         ds = cfg.algorithm.dynamic_sampling
+        if not ds.enabled:
+            pending = self._start_round(worker, self.stream.take(P), f"{self.step}-1", timing)
+            single_update = cfg.algorithm.epochs * cfg.algorithm.mini_batches == 1
+            prefetched = self._first_forward(pending.rollout, timing) if single_update else None
+            gen = self._finish_round(pending, timing)
+            return gen, gen, 1, prefetched
         generated: list[Generated] = []
         kept: list[Generated] = []
         kept_groups = 0
         rounds = 0
-        while rounds < (ds.max_rounds if ds.enabled else 1):
+        while rounds < ds.max_rounds:
             rounds += 1
             gen = self._generate_and_score(worker, self.stream.take(P), f"{self.step}-{rounds}", timing)
             generated.append(gen)
-            if not ds.enabled:
-                kept.append(gen)
-                break
             shaped, valid = self._shaped_rewards(gen)
             keep = ~zero_variance_groups(shaped.view(-1, G), valid.view(-1, G))
             keep &= torch.cumsum(keep.long(), 0) <= P - kept_groups  # no more than the batch needs
@@ -318,7 +353,24 @@ class Trainer:
         everything = merge_generated(generated, self.pad_id)
         if not kept:  # every group was uninformative: train on the last round (only the entropy term acts)
             kept = [generated[-1]]
-        return everything, merge_generated(kept, self.pad_id), rounds
+        return everything, merge_generated(kept, self.pad_id), rounds, None
+
+    def _first_forward(self, rollout: Rollout, timing: dict[str, float]) -> TokenStats:
+        t = time.perf_counter()
+        size = self.cfg.optim.micro_batch_size or rollout.size
+        d = self.device
+        r = rollout.select(range(min(size, rollout.size)))
+        tokens = response_logprobs(
+            self.model,
+            r.prompt_ids.to(d),
+            r.prompt_mask.to(d),
+            r.response_ids.to(d),
+            r.response_mask.to(d),
+            self.cfg.rollout.temperature or 1.0,
+            with_entropy=True,
+        )
+        timing["train"] += time.perf_counter() - t
+        return tokens
 
     def _shaped_rewards(self, gen: Generated) -> tuple[Tensor, Tensor]:
         """Rewards as the advantages see them ([B]), and which samples enter the loss ([B] bool)."""
@@ -338,7 +390,7 @@ class Trainer:
         G = cfg.rollout.group_size
         t0 = time.perf_counter()
         timing = {"generate": 0.0, "reward": 0.0, "train": 0.0, "latency": 0.0}
-        everything, gen, rounds = self._collect(worker, timing)
+        everything, gen, rounds, prefetched = self._collect(worker, timing)
         t = time.perf_counter()
         shaped, valid = self._shaped_rewards(gen)
         ro = gen.rollout
@@ -372,6 +424,7 @@ class Trainer:
             cfg.optim.max_grad_norm,
             cfg.rollout.temperature or 1.0,
             a.aggregation_constant or cfg.rollout.max_new_tokens,
+            prefetched=prefetched,
         )
         self.scheduler.step()
         self.engine.sync_weights()

@@ -15,7 +15,7 @@ from torch import Tensor
 
 from trainer_client.algorithms import normaliser_for
 from trainer_client.config import AlgorithmConfig
-from trainer_client.logprobs import response_logprobs
+from trainer_client.logprobs import TokenStats, response_logprobs
 from trainer_client.objective import LossStats, MicroBatch, micro_batch_loss
 
 __all__ = ["TrainBatch", "UpdateResult", "accumulate_gradients", "policy_update"]
@@ -61,10 +61,12 @@ def accumulate_gradients(
     micro_batch_size: int | None,
     temperature: float,
     constant_length: float,
+    prefetched: TokenStats | None = None,
 ) -> tuple[LossStats, Tensor]:
     """Backward over ``batch`` in micro-batches; gradients add up to the whole batch's.
 
-    Returns the statistics and the fresh log-probs [B, T] (detached).
+    ``prefetched`` is the first micro-batch's forward pass, already run (the loop runs it while
+    the rewards are computed). Returns the statistics and the fresh log-probs [B, T] (detached).
     """
     norm = normaliser_for(batch.loss_mask, cfg.aggregation, constant_length)
     size = micro_batch_size or batch.size
@@ -72,15 +74,18 @@ def accumulate_gradients(
     fresh: list[Tensor] = []
     for start in range(0, batch.size, size):
         part = batch.rows(start, start + size)
-        tokens = response_logprobs(
-            model,
-            part.prompt_ids,
-            part.prompt_mask,
-            part.response_ids,
-            part.response_mask,
-            temperature,
-            with_entropy=True,
-        )
+        if start == 0 and prefetched is not None:
+            tokens = prefetched
+        else:
+            tokens = response_logprobs(
+                model,
+                part.prompt_ids,
+                part.prompt_mask,
+                part.response_ids,
+                part.response_mask,
+                temperature,
+                with_entropy=True,
+            )
         assert tokens.entropy is not None
         loss, part_stats = micro_batch_loss(cfg, tokens.logprobs, tokens.entropy, part.micro(), norm)
         loss.backward()
@@ -98,8 +103,15 @@ def policy_update(
     max_grad_norm: float | None,
     temperature: float,
     constant_length: float,
+    prefetched: TokenStats | None = None,
 ) -> UpdateResult:
-    """``cfg.epochs`` passes over ``cfg.mini_batches`` mini-batches, one optimizer step each."""
+    """``cfg.epochs`` passes over ``cfg.mini_batches`` mini-batches, one optimizer step each.
+
+    ``prefetched`` (the forward pass of the very first micro-batch) is only valid for a single
+    optimizer step: after it, the weights have moved.
+    """
+    if prefetched is not None and cfg.epochs * cfg.mini_batches != 1:
+        raise ValueError("a prefetched forward pass is only valid for a single optimizer step")
     params = [p for p in model.parameters() if p.requires_grad]
     stats = LossStats()
     norms: list[float] = []
@@ -109,7 +121,7 @@ def policy_update(
         for start in range(0, batch.size, mini):
             optimizer.zero_grad(set_to_none=True)
             part_stats, fresh = accumulate_gradients(
-                model, batch.rows(start, start + mini), cfg, micro_batch_size, temperature, constant_length
+                model, batch.rows(start, start + mini), cfg, micro_batch_size, temperature, constant_length, prefetched
             )
             norm = torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm is not None else float("inf"))
             optimizer.step()

@@ -89,3 +89,19 @@ def test_epochs_and_mini_batches_multiply_the_optimizer_steps(model):
     result = policy_update(m, optimizer, off_policy, AlgorithmConfig(epochs=2, mini_batches=2), None, 1.0, 1.0, 5)
     assert len(result.grad_norms) == 4
     assert result.stats.sums["ppo_kl"] != 0.0  # later passes see a moved policy
+
+
+def test_a_forward_pass_run_ahead_gives_the_same_gradients(model):
+    # the loop runs the first micro-batch's forward while the service scores: same gradient
+    from trainer_client.logprobs import response_logprobs
+
+    cfg = AlgorithmConfig(entropy_coef=0.01)
+    batch = make_batch()
+    expected = grads(model, batch, cfg, 3)
+    m = copy.deepcopy(model)
+    first = batch.rows(0, 3)
+    ahead = response_logprobs(m, first.prompt_ids, first.prompt_mask, first.response_ids, first.response_mask, with_entropy=True)
+    accumulate_gradients(m, batch, cfg, 3, temperature=1.0, constant_length=5, prefetched=ahead)
+    for name, p in m.named_parameters():
+        if p.grad is not None:
+            torch.testing.assert_close(p.grad, expected[name], msg=name)
