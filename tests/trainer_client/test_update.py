@@ -100,7 +100,9 @@ def test_a_forward_pass_run_ahead_gives_the_same_gradients(model):
     expected = grads(model, batch, cfg, 3)
     m = copy.deepcopy(model)
     first = batch.rows(0, 3)
-    ahead = response_logprobs(m, first.prompt_ids, first.prompt_mask, first.response_ids, first.response_mask, with_entropy=True)
+    ahead = response_logprobs(
+        m, first.prompt_ids, first.prompt_mask, first.response_ids, first.response_mask, with_entropy=True
+    )
     accumulate_gradients(m, batch, cfg, 3, temperature=1.0, constant_length=5, prefetched=ahead)
     for name, p in m.named_parameters():
         if p.grad is not None:
