@@ -67,17 +67,21 @@ class Scorer:
         leaf_results: list[dict[str, Result]] = [{} for _ in samples]
 
         # A batch usually shares one or a few trees: work out leaves, kinds and limits once per tree.
-        per_node: dict[int, list[Leaf]] = {}
+        per_node: dict[int, tuple[list[Leaf], list[Leaf]]] = {}  # (per-sample leaves, group leaves)
         for node in nodes:
             if id(node) not in per_node:
-                per_node[id(node)] = [leaf for leaf in leaves(node) if not self._is_group(leaf)]
-        per_sample = [(i, leaf) for i, node in enumerate(nodes) for leaf in per_node[id(node)]]
+                found = leaves(node)
+                per_node[id(node)] = (
+                    [leaf for leaf in found if not self._is_group(leaf)],
+                    [leaf for leaf in found if self._is_group(leaf)],
+                )
+        per_sample = [(i, leaf) for i, node in enumerate(nodes) for leaf in per_node[id(node)][0]]
         calls = [self._call(leaf, (samples[i],)) for i, leaf in per_sample]
         for (i, leaf), results in zip(per_sample, await self.executor.run(calls, on_progress), strict=True):
             leaf_results[i][leaf.key] = results[0]
 
         await self._escalate(samples, per_sample, leaf_results)
-        await self._score_groups(samples, nodes, leaf_results)
+        await self._score_groups(samples, [per_node[id(node)][1] for node in nodes], leaf_results)
 
         out = []
         for i, (sample, node) in enumerate(zip(samples, nodes, strict=True)):
@@ -116,15 +120,16 @@ class Scorer:
                 merged = rule.model_copy(update={"details": details})
             leaf_results[i][leaf.key] = merged
 
-    async def _score_groups(self, samples: Sequence[Sample], nodes: Sequence[Node], leaf_results: list[dict[str, Result]]) -> None:
+    async def _score_groups(
+        self, samples: Sequence[Sample], group_leaves_of: Sequence[list[Leaf]], leaf_results: list[dict[str, Result]]
+    ) -> None:
         groups: dict[tuple[str, str], list[int]] = defaultdict(list)
         group_leaves: dict[str, Leaf] = {}
-        for i, node in enumerate(nodes):
-            for leaf in leaves(node):
-                if self._is_group(leaf):
-                    group_key = samples[i].group if samples[i].group is not None else f"__sample_{i}"
-                    groups[(leaf.key, group_key)].append(i)
-                    group_leaves[leaf.key] = leaf
+        for i, sample_leaves in enumerate(group_leaves_of):
+            for leaf in sample_leaves:
+                group_key = samples[i].group if samples[i].group is not None else f"__sample_{i}"
+                groups[(leaf.key, group_key)].append(i)
+                group_leaves[leaf.key] = leaf
         if not groups:
             return
         keys = list(groups)
