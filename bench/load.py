@@ -34,7 +34,6 @@ import argparse
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -47,6 +46,8 @@ import httpx
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from rewardhub.server import free_port  # noqa: E402
 
 
 @dataclass
@@ -61,12 +62,6 @@ class Tally:
     status_429: int = 0
     transport_errors: int = 0
     other: dict[int, int] = field(default_factory=dict)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def samples(n: int, offset: int) -> list[dict]:

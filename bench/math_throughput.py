@@ -23,7 +23,6 @@ import argparse
 import json
 import logging
 import os
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -34,7 +33,7 @@ import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from rewardhub.server import free_port  # noqa: E402
+from _serve import start_service  # noqa: E402
 
 DATA = Path("/work/shared/data")
 
@@ -94,22 +93,6 @@ def cpu_seconds(pid: int) -> tuple[float, float]:
     return sum(main.cpu_times()[:2]), children
 
 
-def start_server(workers: int) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    command = [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(port), "--workers", str(workers)]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(600):
-        try:
-            if httpx.get(url + "/readyz").status_code == 200:
-                return process, url
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("the service did not become ready")
-
-
 def through_service(
     url: str, samples: list[dict[str, str]], batch: int, in_flight: int
 ) -> tuple[float, list[float], list[float]]:
@@ -156,7 +139,7 @@ def main() -> None:
     cpu = (0.0, 0.0)
     for _ in range(args.repeats):
         baseline = max(baseline, plain_math_verify(samples))
-        process, url = start_server(args.workers)  # a fresh service: its caches start cold every round
+        process, url = start_service("--workers", str(args.workers))  # a fresh service: its caches start cold every round
         try:
             warm = [{"reference": str(n), "response": f"\\boxed{{{n}}}"} for n in range(64)]  # imports only
             httpx.post(url + "/v1/score", json={"verifier": "math", "samples": warm}, timeout=600).raise_for_status()

@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -23,7 +22,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from rewardhub.server import free_port  # noqa: E402
+from _serve import start_service  # noqa: E402
 
 POOLED_PLUGIN = textwrap.dedent(
     """
@@ -39,36 +38,6 @@ POOLED_PLUGIN = textwrap.dedent(
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def start_server(workers: int, plugin: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "rewardhub.cli",
-            "serve",
-            "--port",
-            str(port),
-            "--workers",
-            str(workers),
-            "--plugin",
-            str(plugin),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            if httpx.get(url + "/readyz").status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("server did not start")
 
 
 def samples(n: int) -> list[dict]:
@@ -124,7 +93,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         plugin = Path(tmp) / "pooled.py"
         plugin.write_text(POOLED_PLUGIN)
-        proc, url = start_server(args.workers, plugin)
+        proc, url = start_service("--workers", str(args.workers), "--plugin", str(plugin))
         try:
             print(f"rewardhub overhead, {args.workers} workers, {os.cpu_count()} cores")
             print(f"{'case':<44} {'items/s':>10} {'p50 ms':>9} {'p99 ms':>9}")

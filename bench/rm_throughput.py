@@ -24,7 +24,6 @@ import asyncio
 import json
 import os
 import string
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +32,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from rewardhub.server import free_port  # noqa: E402
+from _serve import start_service  # noqa: E402
 
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
@@ -114,27 +113,6 @@ def plain_loop(model_path: str, samples: list[dict[str, str]]) -> tuple[float, l
     return time.perf_counter() - start, scores
 
 
-def start_server(extra_env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    env = {**os.environ, **extra_env}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(port), "--workers", "1"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(600):
-        try:
-            if httpx.get(url + "/readyz").status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("server did not start")
-
-
 async def service_run(
     url: str, spec: dict, samples: list[dict[str, str]], concurrency: int
 ) -> tuple[float, list[float]]:
@@ -206,7 +184,7 @@ def main() -> None:
         print(f"plain transformers loop : {len(samples) / loop_s:8.1f} samples/s ({loop_s:.2f} s)")
 
         env = {"REWARDHUB_MODEL_BATCH_SIZE": str(args.batch_size), "REWARDHUB_MODEL_BATCH_WAIT_MS": "5"}
-        proc, url = start_server(env)
+        proc, url = start_service("--workers", "1", env=env)
         try:
             spec = {
                 "name": "outcome_rm",
@@ -223,7 +201,7 @@ def main() -> None:
 
         if args.gpu:
             one_batch_s = vllm_one_batch(model_path, samples)
-            proc, url = start_server(env)
+            proc, url = start_service("--workers", "1", env=env)
             try:
                 spec = {
                     "name": "outcome_rm",
