@@ -17,7 +17,9 @@ from rewardhub.server import free_port  # noqa: E402
 __all__ = ["start_service"]
 
 
-def start_service(*serve_args: str, env: dict[str, str] | None = None, timeout_s: float = 60.0) -> tuple[subprocess.Popen, str]:
+def start_service(
+    *serve_args: str, env: dict[str, str] | None = None, timeout_s: float = 60.0
+) -> tuple[subprocess.Popen, str]:
     """``rewardhub serve --port <free> *serve_args``; returns the process and its URL once /readyz is 200."""
     port = free_port()
     command = [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(port), *serve_args]

@@ -138,7 +138,9 @@ class Service:
         self.env = {**os.environ, "REWARDHUB_MAX_PENDING_SAMPLES": str(max_pending), "REWARDHUB_LOG_LEVEL": "warning"}
         if mode != "local":
             prefix = f"bench{uuid.uuid4().hex[:6]}-"
-            self.env["REWARDHUB_BROKER_URL"] = f"redis://127.0.0.1:6379/14?visibility_timeout={visibility_s}&queue_prefix={prefix}"
+            self.env["REWARDHUB_BROKER_URL"] = (
+                f"redis://127.0.0.1:6379/14?visibility_timeout={visibility_s}&queue_prefix={prefix}"
+            )
             self.env["REWARDHUB_MAX_TIMEOUT_S"] = "10"
             if visibility_s < 3600:  # chunk limits must fit under the short timeout of the fault run
                 self.env["REWARDHUB_SAMPLE_TIMEOUT_S"] = self.env["REWARDHUB_MAX_TIMEOUT_S"] = "0.3"
@@ -151,15 +153,37 @@ class Service:
         return f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> Service:
-        command = [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(self.port), "--workers", str(self.workers)]
+        command = [
+            sys.executable,
+            "-m",
+            "rewardhub.cli",
+            "serve",
+            "--port",
+            str(self.port),
+            "--workers",
+            str(self.workers),
+        ]
         if self.mode != "local":
             command += ["--execution", "celery"]
             for _ in range(self.workers):
-                self.worker_procs.append(subprocess.Popen(
-                    [sys.executable, "-m", "rewardhub.cli", "worker", "--queues", "cpu", "--concurrency", "1"],
-                    env=self.env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
-        self.api = subprocess.Popen(command, env=self.env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                    start_new_session=True)
+                self.worker_procs.append(
+                    subprocess.Popen(
+                        [sys.executable, "-m", "rewardhub.cli", "worker", "--queues", "cpu", "--concurrency", "1"],
+                        env=self.env,
+                        cwd=ROOT,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        start_new_session=True,
+                    )
+                )
+        self.api = subprocess.Popen(
+            command,
+            env=self.env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 120
         while True:
             try:
@@ -202,8 +226,11 @@ async def drive(service: Service, args: argparse.Namespace, tally: Tally, kill_a
     until = time.monotonic() + args.duration
     drain_until = until + args.drain
     loops = [client_loop(service.url, "single", 1, until, tally, drain_until) for _ in range(args.single_clients)]
-    loops += [client_loop(service.url, "batch", args.batch, until, tally, drain_until) for _ in range(args.batch_clients)]
+    loops += [
+        client_loop(service.url, "batch", args.batch, until, tally, drain_until) for _ in range(args.batch_clients)
+    ]
     if kill_at is not None:
+
         async def killer() -> None:
             await asyncio.sleep(kill_at)
             service.kill_worker(0)
@@ -223,15 +250,25 @@ def percentile(values: list[float], q: float) -> float:
 def report(mode: str, tally: Tally, rss: RssSampler, seconds: float) -> None:
     mib = 1024 * 1024
     print(f"\n== {mode} ==")
-    print(f"  throughput      {tally.samples_ok / seconds:9.1f} samples/s ok   {tally.requests / seconds:7.1f} requests/s")
+    print(
+        f"  throughput      {tally.samples_ok / seconds:9.1f} samples/s ok   {tally.requests / seconds:7.1f} requests/s"
+    )
     for kind in ("single", "batch"):
         values = tally.latencies[kind]
-        print(f"  {kind:<6} latency p50 {percentile(values, 0.5) * 1000:8.1f} ms   p99 {percentile(values, 0.99) * 1000:8.1f} ms   "
-              f"max {max(values, default=float('nan')) * 1000:8.1f} ms   ({len(values)} answered)")
-    print(f"  5xx {tally.status_5xx}   transport errors {tally.transport_errors}   429 {tally.status_429}   other {tally.other or 0}")
-    print(f"  API RSS  start {rss.start / mib:7.1f} MiB   peak {rss.peak / mib:7.1f} MiB   end {rss.last / mib:7.1f} MiB")
+        print(
+            f"  {kind:<6} latency p50 {percentile(values, 0.5) * 1000:8.1f} ms   p99 {percentile(values, 0.99) * 1000:8.1f} ms   "
+            f"max {max(values, default=float('nan')) * 1000:8.1f} ms   ({len(values)} answered)"
+        )
+    print(
+        f"  5xx {tally.status_5xx}   transport errors {tally.transport_errors}   429 {tally.status_429}   other {tally.other or 0}"
+    )
+    print(
+        f"  API RSS  start {rss.start / mib:7.1f} MiB   peak {rss.peak / mib:7.1f} MiB   end {rss.last / mib:7.1f} MiB"
+    )
     answered = sum(tally.statuses.values())
-    print(f"  samples sent {tally.samples_sent}   answered {answered} {tally.statuses}   lost {tally.samples_sent - answered}")
+    print(
+        f"  samples sent {tally.samples_sent}   answered {answered} {tally.statuses}   lost {tally.samples_sent - answered}"
+    )
     for message, count in sorted(tally.errors.items(), key=lambda item: -item[1])[:5]:
         print(f"    {count} x {message}")
 
@@ -246,7 +283,12 @@ def run_mode(mode: str, args: argparse.Namespace) -> None:
             started = time.monotonic()
             asyncio.run(drive(service, args, tally, args.duration / 3 if mode == "fault" else None))
             seconds = time.monotonic() - started
-    report(f"{mode} ({kind}, {args.workers} workers)", tally, rss, min(seconds, args.duration) if mode != "fault" else seconds)
+    report(
+        f"{mode} ({kind}, {args.workers} workers)",
+        tally,
+        rss,
+        min(seconds, args.duration) if mode != "fault" else seconds,
+    )
 
 
 def main() -> None:
@@ -257,11 +299,18 @@ def main() -> None:
     parser.add_argument("--single-clients", type=int, default=8, help="concurrent single-sample clients")
     parser.add_argument("--batch-clients", type=int, default=2, help="concurrent batch clients")
     parser.add_argument("--batch", type=int, default=1000, help="samples per batch request")
-    parser.add_argument("--max-pending", type=int, default=1500, help="the API's bound on samples in flight (429 past it)")
-    parser.add_argument("--drain", type=float, default=120.0, help="seconds to wait for requests still out after the run")
+    parser.add_argument(
+        "--max-pending", type=int, default=1500, help="the API's bound on samples in flight (429 past it)"
+    )
+    parser.add_argument(
+        "--drain", type=float, default=120.0, help="seconds to wait for requests still out after the run"
+    )
     args = parser.parse_args()
-    print(f"bench/load.py: {args.duration:g}s per mode, {args.single_clients} single + {args.batch_clients} x {args.batch}-sample "
-          f"clients, max pending {args.max_pending}, {os.cpu_count()} cores", flush=True)
+    print(
+        f"bench/load.py: {args.duration:g}s per mode, {args.single_clients} single + {args.batch_clients} x {args.batch}-sample "
+        f"clients, max pending {args.max_pending}, {os.cpu_count()} cores",
+        flush=True,
+    )
     for mode in args.modes.split(","):
         run_mode(mode.strip(), args)
 

@@ -123,7 +123,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--batch", type=int, default=64, help="samples per request (whole groups of 8 and 4)")
     parser.add_argument("--gsm8k", type=int, default=800, help="how many GSM8K solutions to add to the 800 Qwen ones")
-    parser.add_argument("--in-flight", type=int, default=2, help="requests outstanding at once (1: strictly one after another)")
+    parser.add_argument(
+        "--in-flight", type=int, default=2, help="requests outstanding at once (1: strictly one after another)"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="alternating rounds; the best of each side counts")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
@@ -139,7 +141,9 @@ def main() -> None:
     cpu = (0.0, 0.0)
     for _ in range(args.repeats):
         baseline = max(baseline, plain_math_verify(samples))
-        process, url = start_service("--workers", str(args.workers))  # a fresh service: its caches start cold every round
+        process, url = start_service(
+            "--workers", str(args.workers)
+        )  # a fresh service: its caches start cold every round
         try:
             warm = [{"reference": str(n), "response": f"\\boxed{{{n}}}"} for n in range(64)]  # imports only
             httpx.post(url + "/v1/score", json={"verifier": "math", "samples": warm}, timeout=600).raise_for_status()

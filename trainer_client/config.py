@@ -120,6 +120,12 @@ class RolloutConfig(_Section):
         gt=0,
         description="Generate this many prompts at a time and score each chunk while the next one generates.",
     )
+    lean_decoder: bool = Field(
+        True,
+        description="hf: sample Llama-family models (Llama, Qwen2, Qwen3, Mistral) through the trainer's own lean "
+        "forward pass instead of transformers' (same weights; several times less overhead per token for small "
+        "models); other architectures always use transformers.",
+    )
     gpu_memory_utilization: float = Field(0.35, gt=0, le=1, description="vllm: fraction of GPU memory for the engine.")
     sleep_between_steps: bool = Field(True, description="vllm: release the engine's memory while the trainer updates.")
 

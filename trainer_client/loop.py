@@ -128,7 +128,7 @@ class Trainer:
             from trainer_client.rollout.vllm_engine import VLLMRolloutEngine
 
             return VLLMRolloutEngine(self.model, self.tokenizer, self.cfg, self.generator)
-        return HFRolloutEngine(self.model, self.tokenizer, self.generator)
+        return HFRolloutEngine(self.model, self.tokenizer, self.generator, lean=self.cfg.rollout.lean_decoder)
 
     def _tokens(self, split: str, record: PromptRecord) -> list[int]:
         key = (split, record.index)

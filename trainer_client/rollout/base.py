@@ -78,13 +78,9 @@ class RolloutEngine(Protocol):
 def left_pad(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[Tensor, Tensor]:
     """Token lists -> (ids [B, L] left-padded, mask [B, L] bool)."""
     width = max((len(r) for r in rows), default=0)
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.bool)
-    for i, row in enumerate(rows):
-        if row:
-            ids[i, width - len(row) :] = torch.as_tensor(list(row), dtype=torch.long)
-            mask[i, width - len(row) :] = True
-    return ids, mask
+    ids = torch.tensor([[pad_id] * (width - len(r)) + list(r) for r in rows], dtype=torch.long).view(len(rows), width)
+    mask = torch.tensor([[False] * (width - len(r)) + [True] * len(r) for r in rows], dtype=torch.bool)
+    return ids, mask.view(len(rows), width)
 
 
 def _pad_to(t: Tensor, width: int, value: float | int | bool, left: bool) -> Tensor:

@@ -4,7 +4,9 @@ The engine samples with the policy it was given (the very module the trainer upd
 is no weight copy to sync) and records the log-probability of each token under the distribution
 it drew it from. A plain sampling loop rather than ``model.generate``: it is shorter than the
 options ``generate`` would need to return those log-probs, and it avoids ``generate``'s per-call
-set-up cost, which dominates for the tiny models this path exists for.
+set-up cost, which dominates for the tiny models this path exists for. For Llama-family
+architectures the forward passes themselves go through :mod:`~trainer_client.rollout.lean_decoder`
+(``lean=False``, or any other architecture, uses the transformers forward with its KV cache).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from torch import Tensor
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 
 from trainer_client.rollout.base import Rollout, SamplingParams, concat_rollouts, left_pad
+from trainer_client.rollout.lean_decoder import LeanDecoder, lean_decoder_for
 from trainer_client.rollout.sampling import sampling_logprobs
 
 __all__ = ["HFRolloutEngine", "position_ids_for"]
@@ -44,8 +47,10 @@ class HFRolloutEngine:
         tokenizer: PreTrainedTokenizerBase,
         generator: torch.Generator | None = None,
         batch_size: int | None = None,
+        lean: bool = True,
     ) -> None:
         self.model = model
+        self.lean = lean
         self.tokenizer = tokenizer
         self.generator = generator
         self.batch_size = batch_size
@@ -63,22 +68,27 @@ class HFRolloutEngine:
 
     @torch.no_grad()
     def _generate(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> Rollout:
+        width = max((len(p) for p in prompts), default=0)
+        lean = lean_decoder_for(self.model, width + params.max_new_tokens) if self.lean else None
+        if lean is not None:  # no dropout or other train-mode behaviour to switch off
+            return self._sample(prompts, params, lean)
         was_training = self.model.training
         self.model.eval()
         try:
-            return self._sample(prompts, params)
+            return self._sample(
+                prompts, params, _TransformersDecoder(self.model, self._cache_arg, self._has_logits_to_keep)
+            )
         finally:
             self.model.train(was_training)
 
-    def _sample(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> Rollout:
+    def _sample(
+        self, prompts: Sequence[Sequence[int]], params: SamplingParams, decoder: LeanDecoder | _TransformersDecoder
+    ) -> Rollout:
         device = next(self.model.parameters()).device
         prompt_ids, prompt_mask = (t.to(device) for t in left_pad(prompts, self.pad_id))
         batch = prompt_ids.shape[0]
         eos = torch.as_tensor(self.eos_ids, device=device)
-        cache = _new_cache(self.model)
-        attention = prompt_mask.long()
-        next_pos = prompt_mask.long().sum(-1, keepdim=True)  # [B, 1]
-        logits = self._step(prompt_ids, attention, position_ids_for(prompt_mask), cache)
+        logits = decoder.prefill(prompt_ids, prompt_mask, params.max_new_tokens)
         tokens: list[Tensor] = []
         logps: list[Tensor] = []
         alive = torch.ones(batch, dtype=torch.bool, device=device)
@@ -91,8 +101,7 @@ class HFRolloutEngine:
             alive = alive & ~torch.isin(token, eos)
             if not alive.any() or t + 1 == params.max_new_tokens:
                 break
-            attention = torch.cat([attention, torch.ones_like(attention[:, :1])], dim=-1)
-            logits = self._step(token.unsqueeze(-1), attention, next_pos + t, cache)
+            logits = decoder.decode(token)
         response_ids = torch.stack(tokens, dim=1) if tokens else torch.zeros((batch, 0), dtype=torch.long)
         logprobs = torch.stack(logps, dim=1) if logps else torch.zeros((batch, 0))
         response_mask = _response_mask(response_ids, eos)
@@ -106,12 +115,35 @@ class HFRolloutEngine:
             texts=tuple(self.tokenizer.batch_decode(response_ids.cpu().tolist(), skip_special_tokens=True)),
         )
 
-    def _step(self, input_ids: Tensor, attention: Tensor, position_ids: Tensor, cache: DynamicCache) -> Tensor:
-        """One forward pass; the logits of the last position.  -> [B, V]"""
-        kwargs = {self._cache_arg: cache, "use_cache": True}
-        if self._has_logits_to_keep:
-            kwargs["logits_to_keep"] = 1
-        out = self.model(input_ids=input_ids, attention_mask=attention, position_ids=position_ids, **kwargs)
+
+class _TransformersDecoder:
+    """The model's own forward with a transformers KV cache, behind the lean decoder's interface."""
+
+    def __init__(self, model: torch.nn.Module, cache_arg: str, has_logits_to_keep: bool) -> None:
+        self.model = model
+        self.cache = _new_cache(model)
+        self.kwargs: dict = {cache_arg: self.cache, "use_cache": True}
+        if has_logits_to_keep:
+            self.kwargs["logits_to_keep"] = 1
+        self.attention: Tensor | None = None
+        self.next_pos: Tensor | None = None
+
+    def prefill(self, prompt_ids: Tensor, prompt_mask: Tensor, max_new_tokens: int) -> Tensor:
+        """-> [B, V] logits of the last prompt position."""
+        self.attention = prompt_mask.long()
+        self.next_pos = prompt_mask.long().sum(-1, keepdim=True)  # [B, 1]
+        return self._step(prompt_ids, position_ids_for(prompt_mask))
+
+    def decode(self, tokens: Tensor) -> Tensor:
+        """Append ``tokens`` [B]; -> [B, V] next-token logits."""
+        assert self.attention is not None and self.next_pos is not None, "decode() before prefill()"
+        self.attention = torch.cat([self.attention, torch.ones_like(self.attention[:, :1])], dim=-1)
+        position = self.next_pos
+        self.next_pos = self.next_pos + 1
+        return self._step(tokens.unsqueeze(-1), position)
+
+    def _step(self, input_ids: Tensor, position_ids: Tensor) -> Tensor:
+        out = self.model(input_ids=input_ids, attention_mask=self.attention, position_ids=position_ids, **self.kwargs)
         return out.logits[:, -1, :]
 
 
