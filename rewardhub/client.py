@@ -34,9 +34,15 @@ class ClientError(Exception):
         self.status_code = status_code
         self.error = dict(error or {})
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle with the status and error body (a trainer's reward process sends it across)."""
+        return (type(self), (str(self), self.status_code, self.error))
+
 
 class _Common:
-    def __init__(self, base_url: str | None, api_key: str | None, max_retries: int, backoff_s: float, max_backoff_s: float) -> None:
+    def __init__(
+        self, base_url: str | None, api_key: str | None, max_retries: int, backoff_s: float, max_backoff_s: float
+    ) -> None:
         self.base_url = (base_url or os.environ.get("REWARDHUB_URL") or DEFAULT_URL).rstrip("/")
         self.headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self.max_retries = max_retries
@@ -66,11 +72,19 @@ class _Common:
             return body
         error = body.get("error", {}) if isinstance(body, dict) else {}
         message = error.get("message") or response.text[:300]
-        raise ClientError(f"{response.status_code} {error.get('type', 'error')}: {message}", response.status_code, error)
+        raise ClientError(
+            f"{response.status_code} {error.get('type', 'error')}: {message}", response.status_code, error
+        )
 
     @staticmethod
-    def _score_body(samples: Sequence[Sample | Mapping[str, Any]], verifier: VerifierSpec | Mapping[str, Any] | None) -> dict[str, Any]:
-        body: dict[str, Any] = {"samples": [s.model_dump(mode="json", exclude_none=True) if isinstance(s, Sample) else dict(s) for s in samples]}
+    def _score_body(
+        samples: Sequence[Sample | Mapping[str, Any]], verifier: VerifierSpec | Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "samples": [
+                s.model_dump(mode="json", exclude_none=True) if isinstance(s, Sample) else dict(s) for s in samples
+            ]
+        }
         if verifier is not None:
             body["verifier"] = verifier if isinstance(verifier, str | Mapping) else verifier.model_dump(mode="json")
         return body
@@ -112,10 +126,14 @@ class RewardClient(_Common):
             return self._raise_for_error(response)
         raise AssertionError("unreachable")
 
-    def score(self, samples: Sequence[Sample | Mapping[str, Any]], verifier: VerifierSpec | Mapping[str, Any] | None = None) -> list[Result]:
+    def score(
+        self, samples: Sequence[Sample | Mapping[str, Any]], verifier: VerifierSpec | Mapping[str, Any] | None = None
+    ) -> list[Result]:
         return self._results(self.request("POST", "/v1/score", self._score_body(samples, verifier)))
 
-    def submit_job(self, samples: Sequence[Sample | Mapping[str, Any]], verifier: VerifierSpec | Mapping[str, Any] | None = None) -> str:
+    def submit_job(
+        self, samples: Sequence[Sample | Mapping[str, Any]], verifier: VerifierSpec | Mapping[str, Any] | None = None
+    ) -> str:
         return self.request("POST", "/v1/jobs", self._score_body(samples, verifier))["job_id"]
 
     def job(self, job_id: str) -> dict[str, Any]:
@@ -168,7 +186,9 @@ class AsyncRewardClient(_Common):
     ) -> None:
         super().__init__(base_url, api_key, max_retries, backoff_s, max_backoff_s)
         limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-        self._http = httpx.AsyncClient(base_url=self.base_url, headers=self.headers, timeout=timeout, transport=transport, limits=limits)
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url, headers=self.headers, timeout=timeout, transport=transport, limits=limits
+        )
 
     async def request(self, method: str, path: str, json: Any = None) -> Any:
         for attempt in range(self.max_retries + 1):
@@ -185,10 +205,14 @@ class AsyncRewardClient(_Common):
             return self._raise_for_error(response)
         raise AssertionError("unreachable")
 
-    async def score(self, samples: Sequence[Sample | Mapping[str, Any]], verifier: VerifierSpec | Mapping[str, Any] | None = None) -> list[Result]:
+    async def score(
+        self, samples: Sequence[Sample | Mapping[str, Any]], verifier: VerifierSpec | Mapping[str, Any] | None = None
+    ) -> list[Result]:
         return self._results(await self.request("POST", "/v1/score", self._score_body(samples, verifier)))
 
-    async def submit_job(self, samples: Sequence[Sample | Mapping[str, Any]], verifier: VerifierSpec | Mapping[str, Any] | None = None) -> str:
+    async def submit_job(
+        self, samples: Sequence[Sample | Mapping[str, Any]], verifier: VerifierSpec | Mapping[str, Any] | None = None
+    ) -> str:
         return (await self.request("POST", "/v1/jobs", self._score_body(samples, verifier)))["job_id"]
 
     async def job(self, job_id: str) -> dict[str, Any]:

@@ -151,6 +151,11 @@ class RewardConfig(_Section):
     )
     timeout_s: float = Field(60.0, gt=0, description="HTTP timeout per scoring request.")
     max_retries: int = Field(5, ge=0, description="Retries on 429, 5xx and connection errors.")
+    client_process: bool = Field(
+        True,
+        description="Send, receive and parse scoring requests in a child process, so HTTP work never holds the "
+        "trainer's interpreter while it generates or computes log-probs (false: a thread in this process).",
+    )
     api_key: str | None = Field(None, description="Bearer token for a service that requires one.")
     overlong: OverlongConfig | None = Field(None, description="DAPO soft overlong penalty added to the reward.")
     mask_truncated: bool = Field(

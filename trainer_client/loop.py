@@ -42,6 +42,7 @@ from trainer_client.objective import compute_advantages, dense_token_rewards
 from trainer_client.optim import build_optimizer, build_scheduler
 from trainer_client.progress import StepReporter
 from trainer_client.rewards import (
+    RewardProcess,
     RewardWorker,
     Scored,
     ScorerFactory,
@@ -61,6 +62,9 @@ from trainer_client.step_metrics import (
 from trainer_client.update import TrainBatch, policy_update
 
 __all__ = ["Trainer", "reward_service"]
+
+Rewards = RewardWorker | RewardProcess
+"""Where scoring requests go: a thread of this process, or a child process (the default)."""
 
 
 @dataclass(frozen=True)
@@ -136,11 +140,13 @@ class Trainer:
             self._prompt_ids[key] = tokenize_prompt(self.tokenizer, record.prompt, self.cfg.data.max_prompt_tokens)
         return self._prompt_ids[key]
 
-    def _open_rewards(self, stack: contextlib.ExitStack) -> RewardWorker:
-        factory = self._scorer
-        if factory is None:
-            url = stack.enter_context(reward_service(self.cfg))
-            factory = service_scorer(self.cfg.reward, url)
+    def _open_rewards(self, stack: contextlib.ExitStack) -> RewardWorker | RewardProcess:
+        if self._scorer is not None:
+            return stack.enter_context(RewardWorker(self._scorer))
+        url = stack.enter_context(reward_service(self.cfg))
+        factory = service_scorer(self.cfg.reward, url)
+        if self.cfg.reward.client_process:
+            return stack.enter_context(RewardProcess(factory))
         return stack.enter_context(RewardWorker(factory))
 
     def save_resolved_config(self) -> Path:
@@ -248,12 +254,12 @@ class Trainer:
         return samples, groups, labels
 
     def _generate_and_score(
-        self, worker: RewardWorker, records: Sequence[PromptRecord], tag: str, timing: dict[str, float]
+        self, worker: Rewards, records: Sequence[PromptRecord], tag: str, timing: dict[str, float]
     ) -> Generated:
         return self._finish_round(self._start_round(worker, records, tag, timing), timing)
 
     def _start_round(
-        self, worker: RewardWorker, records: Sequence[PromptRecord], tag: str, timing: dict[str, float]
+        self, worker: Rewards, records: Sequence[PromptRecord], tag: str, timing: dict[str, float]
     ) -> PendingRound:
         """Generate in chunks, each sent for scoring at once; frozen-model log-probs while they are scored."""
         G = self.cfg.rollout.group_size
@@ -317,7 +323,7 @@ class Trainer:
         return ref, old
 
     def _collect(
-        self, worker: RewardWorker, timing: dict[str, float]
+        self, worker: Rewards, timing: dict[str, float]
     ) -> tuple[Generated, Generated, int, TokenStats | None]:
         """(everything generated, what is trained on, rounds, the first micro-batch's forward pass).
 
@@ -385,7 +391,7 @@ class Trainer:
             valid &= ~gen.rollout.truncated
         return torch.where(valid, scores, torch.zeros_like(scores)), valid
 
-    def train_step(self, worker: RewardWorker) -> dict[str, Any]:
+    def train_step(self, worker: Rewards) -> dict[str, Any]:
         cfg, a = self.cfg, self.cfg.algorithm
         G = cfg.rollout.group_size
         t0 = time.perf_counter()
@@ -492,7 +498,7 @@ class Trainer:
         )
 
     # ------------------------------------------------------------------ evaluation
-    def evaluate(self, worker: RewardWorker) -> dict[str, Any]:
+    def evaluate(self, worker: Rewards) -> dict[str, Any]:
         """Held-out reward, sampled (``eval.samples_per_prompt`` each) and greedy."""
         ec = self.cfg.eval
         records = self.eval_records[: ec.max_prompts] if ec.max_prompts else self.eval_records
@@ -514,7 +520,7 @@ class Trainer:
         return out
 
     def _eval_pass(
-        self, worker: RewardWorker, records: Sequence[PromptRecord], n: int, temperature: float
+        self, worker: Rewards, records: Sequence[PromptRecord], n: int, temperature: float
     ) -> dict[str, Any]:
         prompts = [self._tokens("eval", r) for r in records for _ in range(n)]
         rollout = self.engine.generate(prompts, replace(self._sampling(temperature)))

@@ -1,57 +1,37 @@
 """Rewards from the service: samples out, judgements back, without blocking the GPU/CPU work.
 
-The trainer reaches the service only through :mod:`rewardhub.client`. Scoring runs on an event
-loop in a background thread (:class:`RewardWorker`), so a chunk of responses is being scored
-while the next chunk generates and while reference log-probs are computed; the loop only blocks
-when it needs the numbers. A sample whose status is not ``ok`` is *masked* (``valid`` false):
+The trainer reaches the service only through :mod:`rewardhub.client`, in the background
+(:mod:`rewardhub.background`: a child process by default, or a thread), so a chunk of responses
+is being scored while the next chunk generates and while log-probs are computed; the loop only
+blocks when it needs the numbers. A sample whose status is not ``ok`` is *masked* (``valid`` false):
 its score is the verifier's failure score, which is not a judgement of the response.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import contextlib
-import threading
-import time
-from collections.abc import AsyncIterator, Callable, Sequence
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 from torch import Tensor
 
-from rewardhub.types import OK, Result, Sample
+from rewardhub.background import RewardProcess, RewardWorker, Scored, Scorer, ScorerFactory
+from rewardhub.types import OK, Result
 from trainer_client.config import RewardConfig
 
 __all__ = [
     "RewardBatch",
+    "RewardProcess",
     "RewardWorker",
+    "Scored",
     "Scorer",
     "ScorerFactory",
     "service_scorer",
     "to_reward_batch",
     "verifier_label",
 ]
-
-
-class Scorer(Protocol):
-    """What the trainer needs of a reward source (:class:`rewardhub.client.AsyncRewardClient` is one)."""
-
-    async def score(self, samples: Sequence[Sample], verifier: Any = None) -> list[Result]: ...
-
-
-ScorerFactory = Callable[[], contextlib.AbstractAsyncContextManager[Scorer]]
-"""Opens a scorer inside the worker's event loop (an async client must live on the loop that uses it)."""
-
-
-@dataclass(frozen=True)
-class Scored:
-    """The results of one scoring request and when it went out and came back (perf_counter)."""
-
-    results: list[Result]
-    sent_at: float
-    done_at: float
 
 
 @dataclass(frozen=True)
@@ -94,64 +74,14 @@ def to_reward_batch(results: Sequence[Result], labels: Sequence[str]) -> RewardB
     )
 
 
-class RewardWorker:
-    """An event loop in a daemon thread that owns the scorer; ``submit`` returns a Future."""
-
-    def __init__(self, factory: ScorerFactory) -> None:
-        self._factory = factory
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="rewardhub-train-rewards", daemon=True)
-        self._thread.start()
-        self._stack = contextlib.AsyncExitStack()
-        self._scorer: Scorer = self._run(self._open())
-
-    async def _open(self) -> Scorer:
-        return await self._stack.enter_async_context(self._factory())
-
-    def _run(self, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
-
-    def submit(self, samples: Sequence[Sample], verifier: Any = None) -> concurrent.futures.Future[Scored]:
-        """Send ``samples`` for scoring now; the future resolves when the answer is back."""
-        sent_at = time.perf_counter()
-
-        async def score() -> Scored:
-            results = await self._scorer.score(list(samples), verifier=verifier)
-            return Scored(results, sent_at, time.perf_counter())
-
-        return asyncio.run_coroutine_threadsafe(score(), self._loop)
-
-    def call(self, method: str) -> Any:
-        """Run one of the scorer's other coroutines (``health``, ``verifiers``) and wait for it."""
-        return self._run(getattr(self._scorer, method)())
-
-    def close(self) -> None:
-        if self._loop.is_closed():
-            return
-        try:
-            self._run(self._stack.aclose())
-        finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=10)
-            self._loop.close()
-
-    def __enter__(self) -> RewardWorker:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 def service_scorer(cfg: RewardConfig, url: str) -> ScorerFactory:
-    """A factory of :class:`rewardhub.client.AsyncRewardClient` for the service at ``url``."""
+    """A factory of :class:`rewardhub.client.AsyncRewardClient` for the service at ``url``.
 
-    @contextlib.asynccontextmanager
-    async def factory() -> AsyncIterator[Scorer]:
-        from rewardhub.client import AsyncRewardClient
+    A partial of the client class (which is its own async context manager), so it pickles: the
+    :class:`~rewardhub.background.RewardProcess` child builds its client from it.
+    """
+    from rewardhub.client import AsyncRewardClient
 
-        async with AsyncRewardClient(
-            url, api_key=cfg.api_key, timeout=cfg.timeout_s, max_retries=cfg.max_retries
-        ) as client:
-            yield client
-
-    return factory
+    return functools.partial(
+        AsyncRewardClient, url, api_key=cfg.api_key, timeout=cfg.timeout_s, max_retries=cfg.max_retries
+    )

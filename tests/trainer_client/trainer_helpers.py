@@ -43,3 +43,25 @@ def scorer_factory(scorer):
 def write_addition(path: Path, pairs) -> str:
     path.write_text("".join(json.dumps({"prompt": f"{a}+{b}=", "reference": str(a + b)}) + "\n" for a, b in pairs))
     return str(path)
+
+
+class BrokenScorer:
+    """A scorer factory that fails to open (picklable: a class the reward process can import)."""
+
+    def __init__(self) -> None:
+        raise ValueError("this scorer cannot open")
+
+
+class StalledScorer:
+    """A picklable scorer factory whose requests never finish (an async context manager of itself)."""
+
+    async def __aenter__(self) -> StalledScorer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def score(self, samples, verifier=None):
+        import asyncio
+
+        await asyncio.sleep(3600)

@@ -85,7 +85,7 @@ class LeanDecoder:
         self._cache: _Cache | None = None
 
     # ------------------------------------------------------------------ public
-    @torch.no_grad()
+    @torch.inference_mode()  # ~10% less per-op overhead than no_grad; the logits leave as plain values
     def prefill(self, prompt_ids: Tensor, prompt_mask: Tensor, max_new_tokens: int) -> Tensor:
         """Run the prompts and reserve room for ``max_new_tokens``; the last position's logits.  -> [B, V]"""
         batch, width = prompt_ids.shape
@@ -113,7 +113,7 @@ class LeanDecoder:
         mask = (causal & prompt_mask[:, None, None, :]) | torch.eye(width, dtype=torch.bool, device=device)
         return self._forward(prompt_ids, mask)
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def decode(self, tokens: Tensor) -> Tensor:
         """Append one token per row (``tokens`` [B]); the next-token logits.  -> [B, V]"""
         cache = self._require_cache()

@@ -62,9 +62,7 @@ def test_prefill_and_each_decode_step_give_the_transformers_logits(name):
 def test_other_architectures_and_short_sliding_windows_are_refused():
     gpt2 = AutoModelForCausalLM.from_config(GPT2Config(vocab_size=24, n_embd=32, n_layer=1, n_head=2))
     assert lean_decoder_for(gpt2, 10) is None
-    windowed = build(
-        MistralConfig(**SMALL, num_attention_heads=4, num_key_value_heads=2, sliding_window=8)
-    )
+    windowed = build(MistralConfig(**SMALL, num_attention_heads=4, num_key_value_heads=2, sliding_window=8))
     assert lean_decoder_for(windowed, total_length=12) is None  # the window would cut the context
     assert lean_decoder_for(windowed, total_length=8) is not None  # within the window it is plain attention
 
