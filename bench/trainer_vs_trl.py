@@ -193,23 +193,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--our-recipe", action="store_true", help="keep our default algorithm (entropy bonus)")
     parser.add_argument("--json", type=Path, default=None, help="also write the numbers here")
     parser.add_argument("--only", choices=["ours", "trl"], default=None)
+    parser.add_argument("--run-one", choices=["ours", "trl"], default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore")
+    if args.run_one:  # one side, in this fresh process, numbers to --json
+        with tempfile.TemporaryDirectory() as tmp:
+            if args.run_one == "trl":
+                result = run_trl(args.steps, args.seed, Path(tmp))
+            else:
+                result = run_ours(args.steps, args.seed, Path(tmp), args.url, args.our_recipe)
+        args.json.write_text(json.dumps(result))
+        return 0
+    sides = [args.only] if args.only else ["trl", "ours"]
     runs: list[dict[str, dict]] = []
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         url = args.url
-        if url is None and not args.embedded and args.only != "trl":
+        if url is None and not args.embedded and "ours" in sides:
             url = stack.enter_context(separate_service())
+        # each run in a fresh interpreter, so neither inherits the other's garbage and threads;
         # alternating the two spreads any drift in the machine's speed over both sides
         for repeat in range(args.repeats):
             results: dict[str, dict] = {}
-            if args.only in (None, "trl"):
-                results["trl"] = run_trl(args.steps, args.seed, Path(tmp) / f"trl-{repeat}")
-            if args.only in (None, "ours"):
-                results["rewardhub"] = run_ours(
-                    args.steps, args.seed, Path(tmp) / f"ours-{repeat}", url, args.our_recipe
-                )
+            for side in sides:
+                out = Path(tmp) / f"{side}-{repeat}.json"
+                command = [sys.executable, __file__, "--run-one", side, "--steps", str(args.steps)]
+                command += ["--seed", str(args.seed), "--json", str(out)]
+                command += ["--url", url] if url else []
+                command += ["--our-recipe"] if args.our_recipe else []
+                subprocess.run(command, check=True)
+                results["trl" if side == "trl" else "rewardhub"] = json.loads(out.read_text())
             runs.append(results)
     print(f"{'':12} {'s/step':>8} {'reward first→last':>20} {'entropy first→last':>20}")
     for results in runs:

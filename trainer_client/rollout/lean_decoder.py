@@ -17,6 +17,7 @@ windows shorter than the sequence, LoRA wrappers, other architectures) is refuse
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -73,15 +74,24 @@ class _Cache:
 
 
 class LeanDecoder:
-    """``prefill`` a left-padded batch, then ``decode`` one token per row at a time."""
+    """``prefill`` a left-padded batch, then ``decode`` one token per row at a time.
+
+    The module's parameter tensors are looked up once, here (a module attribute lookup costs more
+    than some of the tiny operations it feeds); they are the very tensors the optimizer updates in
+    place, so a decoder stays current, though the engine builds a new one per generation anyway.
+    """
 
     def __init__(self, model: torch.nn.Module) -> None:
-        self.model = model
-        self.inner = model.model
+        inner = model.model
         config = model.config
         self.n_heads = config.num_attention_heads
         self.n_kv = getattr(config, "num_key_value_heads", None) or self.n_heads
         self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // self.n_heads
+        self.embedding = inner.embed_tokens.weight
+        self.rotary = inner.rotary_emb
+        self.layers = [_Layer.of(layer) for layer in inner.layers]
+        self.norm = _Norm.of(inner.norm)
+        self.head = _Linear.of(model.lm_head)
         self._cache: _Cache | None = None
 
     # ------------------------------------------------------------------ public
@@ -90,19 +100,16 @@ class LeanDecoder:
         """Run the prompts and reserve room for ``max_new_tokens``; the last position's logits.  -> [B, V]"""
         batch, width = prompt_ids.shape
         total = width + max_new_tokens
-        device = prompt_ids.device
-        dtype = self.inner.embed_tokens.weight.dtype
+        device, dtype = prompt_ids.device, self.embedding.dtype
         key_mask = torch.ones((batch, total), dtype=torch.bool, device=device)
         key_mask[:, :width] = prompt_mask
         # positions over real tokens, continuing after each row's prompt (pads get 0)
         positions = (key_mask.long().cumsum(-1) - 1).clamp(min=0)
-        probe = torch.empty((), dtype=dtype, device=device)
-        cos, sin = self.inner.rotary_emb(probe, positions)
+        cos, sin = self.rotary(torch.empty((), dtype=dtype, device=device), positions)
         shape = (batch, self.n_kv, total, self.head_dim)
-        layers = len(self.inner.layers)
-        self._cache = _Cache(
-            keys=[torch.zeros(shape, dtype=dtype, device=device) for _ in range(layers)],
-            values=[torch.zeros(shape, dtype=dtype, device=device) for _ in range(layers)],
+        self._cache = _Cache(  # every position is written before it is read: no need to zero them
+            keys=[torch.empty(shape, dtype=dtype, device=device) for _ in self.layers],
+            values=[torch.empty(shape, dtype=dtype, device=device) for _ in self.layers],
             key_mask=key_mask,
             cos=cos,
             sin=sin,
@@ -131,58 +138,103 @@ class LeanDecoder:
         start, stop = cache.length, cache.length + ids.shape[1]
         cos = cache.cos[:, start:stop].unsqueeze(1)  # [B, 1, S, D]
         sin = cache.sin[:, start:stop].unsqueeze(1)
-        hidden = self._layers(ids, cos, sin, mask, cache, start, stop)
-        cache.length = stop
-        last = _rms_norm(self.inner.norm, hidden[:, -1])
-        head = self.model.lm_head
-        return F.linear(last, head.weight, head.bias)
-
-    def _layers(
-        self, ids: Tensor, cos: Tensor, sin: Tensor, mask: Tensor, cache: _Cache, start: int, stop: int
-    ) -> Tensor:
-        hidden = F.embedding(ids, self.inner.embed_tokens.weight)  # [B, S, H]
-        for index, layer in enumerate(self.inner.layers):
+        hidden = F.embedding(ids, self.embedding)  # [B, S, H]
+        for index, layer in enumerate(self.layers):
             hidden = hidden + self._attention(layer, index, hidden, cos, sin, mask, cache, start, stop)
-            hidden = hidden + _mlp(layer.mlp, _rms_norm(layer.post_attention_layernorm, hidden))
-        return hidden
+            x = layer.post_norm(hidden)
+            hidden = hidden + layer.down(layer.act(layer.gate(x)) * layer.up(x))
+        cache.length = stop
+        return self.head(self.norm(hidden[:, -1]))
 
     def _attention(
-        self, layer: torch.nn.Module, index: int, hidden: Tensor, cos: Tensor, sin: Tensor, mask: Tensor,
+        self, layer: _Layer, index: int, hidden: Tensor, cos: Tensor, sin: Tensor, mask: Tensor,
         cache: _Cache, start: int, stop: int,
     ) -> Tensor:  # fmt: skip
-        attn = layer.self_attn
-        x = _rms_norm(layer.input_layernorm, hidden)
+        x = layer.input_norm(hidden)
         batch, step, _ = x.shape
-        q = _linear(attn.q_proj, x).view(batch, step, self.n_heads, self.head_dim)
-        k = _linear(attn.k_proj, x).view(batch, step, self.n_kv, self.head_dim)
-        v = _linear(attn.v_proj, x).view(batch, step, self.n_kv, self.head_dim)
-        if hasattr(attn, "q_norm"):  # Qwen3: RMSNorm over each head before the rotation
-            q, k = _rms_norm(attn.q_norm, q), _rms_norm(attn.k_norm, k)
+        q = layer.q(x).view(batch, step, self.n_heads, self.head_dim)
+        k = layer.k(x).view(batch, step, self.n_kv, self.head_dim)
+        v = layer.v(x).view(batch, step, self.n_kv, self.head_dim)
+        if layer.q_norm is not None and layer.k_norm is not None:  # Qwen3: RMSNorm per head, before rotating
+            q, k = layer.q_norm(q), layer.k_norm(k)
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # [B, heads, S, D]
         q, k = _rotate(q, cos, sin), _rotate(k, cos, sin)
         cache.keys[index][:, :, start:stop] = k
         cache.values[index][:, :, start:stop] = v
         k, v = cache.keys[index][:, :, :stop], cache.values[index][:, :, :stop]
         out = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, scale=attn.scaling, enable_gqa=self.n_kv != self.n_heads
+            q, k, v, attn_mask=mask, scale=layer.scaling, enable_gqa=self.n_kv != self.n_heads
         )
-        out = out.transpose(1, 2).reshape(batch, step, self.n_heads * self.head_dim)
-        return _linear(attn.o_proj, out)
+        return layer.o(out.transpose(1, 2).reshape(batch, step, self.n_heads * self.head_dim))
 
 
-def _linear(layer: torch.nn.Linear, x: Tensor) -> Tensor:
-    return F.linear(x, layer.weight, layer.bias)
+@dataclass(frozen=True)
+class _Linear:
+    weight: Tensor
+    bias: Tensor | None
+
+    @classmethod
+    def of(cls, layer: torch.nn.Module) -> _Linear:
+        return cls(layer.weight, layer.bias)
+
+    def __call__(self, x: Tensor) -> Tensor:
+        return F.linear(x, self.weight, self.bias)
 
 
-def _rms_norm(norm: torch.nn.Module, x: Tensor) -> Tensor:
+@dataclass(frozen=True)
+class _Norm:
     """transformers' RMSNorm, in the same order of operations (normalise in float32, then scale)."""
-    h = x.float()
-    h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + norm.variance_epsilon)
-    return norm.weight * h.to(x.dtype)
+
+    weight: Tensor
+    eps: float
+
+    @classmethod
+    def of(cls, norm: torch.nn.Module) -> _Norm:
+        return cls(norm.weight, norm.variance_epsilon)
+
+    def __call__(self, x: Tensor) -> Tensor:
+        h = x.float()
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * h.to(x.dtype)
 
 
-def _mlp(mlp: torch.nn.Module, x: Tensor) -> Tensor:
-    return _linear(mlp.down_proj, mlp.act_fn(_linear(mlp.gate_proj, x)) * _linear(mlp.up_proj, x))
+@dataclass(frozen=True)
+class _Layer:
+    """One decoder layer's parameters, as plain tensors."""
+
+    input_norm: _Norm
+    q: _Linear
+    k: _Linear
+    v: _Linear
+    o: _Linear
+    q_norm: _Norm | None
+    k_norm: _Norm | None
+    scaling: float
+    post_norm: _Norm
+    gate: _Linear
+    up: _Linear
+    down: _Linear
+    act: Callable[[Tensor], Tensor]
+
+    @classmethod
+    def of(cls, layer: torch.nn.Module) -> _Layer:
+        attn, mlp = layer.self_attn, layer.mlp
+        has_qk_norm = hasattr(attn, "q_norm")
+        return cls(
+            input_norm=_Norm.of(layer.input_layernorm),
+            q=_Linear.of(attn.q_proj),
+            k=_Linear.of(attn.k_proj),
+            v=_Linear.of(attn.v_proj),
+            o=_Linear.of(attn.o_proj),
+            q_norm=_Norm.of(attn.q_norm) if has_qk_norm else None,
+            k_norm=_Norm.of(attn.k_norm) if has_qk_norm else None,
+            scaling=attn.scaling,
+            post_norm=_Norm.of(layer.post_attention_layernorm),
+            gate=_Linear.of(mlp.gate_proj),
+            up=_Linear.of(mlp.up_proj),
+            down=_Linear.of(mlp.down_proj),
+            act=mlp.act_fn,
+        )
 
 
 def _rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
