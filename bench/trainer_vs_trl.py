@@ -28,11 +28,11 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import torch
+
+from rewardhub.server import ServiceProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN = ROOT / "examples" / "data" / "addition_train.jsonl"
@@ -104,35 +104,6 @@ def run_trl(steps: int, seed: int, out_dir: Path) -> dict:
     }
 
 
-@contextlib.contextmanager
-def separate_service() -> Iterator[str]:
-    """`rewardhub serve` in its own process on a free port, stopped afterwards."""
-    from rewardhub.server import free_port
-
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(port), "--workers", "1"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("rewardhub serve did not start")
-            time.sleep(0.2)
-        yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
-
 def run_ours(steps: int, seed: int, out_dir: Path, url: str | None, our_recipe: bool) -> dict:
     from trainer_client.config import TrainConfig
     from trainer_client.loop import Trainer
@@ -145,7 +116,9 @@ def run_ours(steps: int, seed: int, out_dir: Path, url: str | None, our_recipe: 
             "threads": 1,
             "data": {"train": str(TRAIN)},
             "rollout": {"prompts_per_step": 4, "group_size": 8, "max_new_tokens": 8},
-            "reward": {"url": url, "verifier": "exact"} if url else {"embedded": True, "verifier": "exact"},
+            "reward": {"url": url, "verifier": "exact"}
+            if url
+            else {"embedded": True, "embedded_in": "thread", "verifier": "exact"},
             "algorithm": {"kl": {"reference": False}}
             if our_recipe
             else {"kl": {"reference": False}, "entropy_coef": 0.0},
@@ -210,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         url = args.url
         if url is None and not args.embedded and "ours" in sides:
-            url = stack.enter_context(separate_service())
+            url = stack.enter_context(ServiceProcess(workers=1))
         # each run in a fresh interpreter, so neither inherits the other's garbage and threads;
         # alternating the two spreads any drift in the machine's speed over both sides
         for repeat in range(args.repeats):

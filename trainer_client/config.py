@@ -143,7 +143,14 @@ class OverlongConfig(_Section):
 
 class RewardConfig(_Section):
     url: str | None = Field(None, description="Base URL of a running rewardhub service.")
-    embedded: bool = Field(False, description="Start the service inside this process (no separate server to run).")
+    embedded: bool = Field(
+        False, description="Start a service for this run (no separate server to run); see `embedded_in`."
+    )
+    embedded_in: Literal["subprocess", "thread"] = Field(
+        "subprocess",
+        description="subprocess: `rewardhub serve` as a child process, so its request handling never competes with "
+        "training for this interpreter; thread: inside this process.",
+    )
     embedded_workers: int = Field(1, gt=0, description="Worker processes of the embedded service.")
     verifier: str | dict[str, Any] | None = Field(
         "exact",

@@ -84,14 +84,19 @@ class PendingRound:
 def reward_service(cfg: TrainConfig) -> Iterator[str]:
     """The URL of the reward service: the configured one, or an embedded one started here."""
     if cfg.reward.embedded:
-        from rewardhub.server import EmbeddedServer
+        from rewardhub.server import EmbeddedServer, ServiceProcess
 
-        with EmbeddedServer(workers=cfg.reward.embedded_workers) as url:
+        workers = cfg.reward.embedded_workers
+        with (
+            ServiceProcess(workers)
+            if cfg.reward.embedded_in == "subprocess"
+            else EmbeddedServer(workers=workers) as url
+        ):
             yield url
     elif cfg.reward.url is not None:
         yield cfg.reward.url
     else:
-        raise ValueError("no reward service: set reward.url, or reward.embedded: true to start one in this process")
+        raise ValueError("no reward service: set reward.url, or reward.embedded: true to start one for this run")
 
 
 class Trainer:

@@ -1,6 +1,6 @@
 """The toy policy's shape, MoE router freezing and the optional LoRA."""
 
-import importlib.util
+import sys
 
 import pytest
 import torch
@@ -69,15 +69,32 @@ def test_reference_copy_is_frozen_and_independent():
     assert not torch.equal(model.lm_head.weight, ref.lm_head.weight)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("peft") is None, reason="peft not installed")
 def test_lora_trains_only_adapters():
+    pytest.importorskip("peft")
     model, _ = load_policy(ModelConfig(lora=LoraConfig(rank=4, alpha=8)), seed=0)
     trainable = [n for n, p in model.named_parameters() if p.requires_grad]
     assert trainable and all("lora_" in n for n in trainable)
 
 
-def test_lora_without_peft_says_what_to_install():
-    if importlib.util.find_spec("peft") is not None:
-        pytest.skip("peft is installed")
+def test_lora_without_peft_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "peft", None)  # as if it were not installed
     with pytest.raises(ImportError, match="pip install peft"):
         load_policy(ModelConfig(lora=LoraConfig()), seed=0)
+
+
+def test_a_lora_run_moves_the_adapters_only_and_saves_them(make_config, tmp_path):
+    pytest.importorskip("peft")
+    from trainer_helpers import ExactScorer, scorer_factory
+
+    from trainer_client.loop import Trainer
+
+    cfg = make_config(steps=2, model={"lora": {"rank": 4, "alpha": 8}}, checkpoint={"every": 2}, data={"eval": None})
+    trainer = Trainer(cfg, scorer=scorer_factory(ExactScorer()))
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    rows = trainer.run()
+    assert len(rows) == 2 and all(r["actor/grad_norm"] > 0 for r in rows)
+    params = dict(trainer.model.named_parameters())
+    assert all(torch.equal(params[n], before[n]) for n in params if "lora_" not in n)  # the base is frozen
+    assert any(not torch.equal(params[n], before[n]) for n in params if "lora_B" in n)  # the adapters learn
+    policy = tmp_path / "run" / "checkpoints" / "step_000002" / "policy"
+    assert (policy / "adapter_config.json").exists()

@@ -33,7 +33,8 @@ def position_ids_for(attention_mask: Tensor) -> Tensor:
 def _forward_kwargs(model: torch.nn.Module) -> tuple[str, bool]:
     """The name of the cache argument (``cache`` in transformers >= 5.2x, else ``past_key_values``)
     and whether ``logits_to_keep`` is accepted."""
-    params = inspect.signature(type(model).forward).parameters
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft passes kwargs through
+    params = inspect.signature(type(base).forward).parameters
     cache_name = "cache" if "cache" in params else "past_key_values"
     return cache_name, "logits_to_keep" in params
 
