@@ -121,7 +121,13 @@ class RewardProcess:
         if not self._conn.poll(start_timeout_s):
             self._process.kill()
             raise RewardProcessError(f"the reward process did not start within {start_timeout_s:.0f}s")
-        kind, payload = self._conn.recv()
+        try:
+            kind, payload = self._conn.recv()
+        except EOFError:
+            self._process.join(timeout=10)
+            raise RewardProcessError(
+                f"the reward process exited during start-up (exit code {self._process.exitcode})"
+            ) from None
         if kind != "ready":
             self._process.join(timeout=10)
             raise payload

@@ -5,7 +5,7 @@ import os
 import signal
 
 import pytest
-from trainer_helpers import BrokenScorer, StalledScorer
+from trainer_helpers import BrokenScorer, StalledScorer, VanishingScorer
 
 from rewardhub.background import RewardProcess, RewardProcessError, RewardWorker
 from rewardhub.client import ClientError
@@ -44,6 +44,11 @@ def test_a_service_error_reaches_the_future_with_its_status(service_url):
 def test_a_scorer_that_cannot_open_is_reported_when_the_process_starts():
     with pytest.raises(ValueError, match="cannot open"):
         RewardProcess(BrokenScorer)
+
+
+def test_a_child_that_dies_while_starting_is_reported_with_its_exit_code():
+    with pytest.raises(RewardProcessError, match="exit code 3"):
+        RewardProcess(VanishingScorer)
 
 
 def test_a_child_that_dies_fails_its_outstanding_requests_and_refuses_new_ones():

@@ -65,3 +65,12 @@ class StalledScorer:
         import asyncio
 
         await asyncio.sleep(3600)
+
+
+class VanishingScorer:
+    """A picklable scorer factory whose process dies while opening it."""
+
+    def __init__(self) -> None:
+        import os
+
+        os._exit(3)
