@@ -12,13 +12,16 @@ service (API and local pools) on a free loopback port:
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -117,12 +120,18 @@ class ServiceProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
     def start(self) -> str:
         command = [sys.executable, "-m", "rewardhub.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
         command += ["--workers", str(self.workers)] if self.workers else []
         command += ["--config", self.config_file] if self.config_file else []
         env = {**os.environ, "REWARDHUB_LOG_LEVEL": os.environ.get("REWARDHUB_LOG_LEVEL", "warning")}
-        self._process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        self._process = subprocess.Popen(
+            command, stdout=self._log, stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent()
+        )
         deadline = time.monotonic() + self.startup_timeout_s
         while not self._ready():
             if self._process.poll() is not None or time.monotonic() > deadline:
@@ -157,3 +166,31 @@ class ServiceProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """On Linux, a pre-exec hook that has the kernel send the child SIGTERM when its parent dies.
+
+    A trainer killed with SIGKILL (or by the out-of-memory killer) runs no clean-up, and its
+    ``rewardhub serve`` child would otherwise live on, holding its port and worker processes.
+    The kernel ties the signal to the *thread* that started the child: start it from a thread
+    that lives as long as the service should. ``prctl`` is looked up here, before the fork, so the
+    hook itself only makes two system calls.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def hook() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before the hook ran
+            os._exit(1)
+
+    return hook
+
+
+_PR_SET_PDEATHSIG = 1

@@ -1,5 +1,10 @@
 """`ServiceProcess` starts a real `rewardhub serve` child, answers at its URL, and stops it;
-a child that cannot start is reported with its own log."""
+a child that cannot start is reported with its own log; a parent's death takes the child with it."""
+
+import os
+import subprocess
+import sys
+import time
 
 import httpx
 import pytest
@@ -24,3 +29,36 @@ def test_a_service_that_cannot_start_reports_its_log(tmp_path):
     with pytest.raises(RuntimeError, match="did not start") as raised:
         ServiceProcess(config_file=str(broken), startup_timeout_s=30).start()
     assert "workers" in str(raised.value)
+
+
+def test_the_service_does_not_outlive_a_parent_killed_with_sigkill(tmp_path):
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\n"
+            "from rewardhub.server import ServiceProcess\n"
+            "service = ServiceProcess(workers=1)\n"
+            "service.start()\n"
+            "print(service.pid, flush=True)\n"
+            "time.sleep(600)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    child = int(parent.stdout.readline())
+    parent.kill()  # no clean-up runs in the parent
+    parent.wait()
+    deadline = time.monotonic() + 30
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie (exited, not yet reaped by init) counts as gone
+        return stat.read().split()[2] != "Z"

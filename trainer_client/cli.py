@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 
 import yaml
 from pydantic import ValidationError
@@ -125,13 +127,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     trainer = Trainer(cfg, console=console)
     console.print(f"resolved config saved to {trainer.save_resolved_config()}")
-    rows = trainer.run()
+    with _sigterm_unwinds():
+        rows = trainer.run()
     if rows:
         last = rows[-1]
         console.print(
             f"done: step {last['step']}, reward {last['reward/mean']:.3f}, entropy {last['actor/entropy']:.3f}"
         )
     return 0
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM (a scheduler's stop, ``kill``) unwinds like Ctrl-C instead of ending the process on
+    the spot, so the reward service, the scoring process and the metric files are closed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

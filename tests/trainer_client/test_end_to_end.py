@@ -2,6 +2,11 @@
 the `exact` verifier, metrics on disk, and the plot."""
 
 import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -62,3 +67,23 @@ def test_dry_run_reports_an_unreachable_service(url_config_file, capsys):
 def test_a_bad_config_is_refused_before_anything_runs(config_file, capsys):
     assert main([str(config_file), "rollout.group_sise=4"]) == EXIT_CONFIG
     assert "group_sise" in capsys.readouterr().err
+
+
+def test_sigterm_stops_a_run_cleanly(tmp_path, make_config):
+    cfg = make_config(steps=100_000, reward={"embedded": True, "verifier": "exact"}, data={"eval": None})
+    path = tmp_path / "long.yaml"
+    path.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
+    run = subprocess.Popen(
+        [sys.executable, "-m", "trainer_client.cli", str(path), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    metrics = Path(cfg.output_dir) / "metrics.jsonl"
+    deadline = time.monotonic() + 120
+    while not (metrics.exists() and metrics.read_text().count("\n") >= 2):
+        assert run.poll() is None and time.monotonic() < deadline, "the run did not get going"
+        time.sleep(0.2)
+    run.send_signal(signal.SIGTERM)
+    assert run.wait(timeout=60) == 128 + signal.SIGTERM  # unwound through SystemExit, not killed outright
+    rows = [json.loads(line) for line in metrics.read_text().splitlines()]  # every written line is whole
+    assert rows and rows[-1]["step"] == len(rows)
