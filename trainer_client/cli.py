@@ -127,8 +127,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     trainer = Trainer(cfg, console=console)
     console.print(f"resolved config saved to {trainer.save_resolved_config()}")
-    with _sigterm_unwinds():
-        rows = trainer.run()
+    from rewardhub.client import ClientError
+
+    try:
+        with _sigterm_unwinds():
+            rows = trainer.run()
+    except ClientError as exc:  # the service went away or refused the batch: say so, not a traceback
+        console.print(f"[red]reward service error at step {trainer.step + 1}:[/red] {exc}")
+        return EXIT_SERVICE
     if rows:
         last = rows[-1]
         console.print(

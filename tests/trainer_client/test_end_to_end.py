@@ -87,3 +87,10 @@ def test_sigterm_stops_a_run_cleanly(tmp_path, make_config):
     assert run.wait(timeout=60) == 128 + signal.SIGTERM  # unwound through SystemExit, not killed outright
     rows = [json.loads(line) for line in metrics.read_text().splitlines()]  # every written line is whole
     assert rows and rows[-1]["step"] == len(rows)
+
+
+def test_a_service_that_goes_missing_mid_run_is_reported_not_a_traceback(url_config_file, capsys):
+    code = main([str(url_config_file), "--quiet", "reward.url=http://127.0.0.1:9", "reward.max_retries=0"])
+    assert code == EXIT_SERVICE
+    err = capsys.readouterr().err
+    assert "reward service error at step 1" in err and "cannot reach" in err
