@@ -171,8 +171,8 @@ class RewardProcess:
                 future, sent_at, kind = self._pending.pop(request_id)
             if not ok:
                 future.set_exception(payload)
-            elif kind == "score":
-                future.set_result(Scored(payload, sent_at, time.perf_counter()))
+            elif kind == "score":  # timed here, so the pipe's latency counts too
+                future.set_result(Scored(payload.results, sent_at, time.perf_counter()))
             else:
                 future.set_result(payload)
         with self._lock:
@@ -214,10 +214,9 @@ def _child_main(conn: Connection, factory: ScorerFactory) -> None:
     conn.send(("ready", None))
     send_lock = threading.Lock()
 
-    def reply(request_id: int, future: concurrent.futures.Future[Any], unwrap: bool) -> None:
+    def reply(request_id: int, future: concurrent.futures.Future[Any]) -> None:
         try:
-            result = future.result()
-            message = (request_id, True, result.results if unwrap else result)
+            message = (request_id, True, future.result())
         except BaseException as exc:  # noqa: BLE001 - every failure goes back to the waiting future
             message = (request_id, False, _portable(exc))
         with send_lock:
@@ -232,11 +231,8 @@ def _child_main(conn: Connection, factory: ScorerFactory) -> None:
             if message is None:
                 break
             kind, request_id, *args = message
-            if kind == "score":
-                future = worker.submit(*args)
-            else:
-                future = worker.submit_call(*args)
-            future.add_done_callback(lambda f, i=request_id, u=kind == "score": reply(i, f, u))
+            future = worker.submit(*args) if kind == "score" else worker.submit_call(*args)
+            future.add_done_callback(lambda f, i=request_id: reply(i, f))
     finally:
         worker.close()
         conn.close()

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.syntax import Syntax
 
+from rewardhub.client import ClientError
 from trainer_client.config import TrainConfig, load_config
 
 __all__ = ["dry_run", "main"]
@@ -127,8 +128,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     trainer = Trainer(cfg, console=console)
     console.print(f"resolved config saved to {trainer.save_resolved_config()}")
-    from rewardhub.client import ClientError
-
     try:
         with _sigterm_unwinds():
             rows = trainer.run()

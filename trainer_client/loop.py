@@ -87,11 +87,8 @@ def reward_service(cfg: TrainConfig) -> Iterator[str]:
         from rewardhub.server import EmbeddedServer, ServiceProcess
 
         workers = cfg.reward.embedded_workers
-        with (
-            ServiceProcess(workers)
-            if cfg.reward.embedded_in == "subprocess"
-            else EmbeddedServer(workers=workers) as url
-        ):
+        server = ServiceProcess(workers) if cfg.reward.embedded_in == "subprocess" else EmbeddedServer(workers=workers)
+        with server as url:
             yield url
     elif cfg.reward.url is not None:
         yield cfg.reward.url
@@ -145,7 +142,7 @@ class Trainer:
             self._prompt_ids[key] = tokenize_prompt(self.tokenizer, record.prompt, self.cfg.data.max_prompt_tokens)
         return self._prompt_ids[key]
 
-    def _open_rewards(self, stack: contextlib.ExitStack) -> RewardWorker | RewardProcess:
+    def _open_rewards(self, stack: contextlib.ExitStack) -> Rewards:
         if self._scorer is not None:
             return stack.enter_context(RewardWorker(self._scorer))
         url = stack.enter_context(reward_service(self.cfg))

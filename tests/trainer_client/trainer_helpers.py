@@ -6,8 +6,10 @@ A module with a unique name (not conftest) so test files can import it unambiguo
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -62,8 +64,6 @@ class StalledScorer:
         return None
 
     async def score(self, samples, verifier=None):
-        import asyncio
-
         await asyncio.sleep(3600)
 
 
@@ -71,6 +71,4 @@ class VanishingScorer:
     """A picklable scorer factory whose process dies while opening it."""
 
     def __init__(self) -> None:
-        import os
-
         os._exit(3)
