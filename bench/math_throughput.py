@@ -71,8 +71,9 @@ def plain_math_verify(samples: list[dict[str, str]]) -> float:
 
 
 def ours_in_process(samples: list[dict[str, str]]) -> float:
+    from rewardhub.verifiers.math.verifier import MathVerifier
+
     from rewardhub.types import Sample
-    from verifiers.math.verifier import MathVerifier
 
     verifier, config = MathVerifier(), MathVerifier.Config()
     started = time.perf_counter()

@@ -26,7 +26,7 @@ from _serve import start_service  # noqa: E402
 
 POOLED_PLUGIN = textwrap.dedent(
     """
-    from verifiers.exact import ExactVerifier
+    from rewardhub.verifiers.exact import ExactVerifier
 
     class PooledExact(ExactVerifier):
         name = "exact_pooled"

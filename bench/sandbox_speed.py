@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from verifiers.sandbox import Limits, SandboxPool, SandboxSettings
+from rewardhub.sandbox import Limits, SandboxPool, SandboxSettings
 
 TRIVIAL = "print(sum(range(10)))"
 SUBMISSION = "a, b = map(int, input().split())\nprint(a + b)\n"

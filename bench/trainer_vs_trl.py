@@ -46,11 +46,10 @@ def records() -> list[dict]:
 
 def run_trl(steps: int, seed: int, out_dir: Path) -> dict:
     from datasets import Dataset
+    from rewardhub.trainer.config import ModelConfig
+    from rewardhub.trainer.modeling import load_policy
     from transformers import PrinterCallback, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
-
-    from trainer_client.config import ModelConfig
-    from trainer_client.modeling import load_policy
 
     model, tokenizer = load_policy(ModelConfig(), seed=seed)
 
@@ -105,8 +104,8 @@ def run_trl(steps: int, seed: int, out_dir: Path) -> dict:
 
 
 def run_ours(steps: int, seed: int, out_dir: Path, url: str | None, our_recipe: bool) -> dict:
-    from trainer_client.config import TrainConfig
-    from trainer_client.loop import Trainer
+    from rewardhub.trainer.config import TrainConfig
+    from rewardhub.trainer.loop import Trainer
 
     cfg = TrainConfig.model_validate(
         {

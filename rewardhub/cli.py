@@ -36,12 +36,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rewardhub", description="Reward and verifier service for RL of language models.")
+    parser = argparse.ArgumentParser(
+        prog="rewardhub", description="Reward and verifier service for RL of language models."
+    )
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--config", help="YAML settings file (flags > REWARDHUB_* environment > file > defaults)")
-        p.add_argument("--plugin", action="append", default=None, metavar="FILE.py", help="register the verifiers defined in a Python file")
+        p.add_argument(
+            "--plugin",
+            action="append",
+            default=None,
+            metavar="FILE.py",
+            help="register the verifiers defined in a Python file",
+        )
         p.add_argument("--workers", type=int, help="CPU worker processes (default: the number of cores)")
 
     serve = sub.add_parser("serve", help="run the HTTP service (embedded local execution by default)")
@@ -59,8 +67,12 @@ def _parser() -> argparse.ArgumentParser:
 
     score = sub.add_parser("score", help="score a JSONL file offline through the same execution pool")
     common(score)
-    score.add_argument("file", type=Path, help="JSONL, one sample per line (fields of API.md's sample; others go to metadata)")
-    score.add_argument("--verifier", required=True, help='verifier name or JSON spec, e.g. math or \'{"name":"math","config":{}}\'')
+    score.add_argument(
+        "file", type=Path, help="JSONL, one sample per line (fields of API.md's sample; others go to metadata)"
+    )
+    score.add_argument(
+        "--verifier", required=True, help='verifier name or JSON spec, e.g. math or \'{"name":"math","config":{}}\''
+    )
     score.add_argument("--output", "-o", type=Path, help="results JSONL (default: FILE.scored.jsonl)")
     score.add_argument("--response-field", default="response", help="input field holding the response")
     score.add_argument("--reference-field", default="reference", help="input field holding the reference")
@@ -87,7 +99,9 @@ def _serve(args: argparse.Namespace) -> int:
 
     settings = _settings(args, host=args.host, port=args.port, execution=args.execution)
     if not settings.all_api_keys() and not settings.is_loopback():
-        log.warning("serving on %s without API keys: anyone who can reach it can run code in its sandbox", settings.host)
+        log.warning(
+            "serving on %s without API keys: anyone who can reach it can run code in its sandbox", settings.host
+        )
     Registry.load(settings.plugins)  # fail fast on duplicate names or broken plugins, before binding
     serve(settings)
     return 0
@@ -97,7 +111,9 @@ def _worker(args: argparse.Namespace) -> int:
     from rewardhub.execution.celery_worker import run_worker
 
     settings = _settings(args, execution="celery")
-    return run_worker(settings, queues=[q.strip() for q in args.queues.split(",") if q.strip()], concurrency=args.concurrency)
+    return run_worker(
+        settings, queues=[q.strip() for q in args.queues.split(",") if q.strip()], concurrency=args.concurrency
+    )
 
 
 def _verifiers(args: argparse.Namespace) -> int:

@@ -71,7 +71,12 @@ def resolve(spec: VerifierSpec | Mapping[str, Any], registry: Registry, depth: i
         terms = tuple((resolve(term.verifier, registry, depth + 1), term.weight) for term in spec.sum)
         node: Node = SumNode(terms, spec.clip, spec.scale)
     elif isinstance(spec, Gate):
-        node = GateNode(resolve(spec.gate, registry, depth + 1), resolve(spec.then, registry, depth + 1), spec.threshold, spec.otherwise)
+        node = GateNode(
+            resolve(spec.gate, registry, depth + 1),
+            resolve(spec.then, registry, depth + 1),
+            spec.threshold,
+            spec.otherwise,
+        )
     else:
         raise InvalidRequest(f"not a verifier spec: {spec!r}")
     if depth == 0 and len(leaves(node)) > MAX_LEAVES:
@@ -120,11 +125,18 @@ def _combine_gate(node: GateNode, results: Mapping[str, Result]) -> Result:
     gate, then = combine(node.gate, results), combine(node.then, results)
     components = _components([(_label(node.gate), gate, None), (_label(node.then), then, None)])
     if gate.status != OK:
-        return Result(score=gate.score, status=gate.status, error=gate.error, details={"components": components, "gate": "error"})
+        return Result(
+            score=gate.score, status=gate.status, error=gate.error, details={"components": components, "gate": "error"}
+        )
     if gate.score < node.threshold:
         return Result(score=node.otherwise, details={"components": components, "gate": "closed"})
-    return Result(score=then.score, status=then.status, error=then.error, steps=then.steps,
-                  details={"components": components, "gate": "open"})
+    return Result(
+        score=then.score,
+        status=then.status,
+        error=then.error,
+        steps=then.steps,
+        details={"components": components, "gate": "open"},
+    )
 
 
 def _components(parts: list[tuple[str, Result, float | None]]) -> dict[str, Any]:
@@ -171,4 +183,6 @@ def _parse_spec(raw: Mapping[str, Any]) -> VerifierSpec:
     try:
         return model.model_validate(raw)  # type: ignore[return-value]
     except ValidationError as exc:
-        raise InvalidRequest("invalid verifier spec", detail=exc.errors(include_url=False, include_context=False)) from None
+        raise InvalidRequest(
+            "invalid verifier spec", detail=exc.errors(include_url=False, include_context=False)
+        ) from None

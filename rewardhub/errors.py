@@ -1,17 +1,17 @@
 """Exceptions of rewardhub, mapped to HTTP status codes in one place (``rewardhub.api.errors``).
 
-    RewardhubError                       500 internal
-    ├── BadRequest                       400 malformed request (JSON syntax, encoding)
-    ├── InvalidRequest                   422 well-formed JSON of the wrong shape
-    │   └── InvalidConfig                422 a verifier rejected its config
-    ├── UnknownVerifier                  404 no verifier of that name is registered
-    ├── NotFound                         404 unknown job
-    ├── PayloadTooLarge                  413 body or sample count over the server's limits
-    ├── Unauthorized                     401 missing or wrong API key
-    ├── Overloaded                       429 queue full or rate limited (carries retry_after)
-    ├── RegistryError                    start-up only: duplicate names, broken plugins
-    ├── ExecutionError                   503 the execution engine cannot take work
-    └── VerifierError                    not an HTTP error: one sample's ``status: "error"``
+RewardhubError                       500 internal
+├── BadRequest                       400 malformed request (JSON syntax, encoding)
+├── InvalidRequest                   422 well-formed JSON of the wrong shape
+│   └── InvalidConfig                422 a verifier rejected its config
+├── UnknownVerifier                  404 no verifier of that name is registered
+├── NotFound                         404 unknown job
+├── PayloadTooLarge                  413 body or sample count over the server's limits
+├── Unauthorized                     401 missing or wrong API key
+├── Overloaded                       429 queue full or rate limited (carries retry_after)
+├── RegistryError                    start-up only: duplicate names, broken plugins
+├── ExecutionError                   503 the execution engine cannot take work
+└── VerifierError                    not an HTTP error: one sample's ``status: "error"``
 """
 
 from __future__ import annotations

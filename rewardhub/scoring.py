@@ -90,7 +90,9 @@ class Scorer:
             out.append(result.model_copy(update={"id": sample.id, "elapsed_ms": round(elapsed, 3)}))
         return out
 
-    async def _escalate(self, samples: Sequence[Sample], per_sample: list[tuple[int, Leaf]], leaf_results: list[dict[str, Result]]) -> None:
+    async def _escalate(
+        self, samples: Sequence[Sample], per_sample: list[tuple[int, Leaf]], leaf_results: list[dict[str, Result]]
+    ) -> None:
         targets: dict[str, Node] = {}
         for _, leaf in per_sample:
             if leaf.key not in targets and "escalate_to" in type(leaf.config).model_fields:
@@ -113,7 +115,11 @@ class Scorer:
             judge_calls.append(self._call(node, (samples[i],)))
         for (i, leaf, _), results in zip(wanted, await self.executor.run(judge_calls), strict=True):
             rule, judge = leaf_results[i][leaf.key], results[0]
-            details = {**rule.details, "rule": {"score": rule.score, "status": rule.status}, "escalation": judge.model_dump(exclude={"id"})}
+            details = {
+                **rule.details,
+                "rule": {"score": rule.score, "status": rule.status},
+                "escalation": judge.model_dump(exclude={"id"}),
+            }
             if judge.status == OK:
                 merged = rule.model_copy(update={"score": max(rule.score, judge.score), "details": details})
             else:  # the judge could not decide: the rule's verdict stands, and says so
@@ -133,7 +139,9 @@ class Scorer:
         if not groups:
             return
         keys = list(groups)
-        calls = [self._call(group_leaves[leaf_key], tuple(samples[i] for i in groups[(leaf_key, g)])) for leaf_key, g in keys]
+        calls = [
+            self._call(group_leaves[leaf_key], tuple(samples[i] for i in groups[(leaf_key, g)])) for leaf_key, g in keys
+        ]
         for (leaf_key, g), results in zip(keys, await self.executor.run(calls), strict=True):
             for i, result in zip(groups[(leaf_key, g)], results, strict=True):
                 leaf_results[i][leaf_key] = result
@@ -153,7 +161,11 @@ class Scorer:
         return known
 
     def _timeout(self, kind: str, leaf: Leaf) -> float:
-        default = {"code": self.settings.code_timeout_s, "model": self.settings.model_timeout_s, "judge": self.settings.model_timeout_s}
+        default = {
+            "code": self.settings.code_timeout_s,
+            "model": self.settings.model_timeout_s,
+            "judge": self.settings.model_timeout_s,
+        }
         requested = leaf.config.timeout_s or default.get(kind, self.settings.sample_timeout_s)
         return min(requested, self.settings.max_timeout_s)
 

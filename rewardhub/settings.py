@@ -42,15 +42,27 @@ class Settings(BaseSettings):
         default_factory=list, description="Accepted bearer tokens (comma-separated in the environment)."
     )
     api_keys_file: str | None = Field(None, description="File with one accepted bearer token per line.")
-    rate_limit_per_s: float | None = Field(None, gt=0, description="Per-key request rate limit (token bucket); none when unset.")
+    rate_limit_per_s: float | None = Field(
+        None, gt=0, description="Per-key request rate limit (token bucket); none when unset."
+    )
 
     # --- execution ---
-    execution: Literal["local", "celery"] = Field("local", description="local: embedded process pools; celery: workers on a broker.")
-    workers: int | None = Field(None, ge=1, description="Worker processes for CPU verifiers; the number of cores when unset.")
-    code_workers: int | None = Field(None, ge=1, description="Worker processes for code verifiers; the number of cores when unset.")
+    execution: Literal["local", "celery"] = Field(
+        "local", description="local: embedded process pools; celery: workers on a broker."
+    )
+    workers: int | None = Field(
+        None, ge=1, description="Worker processes for CPU verifiers; the number of cores when unset."
+    )
+    code_workers: int | None = Field(
+        None, ge=1, description="Worker processes for code verifiers; the number of cores when unset."
+    )
     worker_memory_mb: int = Field(4096, ge=256, description="Address-space limit of each CPU worker process.")
-    sample_timeout_s: float = Field(10.0, gt=0, description="Default hard wall-clock limit per sample for CPU verifiers.")
-    code_timeout_s: float = Field(120.0, gt=0, description="Default hard wall-clock limit per sample for code verifiers.")
+    sample_timeout_s: float = Field(
+        10.0, gt=0, description="Default hard wall-clock limit per sample for CPU verifiers."
+    )
+    code_timeout_s: float = Field(
+        120.0, gt=0, description="Default hard wall-clock limit per sample for code verifiers."
+    )
     model_timeout_s: float = Field(300.0, gt=0, description="Default limit per sample for model and judge verifiers.")
     max_timeout_s: float = Field(600.0, gt=0, description="Largest per-sample limit a request's config may ask for.")
     max_pending_samples: int = Field(
@@ -59,12 +71,15 @@ class Settings(BaseSettings):
     plugins: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Python files whose Verifier subclasses are registered (like --plugin)."
     )
-    broker_url: str = Field("redis://127.0.0.1:6379/0", description="Celery broker (Redis or RabbitMQ) for execution=celery.")
+    broker_url: str = Field(
+        "redis://127.0.0.1:6379/0", description="Celery broker (Redis or RabbitMQ) for execution=celery."
+    )
     result_backend: str | None = Field(None, description="Celery result backend; the broker URL when it is Redis.")
     chunk_size: int = Field(64, ge=1, description="Samples per Celery task when a batch is split across workers.")
     result_ttl_s: int = Field(3600, ge=1, description="How long finished jobs and results are kept.")
     sandbox_backend: Literal["bwrap", "docker", "unsafe"] = Field(
-        "bwrap", description="Isolation for code execution; 'unsafe' runs code without isolation and must be chosen explicitly."
+        "bwrap",
+        description="Isolation for code execution; 'unsafe' runs code without isolation and must be chosen explicitly.",
     )
     model_batch_size: int = Field(32, ge=1, description="Largest micro-batch for model verifiers.")
     model_batch_wait_ms: float = Field(5.0, ge=0, description="How long a model micro-batch waits to fill.")
@@ -73,7 +88,8 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(64 * 1024 * 1024, ge=1024, description="Largest request body (413 above it).")
     max_samples_per_request: int = Field(100_000, ge=1, description="Most samples in one request (413 above it).")
     get_reward_verifier: Any = Field(
-        "math", description="The VerifierSpec that answers OpenRLHF's POST /get_reward and slime's POST /v1/compat/slime when the request names none."
+        "math",
+        description="The VerifierSpec that answers OpenRLHF's POST /get_reward and slime's POST /v1/compat/slime when the request names none.",
     )
 
     @field_validator("api_keys", "plugins", mode="before")

@@ -30,7 +30,9 @@ class VerifierConfig(BaseModel):
         0.0, description="Score reported with a timeout or error status (trainers should mask these)."
     )
     timeout_s: float | None = Field(
-        None, gt=0, description="Hard wall-clock limit per sample; the server's default when unset, capped by its maximum."
+        None,
+        gt=0,
+        description="Hard wall-clock limit per sample; the server's default when unset, capped by its maximum.",
     )
 
 

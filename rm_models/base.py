@@ -11,11 +11,12 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from typing import Any, ClassVar, TypeVar
 
+from rewardhub.models.errors import InputTooLong
+
 from rewardhub.errors import VerifierError
 from rewardhub.registry import ENTRY_POINT_GROUP
 from rewardhub.types import Result, Sample, VerifierKind
 from rewardhub.verifier import Verifier
-from rm_models.errors import InputTooLong
 
 __all__ = ["ModelVerifier", "chat_turns", "check_length", "installed_verifier", "score_prepared"]
 

@@ -1,7 +1,7 @@
 """Configuration shared by every model-based verifier: which model, on which backend, how.
 
 A model is named in the verifier's config (a local path or a hub id) with the backend that runs
-it. Backends load each model once per process and keep it (see :mod:`rm_models.backends`); the
+it. Backends load each model once per process and keep it (see :mod:`rewardhub.models.backends`); the
 fields that decide *what* is loaded form :class:`BackendSpec`, the cache key, while per-call
 limits (``max_length``, ``batch_size``) stay out of it so they never cause a second load.
 """

@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from pydantic import Field
+from rewardhub.models.backends import Backend, get_backend
+from rewardhub.models.base import ModelVerifier, chat_turns, check_length, score_prepared
+from rewardhub.models.config import ModelConfig, backend_spec
+from rewardhub.models.errors import BackendError
+from rewardhub.models.scoring import aggregate, implicit_token_rewards, step_sums
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
-from rm_models.backends import Backend, get_backend
-from rm_models.base import ModelVerifier, chat_turns, check_length, score_prepared
-from rm_models.config import ModelConfig, backend_spec
-from rm_models.errors import BackendError
-from rm_models.scoring import aggregate, implicit_token_rewards, step_sums
 
 __all__ = ["ImplicitPRM", "token_steps"]
 

@@ -6,9 +6,9 @@
   and a rule pass scores 1 without a judge call.
 - ``grade`` (reference-free): the judge rates the whole response on a scale, normalised to [0, 1].
 
-Verdicts are read strictly (see :mod:`rm_models.verdicts`); an unreadable verdict is an error
+Verdicts are read strictly (see :mod:`rewardhub.models.verdicts`); an unreadable verdict is an error
 status. Empty, punctuation-only and reasoning-opener responses score 0 without reaching the judge,
-and untrusted text cannot break out of the prompt's tags (see :mod:`rm_models.hardening`). It does
+and untrusted text cannot break out of the prompt's tags (see :mod:`rewardhub.models.hardening`). It does
 not check code, run tools, or defend against a judge model that is simply wrong.
 """
 
@@ -17,16 +17,16 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
+from rewardhub.models.backends import ChatRequest, get_backend
+from rewardhub.models.base import ModelVerifier, installed_verifier, score_prepared
+from rewardhub.models.config import JudgeConfig, backend_spec
+from rewardhub.models.hardening import extract_final_answer, is_master_key
+from rewardhub.models.judge_prompts import GRADE_TEMPLATE, VERIFY_TEMPLATE
+from rewardhub.models.judging import binary_request, grade_request, read_binary, read_grade
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample, VerifierKind
 from rewardhub.verifier import Verifier, as_result
-from rm_models.backends import ChatRequest, get_backend
-from rm_models.base import ModelVerifier, installed_verifier, score_prepared
-from rm_models.config import JudgeConfig, backend_spec
-from rm_models.hardening import extract_final_answer, is_master_key
-from rm_models.judge_prompts import GRADE_TEMPLATE, VERIFY_TEMPLATE
-from rm_models.judging import binary_request, grade_request, read_binary, read_grade
 
 __all__ = ["Judge", "load_verifier"]
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from pydantic import Field
+from rewardhub.models.backends import get_backend
+from rewardhub.models.base import ModelVerifier, chat_turns, check_length, score_prepared
+from rewardhub.models.config import ModelConfig, backend_spec
+from rewardhub.models.errors import BackendError
+from rewardhub.models.scoring import normalise_outcome
 
 from rewardhub.types import Result, Sample
-from rm_models.backends import get_backend
-from rm_models.base import ModelVerifier, chat_turns, check_length, score_prepared
-from rm_models.config import ModelConfig, backend_spec
-from rm_models.errors import BackendError
-from rm_models.scoring import normalise_outcome
 
 __all__ = ["OutcomeRM"]
 

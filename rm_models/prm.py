@@ -18,14 +18,14 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
+from rewardhub.models.backends import Backend, get_backend
+from rewardhub.models.base import ModelVerifier, check_length, score_prepared
+from rewardhub.models.config import ModelConfig, backend_spec
+from rewardhub.models.scoring import Aggregate, aggregate, first_below
+from rewardhub.models.steps import sample_steps
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
-from rm_models.backends import Backend, get_backend
-from rm_models.base import ModelVerifier, check_length, score_prepared
-from rm_models.config import ModelConfig, backend_spec
-from rm_models.scoring import Aggregate, aggregate, first_below
-from rm_models.steps import sample_steps
 
 __all__ = ["ProcessRM", "single_token_id"]
 

@@ -12,7 +12,7 @@ the PRM could not score counts as a wrong prediction and is reported in ``n_fail
 
 Run it against a service::
 
-    python -m rm_models.processbench gsm8k.jsonl --url http://localhost:8000 --verifier prm \\
+    python -m rewardhub.models.processbench gsm8k.jsonl --url http://localhost:8000 --verifier prm \\
         --config '{"model": "Qwen/Qwen2.5-Math-PRM-7B"}'
 
 or without ``--url`` to score in this process through the installed verifier.
@@ -30,10 +30,10 @@ from typing import Any
 
 import httpx
 from pydantic import BaseModel, ConfigDict
+from rewardhub.models.scoring import first_below
 
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
-from rm_models.scoring import first_below
 
 __all__ = [
     "ProcessBenchItem",
@@ -141,7 +141,7 @@ def http_scorer(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m rm_models.processbench", description="ProcessBench F1 of a prm verifier."
+        prog="python -m rewardhub.models.processbench", description="ProcessBench F1 of a prm verifier."
     )
     parser.add_argument("file", help="ProcessBench JSONL: problem, steps, label per line")
     parser.add_argument("--url", help="base URL of a running rewardhub service; in-process when omitted")
@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.url:
         scorer = http_scorer(args.url, args.verifier, config)
     else:
-        from rm_models.base import installed_verifier
+        from rewardhub.models.base import installed_verifier
 
         verifier = installed_verifier(args.verifier)
         scorer = local_scorer(verifier, verifier.Config.model_validate(config))

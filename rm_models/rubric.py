@@ -18,16 +18,16 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from rewardhub.models.backends import ChatReply, ChatRequest, get_backend
+from rewardhub.models.base import ModelVerifier, score_prepared
+from rewardhub.models.config import JudgeConfig, backend_spec
+from rewardhub.models.hardening import is_master_key
+from rewardhub.models.judge_prompts import RUBRIC_CRITERION_TEMPLATE, RUBRIC_IMPLICIT_TEMPLATE
+from rewardhub.models.judging import binary_request, grade_request, read_binary, read_grade
+from rewardhub.models.scoring import rubric_explicit_score
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample, VerifierKind
-from rm_models.backends import ChatReply, ChatRequest, get_backend
-from rm_models.base import ModelVerifier, score_prepared
-from rm_models.config import JudgeConfig, backend_spec
-from rm_models.hardening import is_master_key
-from rm_models.judge_prompts import RUBRIC_CRITERION_TEMPLATE, RUBRIC_IMPLICIT_TEMPLATE
-from rm_models.judging import binary_request, grade_request, read_binary, read_grade
-from rm_models.scoring import rubric_explicit_score
 
 __all__ = ["Criterion", "RubricJudge", "parse_rubric"]
 

@@ -1,7 +1,7 @@
 """The formulas of the model verifiers, as pure functions of plain numbers.
 
 Everything that turns model outputs into rewards lives here, so that each formula can be checked
-against numbers computed by hand (tests/rm_models/test_scoring.py) without loading a model.
+against numbers computed by hand (tests/models/test_scoring.py) without loading a model.
 """
 
 from __future__ import annotations

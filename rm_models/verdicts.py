@@ -10,7 +10,7 @@ A verdict is read from a fixed place, never searched for: "The answer is not tru
 - :func:`verdict_probability`: P(true word) / (P(true word) + P(false word)) at the first
   generated token, from its top log-probabilities.
 
-Anything else raises :class:`~rm_models.errors.VerdictError`: an unreadable verdict is an error
+Anything else raises :class:`~rewardhub.models.errors.VerdictError`: an unreadable verdict is an error
 status, not a score.
 """
 
@@ -20,8 +20,8 @@ import math
 import re
 from collections.abc import Sequence
 
-from rm_models.backends.base import TokenAlternatives
-from rm_models.errors import VerdictError
+from rewardhub.models.backends.base import TokenAlternatives
+from rewardhub.models.errors import VerdictError
 
 __all__ = ["choice_verdict", "expected_grade", "last_line_grade", "last_line_verdict", "verdict_probability"]
 

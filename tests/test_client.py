@@ -36,7 +36,10 @@ def test_retries_429_and_5xx_then_succeeds():
 
 def test_a_4xx_other_than_429_raises_at_once_with_the_error_body():
     handler, calls = flaky([422])
-    with RewardClient("http://svc", transport=httpx.MockTransport(handler)) as client, pytest.raises(ClientError) as info:
+    with (
+        RewardClient("http://svc", transport=httpx.MockTransport(handler)) as client,
+        pytest.raises(ClientError) as info,
+    ):
         client.score([{"response": "x"}], "exact")
     assert calls["n"] == 1
     assert info.value.status_code == 422 and info.value.error["type"] == "overloaded"
@@ -44,7 +47,10 @@ def test_a_4xx_other_than_429_raises_at_once_with_the_error_body():
 
 def test_gives_up_after_max_retries():
     handler, calls = flaky([503] * 10)
-    with RewardClient("http://svc", max_retries=2, backoff_s=0.001, transport=httpx.MockTransport(handler)) as client, pytest.raises(ClientError):
+    with (
+        RewardClient("http://svc", max_retries=2, backoff_s=0.001, transport=httpx.MockTransport(handler)) as client,
+        pytest.raises(ClientError),
+    ):
         client.health()
     assert calls["n"] == 3
 
@@ -60,7 +66,10 @@ def test_connection_errors_are_retried_then_reported():
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("refused")
 
-    with RewardClient("http://svc", max_retries=1, backoff_s=0.001, transport=httpx.MockTransport(refuse)) as client, pytest.raises(ClientError, match="cannot reach"):
+    with (
+        RewardClient("http://svc", max_retries=1, backoff_s=0.001, transport=httpx.MockTransport(refuse)) as client,
+        pytest.raises(ClientError, match="cannot reach"),
+    ):
         client.health()
 
 

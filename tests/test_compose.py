@@ -22,7 +22,14 @@ def test_identical_leaves_are_scored_once():
 
 
 def test_weighted_sum_with_scale_and_clip_by_hand():
-    node = resolve({"sum": [{"verifier": "exact", "weight": 2}, {"verifier": "length", "weight": 1}], "scale": 0.5, "clip": [-1, 0.8]}, REGISTRY)
+    node = resolve(
+        {
+            "sum": [{"verifier": "exact", "weight": 2}, {"verifier": "length", "weight": 1}],
+            "scale": 0.5,
+            "clip": [-1, 0.8],
+        },
+        REGISTRY,
+    )
     out = combine(node, results_for(node, {"exact": Result.ok(1.0), "length": Result.ok(-0.5)}))
     assert out.score == pytest.approx(0.75)  # 0.5 * (2*1 - 0.5) = 0.75, inside the clip
     out = combine(node, results_for(node, {"exact": Result.ok(1.0), "length": Result.ok(0.0)}))
@@ -46,7 +53,9 @@ def test_gate_closed_open_and_undecided():
 
 def test_dense_steps_add_elementwise():
     node = resolve({"sum": [{"verifier": "exact", "weight": 1}, {"verifier": "length", "weight": 2}]}, REGISTRY)
-    out = combine(node, results_for(node, {"exact": Result.ok(1.0, steps=[1.0, 0.0]), "length": Result.ok(0.0, steps=[0.5, 0.5])}))
+    out = combine(
+        node, results_for(node, {"exact": Result.ok(1.0, steps=[1.0, 0.0]), "length": Result.ok(0.0, steps=[0.5, 0.5])})
+    )
     assert out.steps == [2.0, 1.0]
 
 

@@ -80,7 +80,9 @@ def test_rewardhub_verifiers_lists_what_is_installed(tmp_path):
     plugin = write(tmp_path / "shout.py", PLUGIN_SOURCE)
     out = subprocess.run(
         [sys.executable, "-m", "rewardhub.cli", "verifiers", "--json", "--plugin", str(plugin)],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     names = {v["name"] for v in json.loads(out)}
     assert BUILTINS | {"shout"} <= names
@@ -91,12 +93,16 @@ def test_a_plugin_package_installed_by_entry_point_scores_over_http(tmp_path):
     site = tmp_path / "site"
     write(site / "shout_plugin.py", PLUGIN_SOURCE)
     write(site / "shout_plugin-0.1.dist-info" / "METADATA", "Metadata-Version: 2.1\nName: shout-plugin\nVersion: 0.1\n")
-    write(site / "shout_plugin-0.1.dist-info" / "entry_points.txt", "[rewardhub.verifiers]\nshout = shout_plugin:Shout\n")
+    write(
+        site / "shout_plugin-0.1.dist-info" / "entry_points.txt", "[rewardhub.verifiers]\nshout = shout_plugin:Shout\n"
+    )
     port = free_port()
     env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     server = subprocess.Popen(
         [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(port), "--workers", "1"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         url = f"http://127.0.0.1:{port}"
@@ -119,7 +125,9 @@ def test_serve_refuses_to_start_with_a_duplicate_plugin(tmp_path):
     clash = write(tmp_path / "clash.py", PLUGIN_SOURCE.replace('name = "shout"', 'name = "exact"'))
     proc = subprocess.run(
         [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(free_port()), "--plugin", str(clash)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode != 0
     assert "duplicate verifier name 'exact'" in proc.stderr

@@ -8,10 +8,23 @@ import rewardhub.types
 
 
 def test_rewardhub_exports():
-    assert sorted(rewardhub.__all__) == sorted([
-        "AsyncRewardClient", "ClientError", "Gate", "Registry", "Result", "RewardClient", "Sample",
-        "Verifier", "VerifierConfig", "VerifierRef", "VerifierSpec", "WeightedSum", "__version__",
-    ])
+    assert sorted(rewardhub.__all__) == sorted(
+        [
+            "AsyncRewardClient",
+            "ClientError",
+            "Gate",
+            "Registry",
+            "Result",
+            "RewardClient",
+            "Sample",
+            "Verifier",
+            "VerifierConfig",
+            "VerifierRef",
+            "VerifierSpec",
+            "WeightedSum",
+            "__version__",
+        ]
+    )
     for name in rewardhub.__all__:
         assert hasattr(rewardhub, name)
 
@@ -21,7 +34,13 @@ def test_vocabulary_exports():
 
 
 def test_execution_exports():
-    assert sorted(rewardhub.execution.__all__) == ["Call", "Executor", "ProgressCallback", "create_executor", "run_call"]
+    assert sorted(rewardhub.execution.__all__) == [
+        "Call",
+        "Executor",
+        "ProgressCallback",
+        "create_executor",
+        "run_call",
+    ]
 
 
 def test_types_imports_nothing_of_ours():

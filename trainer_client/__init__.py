@@ -2,15 +2,15 @@
 
 The trainer samples responses (transformers on CPU, vLLM on GPU), gets their rewards from the
 service through :mod:`rewardhub.client`, computes advantages and updates the policy with the pure
-functions of :mod:`trainer_client.algorithms`. Start with ``examples/toy_addition.yaml``.
+functions of :mod:`rewardhub.trainer.algorithms`. Start with ``examples/toy_addition.yaml``.
 """
 
-from trainer_client.char_tokenizer import build_char_tokenizer
-from trainer_client.config import TrainConfig, apply_overrides, load_config
-from trainer_client.loop import Trainer, reward_service
-from trainer_client.metrics import METRICS, MetricsWriter, describe_metric
-from trainer_client.plot import plot_run
-from trainer_client.rollout import HFRolloutEngine, Rollout, SamplingParams
+from rewardhub.trainer.char_tokenizer import build_char_tokenizer
+from rewardhub.trainer.config import TrainConfig, apply_overrides, load_config
+from rewardhub.trainer.loop import Trainer, reward_service
+from rewardhub.trainer.metrics import METRICS, MetricsWriter, describe_metric
+from rewardhub.trainer.plot import plot_run
+from rewardhub.trainer.rollout import HFRolloutEngine, Rollout, SamplingParams
 
 __all__ = [
     "METRICS",

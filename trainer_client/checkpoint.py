@@ -4,7 +4,7 @@ A checkpoint is a directory ``output_dir/checkpoints/step_NNNNNN`` holding ``sta
 training state) and ``policy/`` (the policy in ``save_pretrained`` form, ready to load or serve).
 Resuming restores the step counter, the prompt stream's position and the sampling generator, so
 the resumed run draws the same prompts and the same samples as the uninterrupted run would
-(tests/trainer_client/test_checkpoint.py: 2 + 2 steps equal 4).
+(tests/trainer/test_checkpoint.py: 2 + 2 steps equal 4).
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
-from trainer_client.data import StreamPosition
+from rewardhub.trainer.data import StreamPosition
 
 __all__ = ["CheckpointState", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
 

@@ -21,11 +21,11 @@ from collections.abc import Iterator, Sequence
 
 import yaml
 from pydantic import ValidationError
+from rewardhub.trainer.config import TrainConfig, load_config
 from rich.console import Console
 from rich.syntax import Syntax
 
 from rewardhub.client import ClientError
-from trainer_client.config import TrainConfig, load_config
 
 __all__ = ["dry_run", "main"]
 
@@ -47,7 +47,7 @@ def _train_parser() -> argparse.ArgumentParser:
 
 
 def _plot(argv: Sequence[str], console: Console) -> int:
-    from trainer_client.plot import plot_run
+    from rewardhub.trainer.plot import plot_run
 
     parser = argparse.ArgumentParser(prog="rewardhub-train plot", description="Draw a run's curves to a PNG.")
     parser.add_argument("run_dir")
@@ -64,11 +64,12 @@ def _plot(argv: Sequence[str], console: Console) -> int:
 
 def dry_run(cfg: TrainConfig, console: Console) -> int:
     """Load the data and tokenizer, reach the service, check the verifiers exist and accept a sample."""
+    from rewardhub.trainer.data import load_records, tokenize_prompt
+    from rewardhub.trainer.loop import reward_service
+    from rewardhub.trainer.modeling import load_tokenizer
+    from rewardhub.trainer.rewards import RewardWorker, service_scorer, verifier_label
+
     from rewardhub.types import Sample
-    from trainer_client.data import load_records, tokenize_prompt
-    from trainer_client.loop import reward_service
-    from trainer_client.modeling import load_tokenizer
-    from trainer_client.rewards import RewardWorker, service_scorer, verifier_label
 
     train = load_records(cfg.data, "train")
     held_out = load_records(cfg.data, "eval")
@@ -103,14 +104,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] == "plot":
         return _plot(argv[1:], console)
     if argv and argv[0] == "config":
-        from trainer_client.config import config_reference
+        from rewardhub.trainer.config import config_reference
 
         print("| key | default | meaning |\n| --- | --- | --- |")
         for key, default, meaning in config_reference():
             print(f"| `{key}` | `{default}` | {meaning} |")
         return 0
     if argv and argv[0] == "metrics":
-        from trainer_client.metrics import format_metrics_table
+        from rewardhub.trainer.metrics import format_metrics_table
 
         print(format_metrics_table())
         return 0
@@ -124,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.print(Syntax(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), "yaml", theme="ansi_dark"))
     if args.dry_run:
         return dry_run(cfg, console)
-    from trainer_client.loop import Trainer
+    from rewardhub.trainer.loop import Trainer
 
     trainer = Trainer(cfg, console=console)
     console.print(f"resolved config saved to {trainer.save_resolved_config()}")

@@ -206,7 +206,7 @@ class DynamicSamplingConfig(_Section):
 
 class AlgorithmConfig(_Section):
     advantage: Literal["grpo", "dr_grpo", "rloo", "reinforce_pp", "reinforce_pp_baseline", "prime"] = Field(
-        "grpo", description="Advantage estimator (trainer_client.algorithms.advantages)."
+        "grpo", description="Advantage estimator (rewardhub.trainer.algorithms.advantages)."
     )
     std_eps: float = Field(1e-6, ge=0, description="GRPO: added to the group std before dividing.")
     gamma: float = Field(1.0, ge=0, le=1, description="Discount of the token-level estimators (REINFORCE++, PRIME).")
@@ -214,7 +214,7 @@ class AlgorithmConfig(_Section):
         1.0, description="PRIME: weight of the dense (implicit PRM) rewards from result.steps."
     )
     policy_loss: Literal["ppo_clip", "gspo", "cispo"] = Field(
-        "ppo_clip", description="Policy loss (trainer_client.algorithms.losses)."
+        "ppo_clip", description="Policy loss (rewardhub.trainer.algorithms.losses)."
     )
     clip_low: float = Field(0.2, ge=0, description="PPO/CISPO: eps_low of the ratio clip.")
     clip_high: float = Field(0.28, ge=0, description="PPO/CISPO: eps_high (DAPO clip-higher when > clip_low).")
@@ -222,7 +222,7 @@ class AlgorithmConfig(_Section):
     gspo_clip_low: float = Field(3e-4, ge=0, description="GSPO: eps_low of the sequence-ratio clip.")
     gspo_clip_high: float = Field(4e-4, ge=0, description="GSPO: eps_high of the sequence-ratio clip.")
     aggregation: Literal["token_mean", "seq_mean_token_mean", "seq_mean_token_sum", "constant"] = Field(
-        "token_mean", description="How token losses are averaged (trainer_client.algorithms.aggregation)."
+        "token_mean", description="How token losses are averaged (rewardhub.trainer.algorithms.aggregation)."
     )
     aggregation_constant: int | None = Field(
         None, gt=0, description="Dr. GRPO's L; defaults to rollout.max_new_tokens."

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rewardhub.trainer.config import DataConfig
 from transformers import PreTrainedTokenizerBase
-
-from trainer_client.config import DataConfig
 
 __all__ = ["DataError", "PromptRecord", "PromptStream", "StreamPosition", "load_records", "tokenize_prompt"]
 

@@ -10,11 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+from rewardhub.trainer.data import PromptRecord
+from rewardhub.trainer.rewards import RewardBatch
+from rewardhub.trainer.rollout import Rollout, concat_rollouts
 from torch import Tensor
-
-from trainer_client.data import PromptRecord
-from trainer_client.rewards import RewardBatch
-from trainer_client.rollout import Rollout, concat_rollouts
 
 __all__ = ["Generated", "merge_generated"]
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+from rewardhub.trainer.algorithms.entropy import entropy_from_logits
+from rewardhub.trainer.rollout.hf import position_ids_for
 from torch import Tensor
-
-from trainer_client.algorithms.entropy import entropy_from_logits
-from trainer_client.rollout.hf import position_ids_for
 
 __all__ = ["TokenStats", "response_logprobs"]
 

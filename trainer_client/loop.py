@@ -9,8 +9,8 @@ One step:
 3. collect the results; samples the service could not judge are masked out of the loss; with
    DAPO dynamic sampling, groups with equal rewards are dropped and more prompts sampled;
 4. shape the rewards (overlong penalty, KL), compute advantages, run the policy update
-   (:mod:`trainer_client.update`), sync the engine's weights;
-5. write the step's metrics (:mod:`trainer_client.metrics`), dumps, evaluations, checkpoints.
+   (:mod:`rewardhub.trainer.update`), sync the engine's weights;
+5. write the step's metrics (:mod:`rewardhub.trainer.metrics`), dumps, evaluations, checkpoints.
 """
 
 from __future__ import annotations
@@ -25,23 +25,19 @@ from typing import Any
 
 import torch
 import yaml
-from rich.console import Console
-from torch import Tensor
-
-from rewardhub.types import Sample
-from trainer_client.algorithms import kl_penalty, overlong_penalty, zero_variance_groups
-from trainer_client.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from trainer_client.config import TrainConfig
-from trainer_client.data import PromptRecord, PromptStream, load_records, tokenize_prompt
-from trainer_client.debug import dump_step
-from trainer_client.generated import Generated, merge_generated
-from trainer_client.logprobs import TokenStats, response_logprobs
-from trainer_client.metrics import MetricsWriter
-from trainer_client.modeling import frozen_copy, load_policy
-from trainer_client.objective import compute_advantages, dense_token_rewards
-from trainer_client.optim import build_optimizer, build_scheduler
-from trainer_client.progress import StepReporter
-from trainer_client.rewards import (
+from rewardhub.trainer.algorithms import kl_penalty, overlong_penalty, zero_variance_groups
+from rewardhub.trainer.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from rewardhub.trainer.config import TrainConfig
+from rewardhub.trainer.data import PromptRecord, PromptStream, load_records, tokenize_prompt
+from rewardhub.trainer.debug import dump_step
+from rewardhub.trainer.generated import Generated, merge_generated
+from rewardhub.trainer.logprobs import TokenStats, response_logprobs
+from rewardhub.trainer.metrics import MetricsWriter
+from rewardhub.trainer.modeling import frozen_copy, load_policy
+from rewardhub.trainer.objective import compute_advantages, dense_token_rewards
+from rewardhub.trainer.optim import build_optimizer, build_scheduler
+from rewardhub.trainer.progress import StepReporter
+from rewardhub.trainer.rewards import (
     RewardProcess,
     RewardWorker,
     Scored,
@@ -50,8 +46,8 @@ from trainer_client.rewards import (
     to_reward_batch,
     verifier_label,
 )
-from trainer_client.rollout import HFRolloutEngine, Rollout, RolloutEngine, SamplingParams, concat_rollouts
-from trainer_client.step_metrics import (
+from rewardhub.trainer.rollout import HFRolloutEngine, Rollout, RolloutEngine, SamplingParams, concat_rollouts
+from rewardhub.trainer.step_metrics import (
     actor_metrics,
     group_metrics,
     ok_mean,
@@ -59,7 +55,11 @@ from trainer_client.step_metrics import (
     reward_by_verifier,
     reward_metrics,
 )
-from trainer_client.update import TrainBatch, policy_update
+from rewardhub.trainer.update import TrainBatch, policy_update
+from rich.console import Console
+from torch import Tensor
+
+from rewardhub.types import Sample
 
 __all__ = ["Trainer", "reward_service"]
 
@@ -131,7 +131,7 @@ class Trainer:
     # ------------------------------------------------------------------ set-up
     def _build_engine(self) -> RolloutEngine:
         if self.cfg.rollout.engine == "vllm":
-            from trainer_client.rollout.vllm_engine import VLLMRolloutEngine
+            from rewardhub.trainer.rollout.vllm_engine import VLLMRolloutEngine
 
             return VLLMRolloutEngine(self.model, self.tokenizer, self.cfg, self.generator)
         return HFRolloutEngine(self.model, self.tokenizer, self.generator, lean=self.cfg.rollout.lean_decoder)

@@ -11,9 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import torch
-from torch import Tensor
-
-from trainer_client.algorithms import (
+from rewardhub.trainer.algorithms import (
     Normaliser,
     aggregate,
     broadcast_to_tokens,
@@ -34,7 +32,8 @@ from trainer_client.algorithms import (
     tis_weights,
     token_mask,
 )
-from trainer_client.config import AlgorithmConfig
+from rewardhub.trainer.config import AlgorithmConfig
+from torch import Tensor
 
 __all__ = ["LossStats", "MicroBatch", "compute_advantages", "dense_token_rewards", "micro_batch_loss"]
 

@@ -13,8 +13,7 @@ import math
 from collections.abc import Callable
 
 import torch
-
-from trainer_client.config import OptimConfig
+from rewardhub.trainer.config import OptimConfig
 
 __all__ = ["build_optimizer", "build_scheduler", "lr_factor"]
 

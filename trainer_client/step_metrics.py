@@ -1,6 +1,6 @@
 """The metric rows of one step, computed from what was generated and what the update saw.
 
-Every name here is documented in :data:`trainer_client.metrics.METRICS`.
+Every name here is documented in :data:`rewardhub.trainer.metrics.METRICS`.
 """
 
 from __future__ import annotations
@@ -9,13 +9,12 @@ import math
 from collections.abc import Sequence
 
 import torch
+from rewardhub.trainer.algorithms import zero_variance_groups
+from rewardhub.trainer.generated import Generated
+from rewardhub.trainer.objective import LossStats
+from rewardhub.trainer.rewards import RewardBatch
+from rewardhub.trainer.rollout import Rollout
 from torch import Tensor
-
-from trainer_client.algorithms import zero_variance_groups
-from trainer_client.generated import Generated
-from trainer_client.objective import LossStats
-from trainer_client.rewards import RewardBatch
-from trainer_client.rollout import Rollout
 
 __all__ = ["actor_metrics", "group_metrics", "ok_mean", "response_metrics", "reward_by_verifier", "reward_metrics"]
 

@@ -1,9 +1,9 @@
 """One policy update: mini-batches, micro-batches, exact gradient accumulation, clipping.
 
 Each optimizer step covers a mini-batch. The loss denominators are those of the whole
-mini-batch (:func:`~trainer_client.algorithms.aggregation.normaliser_for`), so the gradients
+mini-batch (:func:`~rewardhub.trainer.algorithms.aggregation.normaliser_for`), so the gradients
 accumulated over micro-batches equal the gradient of the mini-batch loss computed in one pass,
-whatever the micro-batch size (tested in tests/trainer_client/test_update.py).
+whatever the micro-batch size (tested in tests/trainer/test_update.py).
 """
 
 from __future__ import annotations
@@ -11,12 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 import torch
+from rewardhub.trainer.algorithms import normaliser_for
+from rewardhub.trainer.config import AlgorithmConfig
+from rewardhub.trainer.logprobs import TokenStats, response_logprobs
+from rewardhub.trainer.objective import LossStats, MicroBatch, micro_batch_loss
 from torch import Tensor
-
-from trainer_client.algorithms import normaliser_for
-from trainer_client.config import AlgorithmConfig
-from trainer_client.logprobs import TokenStats, response_logprobs
-from trainer_client.objective import LossStats, MicroBatch, micro_batch_loss
 
 __all__ = ["TrainBatch", "UpdateResult", "accumulate_gradients", "policy_update"]
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 
 from pydantic import Field
+from rewardhub.verifiers.text import strip_think
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
-from verifiers.text import strip_think
 
 _BOXED = re.compile(r"\\boxed\{\s*(?:\\text\{)?\s*\(?([A-Za-z])\)?\s*\}?\s*\}")
 _ANSWER = re.compile(
@@ -55,8 +55,12 @@ class ChoiceVerifier(Verifier):
     def score(self, sample: Sample, config: Config) -> Result:
         gold = str(sample.reference or "").strip().strip("()").upper()
         if len(gold) != 1 or gold not in config.letters.upper():
-            raise VerifierError(f"choice reference must be one of the letters {config.letters!r}, got {sample.reference!r}")
+            raise VerifierError(
+                f"choice reference must be one of the letters {config.letters!r}, got {sample.reference!r}"
+            )
         answer, anchor = extract_choice(strip_think(sample.response), config.letters)
         if answer is None:
             return Result.ok(0.0, extracted=None, anchor=anchor, reason="no_answer")
-        return Result.ok(float(answer == gold), extracted=answer, anchor=anchor, reason="match" if answer == gold else "mismatch")
+        return Result.ok(
+            float(answer == gold), extracted=answer, anchor=anchor, reason="match" if answer == gold else "mismatch"
+        )

@@ -2,7 +2,7 @@
 
 Judges the **last fenced code block** of the response against tests in the APPS/TACO formats
 (stdin/stdout, function calls) or HumanEval/MBPP asserts (see
-:mod:`verifiers.sandbox.testcases`). The score is the fraction of tests passed, or 1/0 with
+:mod:`rewardhub.sandbox.testcases`). The score is the fraction of tests passed, or 1/0 with
 ``scoring: all_or_nothing``; every test's verdict is in ``details["tests"]``.
 
 What it judges: behaviour on the given tests, under time and memory limits. What it does not:
@@ -25,9 +25,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from rewardhub.errors import VerifierError
-from rewardhub.types import Result, Sample
-from rewardhub.verifier import Verifier, VerifierConfig
-from verifiers.sandbox import (
+from rewardhub.sandbox import (
     Job,
     Language,
     Limits,
@@ -37,11 +35,13 @@ from verifiers.sandbox import (
     UnsupportedLanguage,
     default_pool,
 )
-from verifiers.sandbox import language as find_language
-from verifiers.sandbox.asserts import AssertPlan, LeafFailed
-from verifiers.sandbox.compare import same_output, same_value
-from verifiers.sandbox.inside.wire import decode_value
-from verifiers.sandbox.testcases import CallTest, StdioTest, TestCase, parse_tests
+from rewardhub.sandbox import language as find_language
+from rewardhub.sandbox.asserts import AssertPlan, LeafFailed
+from rewardhub.sandbox.compare import same_output, same_value
+from rewardhub.sandbox.inside.wire import decode_value
+from rewardhub.sandbox.testcases import CallTest, StdioTest, TestCase, parse_tests
+from rewardhub.types import Result, Sample
+from rewardhub.verifier import Verifier, VerifierConfig
 
 __all__ = ["CodeVerifier", "last_code_block"]
 

@@ -20,7 +20,7 @@ def check_format(text: str, think: tuple[str, str], answer: tuple[str, str] | No
     if not prefilled:
         if not body.startswith(open_tag):
             return "missing_think_open"
-        body = body[len(open_tag):]
+        body = body[len(open_tag) :]
     if body.count(open_tag) or body.count(close_tag) != 1:
         return "think_tags_unbalanced"
     reasoning, rest = body.split(close_tag)
@@ -29,9 +29,13 @@ def check_format(text: str, think: tuple[str, str], answer: tuple[str, str] | No
     rest = rest.strip()
     if answer is not None:
         a_open, a_close = answer
-        if not (rest.startswith(a_open) and rest.endswith(a_close)) or rest.count(a_open) != 1 or rest.count(a_close) != 1:
+        if (
+            not (rest.startswith(a_open) and rest.endswith(a_close))
+            or rest.count(a_open) != 1
+            or rest.count(a_close) != 1
+        ):
             return "answer_tags_missing"
-        rest = rest[len(a_open):-len(a_close)].strip()
+        rest = rest[len(a_open) : -len(a_close)].strip()
     if not rest:
         return "empty_answer"
     return None

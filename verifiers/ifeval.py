@@ -3,7 +3,7 @@
 ``reference`` lists the constraints, as a JSON array (or ``{"constraints": [...]}``, or either as
 JSON text), each an object with a ``type``:
 ``[{"type": "word_count", "min": 100}, {"type": "keywords", "include": ["rust"]}, {"type": "lowercase"}]``.
-The types and their counting rules are in :mod:`verifiers.ifeval_constraints`. Rows of the IFEval
+The types and their counting rules are in :mod:`rewardhub.verifiers.ifeval_constraints`. Rows of the IFEval
 dataset itself, ``{"instruction_id_list": [...], "kwargs": [...]}``, are accepted too and
 translated (:func:`from_ifeval`); the few IFEval instructions without a counterpart here
 (response language, letter frequency, nth-paragraph first word, two responses, constrained
@@ -23,12 +23,12 @@ import json
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
+from rewardhub.verifiers.ifeval_constraints import CONSTRAINT_TYPES, parse_constraint
+from rewardhub.verifiers.text import strip_think
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
-from verifiers.ifeval_constraints import CONSTRAINT_TYPES, parse_constraint
-from verifiers.text import strip_think
 
 __all__ = ["IFEvalVerifier", "constraints_of", "from_ifeval"]
 

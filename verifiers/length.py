@@ -49,10 +49,10 @@ class LengthVerifier(Verifier):
 
     class Config(VerifierConfig):
         max_length: int = Field(4096, gt=0, description="L_max: lengths above it get the full penalty -1.")
-        cache_length: int = Field(512, gt=0, description="L_cache: the soft buffer below L_max where the penalty ramps.")
-        unit: Literal["words", "chars"] = Field(
-            "words", description="Unit when metadata.response_tokens is absent."
+        cache_length: int = Field(
+            512, gt=0, description="L_cache: the soft buffer below L_max where the penalty ramps."
         )
+        unit: Literal["words", "chars"] = Field("words", description="Unit when metadata.response_tokens is absent.")
 
         @model_validator(mode="after")
         def _cache_fits(self) -> LengthVerifier.Config:

@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from rewardhub.verifiers.json_schema import load_schema, parse_json, schema_errors
+from rewardhub.verifiers.text import strip_think
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
-from verifiers.json_schema import load_schema, parse_json, schema_errors
-from verifiers.text import strip_think
 
 __all__ = ["ExpectedCall", "ToolCall", "ToolCallVerifier", "extract_calls", "values_match"]
 

@@ -23,7 +23,9 @@ __all__ = ["create_app"]
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings | None = None, registry: Registry | None = None, executor: Executor | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, registry: Registry | None = None, executor: Executor | None = None
+) -> FastAPI:
     settings = settings or Settings.load()
     service = build_service(settings, registry, executor)
 
@@ -68,5 +70,3 @@ def _optional_routers() -> list[APIRouter]:
         else:
             routers.append(module.router)
     return routers
-
-

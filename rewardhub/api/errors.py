@@ -17,7 +17,9 @@ __all__ = ["error_response", "install_error_handlers"]
 log = logging.getLogger(__name__)
 
 
-def error_response(status_code: int, error_type: str, message: str, detail: Any = None, headers: dict[str, str] | None = None) -> JSONResponse:
+def error_response(
+    status_code: int, error_type: str, message: str, detail: Any = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
     body = {"error": {"type": error_type, "message": message, "detail": detail}}
     return JSONResponse(body, status_code=status_code, headers=headers)
 

@@ -56,12 +56,22 @@ class Metrics:
         self._depth: Callable[[], int] | None = None
         r = self.registry
         self.requests = Counter("rewardhub_requests_total", "HTTP requests answered", ["route", "code"], registry=r)
-        self.request_seconds = Histogram("rewardhub_request_seconds", "HTTP request wall time", ["route"], buckets=_LATENCY_BUCKETS, registry=r)
+        self.request_seconds = Histogram(
+            "rewardhub_request_seconds", "HTTP request wall time", ["route"], buckets=_LATENCY_BUCKETS, registry=r
+        )
         self.samples = Counter("rewardhub_samples_total", "Samples scored", ["verifier", "status"], registry=r)
-        self.verifier_seconds = Histogram("rewardhub_verifier_seconds", "Verifier time per sample", ["verifier"], buckets=_LATENCY_BUCKETS, registry=r)
-        self.timeouts = Counter("rewardhub_timeouts_total", "Samples that hit their hard limit", ["verifier"], registry=r)
-        self.errors = Counter("rewardhub_errors_total", "Samples whose verifier could not judge", ["verifier"], registry=r)
-        self.queue_depth = Gauge("rewardhub_queue_depth", "Samples waiting or running", registry=r, multiprocess_mode="livesum")
+        self.verifier_seconds = Histogram(
+            "rewardhub_verifier_seconds", "Verifier time per sample", ["verifier"], buckets=_LATENCY_BUCKETS, registry=r
+        )
+        self.timeouts = Counter(
+            "rewardhub_timeouts_total", "Samples that hit their hard limit", ["verifier"], registry=r
+        )
+        self.errors = Counter(
+            "rewardhub_errors_total", "Samples whose verifier could not judge", ["verifier"], registry=r
+        )
+        self.queue_depth = Gauge(
+            "rewardhub_queue_depth", "Samples waiting or running", registry=r, multiprocess_mode="livesum"
+        )
         self.rejected = Counter("rewardhub_rejected_total", "Requests refused for size or load", ["reason"], registry=r)
 
     def watch_queue(self, depth: Callable[[], int]) -> None:

@@ -103,7 +103,9 @@ def openrlhf_samples(body: OpenRLHFRequest) -> list[Sample]:
     prompts = body.prompts if isinstance(body.prompts, list) else [body.prompts] * len(queries)
     labels = body.labels if isinstance(body.labels, list) else [body.labels] * len(queries)
     if len(prompts) != len(queries) or len(labels) != len(queries):
-        raise InvalidRequest(f"query, prompts and labels differ in length ({len(queries)}, {len(prompts)}, {len(labels)})")
+        raise InvalidRequest(
+            f"query, prompts and labels differ in length ({len(queries)}, {len(prompts)}, {len(labels)})"
+        )
     return split_openrlhf_samples(queries, prompts, labels)
 
 
@@ -127,5 +129,3 @@ def _admit(service: Service, n: int) -> None:
     except Overloaded:
         service.metrics.rejected.labels("overloaded").inc()
         raise
-
-

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rewardhub.api.body import parse_body, read_body
 from rewardhub.api.service import require_key
 from rewardhub.errors import InvalidRequest, Overloaded
-from verifiers.sandbox import Limits, RunResult, SandboxPool, SandboxSettings, default_pool, language
+from rewardhub.sandbox import Limits, RunResult, SandboxPool, SandboxSettings, default_pool, language
 
 __all__ = ["SandboxRunRequest", "SandboxRunResponse", "router"]
 

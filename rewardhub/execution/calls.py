@@ -50,9 +50,7 @@ def run_call(registry: Registry, call: Call) -> list[Result]:
         else:
             raw = [verifier.score(call.samples[0], call.config)]
         results = [as_result(value) for value in raw]
-        results = [
-            _with_failure_score(r, call.config.failure_score) if r.status != "ok" else r for r in results
-        ]
+        results = [_with_failure_score(r, call.config.failure_score) if r.status != "ok" else r for r in results]
     except VerifierError as exc:
         results = failure(call, exc.message)
     except MemoryError:

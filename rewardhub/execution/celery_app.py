@@ -117,9 +117,13 @@ def broker_options(settings: Settings) -> BrokerOptions:
     try:
         visibility = float(ours.get("visibility_timeout", DEFAULT_VISIBILITY_S[transport]))
     except ValueError:
-        raise ExecutionError(f"visibility_timeout in the broker URL is not a number: {ours['visibility_timeout']!r}") from None
+        raise ExecutionError(
+            f"visibility_timeout in the broker URL is not a number: {ours['visibility_timeout']!r}"
+        ) from None
     if visibility < MIN_VISIBILITY_S:
-        raise ExecutionError(f"visibility_timeout={visibility:g}s leaves no room for a chunk; use at least {MIN_VISIBILITY_S:g}")
+        raise ExecutionError(
+            f"visibility_timeout={visibility:g}s leaves no room for a chunk; use at least {MIN_VISIBILITY_S:g}"
+        )
     url = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(theirs), parts.fragment))
     return BrokerOptions(url, transport, visibility, ours.get("queue_prefix", ""))
 
@@ -161,7 +165,15 @@ class KindRouter:
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
 
-    def __call__(self, name: str, args: Sequence[Any], kwargs: Mapping[str, Any], options: Mapping[str, Any], task: Any = None, **kw: Any) -> dict[str, str] | None:
+    def __call__(
+        self,
+        name: str,
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        options: Mapping[str, Any],
+        task: Any = None,
+        **kw: Any,
+    ) -> dict[str, str] | None:
         if name != TASK_SCORE_CHUNK or not args:
             return None
         calls = args[0].get("calls") or [{}]
@@ -171,7 +183,9 @@ class KindRouter:
 def result_backend_url(settings: Settings, options: BrokerOptions) -> str:
     url = settings.result_backend or (options.url if options.transport == "redis" else None)
     if url is None:
-        raise ExecutionError("with a RabbitMQ broker, set result_backend to a Redis URL (results are collected from Redis)")
+        raise ExecutionError(
+            "with a RabbitMQ broker, set result_backend to a Redis URL (results are collected from Redis)"
+        )
     if urlsplit(url).scheme.lower() not in ("redis", "rediss"):
         raise ExecutionError(f"result_backend must be Redis (redis:// or rediss://), not {url!r}")
     return url
@@ -193,7 +207,9 @@ def create_celery_app(settings: Settings) -> Celery:
 
 def _config(settings: Settings, options: BrokerOptions) -> dict[str, Any]:
     max_hard = max_task_seconds(options)
-    queues = [Queue(options.queue(q), Exchange(options.queue(q), type="direct"), routing_key=options.queue(q)) for q in QUEUES]
+    queues = [
+        Queue(options.queue(q), Exchange(options.queue(q), type="direct"), routing_key=options.queue(q)) for q in QUEUES
+    ]
     config: dict[str, Any] = {
         # serialisation: JSON only, payloads are pydantic models dumped to plain data
         "task_serializer": "json",
@@ -228,7 +244,12 @@ def _config(settings: Settings, options: BrokerOptions) -> dict[str, Any]:
         "broker_connection_max_retries": None,
         "broker_channel_error_retry": True,
         "task_publish_retry": True,
-        "task_publish_retry_policy": {"max_retries": 3, "interval_start": 0.1, "interval_step": 0.5, "interval_max": 1.0},
+        "task_publish_retry_policy": {
+            "max_retries": 3,
+            "interval_start": 0.1,
+            "interval_step": 0.5,
+            "interval_max": 1.0,
+        },
         # logs are ours (JSON, with request ids)
         "worker_hijack_root_logger": False,
         "worker_send_task_events": False,

@@ -75,7 +75,6 @@ except ImportError:  # pragma: no cover - celery[redis] brings both
     pass
 
 
-
 @dataclass(frozen=True)
 class _Lost:
     """A chunk whose result will never come: its samples get ``error`` with this message."""
@@ -176,7 +175,7 @@ class _Dispatcher:
         ids = list(self._pending)
         found = 0
         for start in range(0, len(ids), MGET_BATCH):
-            batch = ids[start:start + MGET_BATCH]
+            batch = ids[start : start + MGET_BATCH]
             try:
                 values = backend.mget([backend.get_key_for_task(task_id) for task_id in batch])
             except CONNECTION_ERRORS as exc:
@@ -270,14 +269,21 @@ class CeleryExecutor(Executor):
         self.options = self.app.rewardhub_broker  # type: ignore[attr-defined]
         self.max_task_s = max_task_seconds(self.options)
         if settings.max_timeout_s + SOFT_GRACE_S + HARD_GRACE_S > self.max_task_s:
-            log.warning("max_timeout_s=%gs does not fit under the broker's visibility timeout (%gs): a call that long "
-                        "may be delivered twice; raise visibility_timeout in the broker URL",
-                        settings.max_timeout_s, self.options.visibility_timeout_s)
+            log.warning(
+                "max_timeout_s=%gs does not fit under the broker's visibility timeout (%gs): a call that long "
+                "may be delivered twice; raise visibility_timeout in the broker URL",
+                settings.max_timeout_s,
+                self.options.visibility_timeout_s,
+            )
         full = chunk_time_limits([settings.sample_timeout_s] * settings.chunk_size).hard_s
         if full > self.max_task_s:
-            log.warning("chunks of %d rule calls at %gs each would outlast 45%% of the visibility timeout (%gs); "
-                        "they will be cut shorter, which costs throughput", settings.chunk_size, settings.sample_timeout_s,
-                        self.options.visibility_timeout_s)
+            log.warning(
+                "chunks of %d rule calls at %gs each would outlast 45%% of the visibility timeout (%gs); "
+                "they will be cut shorter, which costs throughput",
+                settings.chunk_size,
+                settings.sample_timeout_s,
+                self.options.visibility_timeout_s,
+            )
         self._dispatcher = _Dispatcher(self.app)
         self._monitor = _Monitor(self.app, self.options.queue("cpu"))
         self._in_flight = 0
@@ -390,8 +396,13 @@ class CeleryExecutor(Executor):
         self._dispatcher.send(_Outgoing(chunk, deadline_s, resolve))
         return future
 
-    async def _run_inline(self, calls: Sequence[Call], inline: list[int], results: list[list[Result] | None],
-                          on_progress: ProgressCallback | None) -> None:
+    async def _run_inline(
+        self,
+        calls: Sequence[Call],
+        inline: list[int],
+        results: list[list[Result] | None],
+        on_progress: ProgressCallback | None,
+    ) -> None:
         if not inline:
             return
         if len(inline) <= INLINE_IN_LOOP:
@@ -415,7 +426,10 @@ class CeleryExecutor(Executor):
             return [failure(call, f"the worker failed the chunk: {kind}: {error}") for call in calls]
         parsed = ChunkOutcome.model_validate(outcome["result"])
         if len(parsed.results) != len(calls):
-            return [failure(call, f"the worker answered {len(parsed.results)} results for {len(calls)} calls") for call in calls]
+            return [
+                failure(call, f"the worker answered {len(parsed.results)} results for {len(calls)} calls")
+                for call in calls
+            ]
         return parsed.results
 
 

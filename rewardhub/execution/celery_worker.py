@@ -120,17 +120,27 @@ class WorkerRuntime:
         delivery = 1
         try:
             delivery = self.ledger.begin(task_id)
-            log.info("scoring chunk %s: %d calls", task_id, len(prepared), extra={"task_id": task_id, "delivery": delivery})
+            log.info(
+                "scoring chunk %s: %d calls", task_id, len(prepared), extra={"task_id": task_id, "delivery": delivery}
+            )
             if delivery == 1:
                 results = self._run(prepared)
             else:
-                log.warning("chunk %s redelivered (delivery %d); scoring call by call", task_id, delivery,
-                            extra={"task_id": task_id, "delivery": delivery})
+                log.warning(
+                    "chunk %s redelivered (delivery %d); scoring call by call",
+                    task_id,
+                    delivery,
+                    extra={"task_id": task_id, "delivery": delivery},
+                )
                 results = self._run_carefully(task_id, prepared, delivery)
         except SoftTimeLimitExceeded:
             log.error("chunk %s exceeded its soft time limit outside its calls", task_id)
-            results = [item if isinstance(item, list) else failure(item, "the chunk exceeded its time limit on the worker", status=TIMEOUT)
-                       for item in prepared]
+            results = [
+                item
+                if isinstance(item, list)
+                else failure(item, "the chunk exceeded its time limit on the worker", status=TIMEOUT)
+                for item in prepared
+            ]
         return ChunkOutcome(results=results, worker=hostname, delivery=delivery)
 
     def close(self) -> None:
@@ -144,7 +154,9 @@ class WorkerRuntime:
             config = self.registry.validate_config(payload.verifier, payload.config)
         except RewardhubError as exc:
             score = float(payload.config.get("failure_score", 0.0) or 0.0)
-            return [Result.failed(f"worker cannot run {payload.verifier!r}: {exc.message}", score=score)] * len(payload.samples)
+            return [Result.failed(f"worker cannot run {payload.verifier!r}: {exc.message}", score=score)] * len(
+                payload.samples
+            )
         return Call(payload.verifier, config, tuple(payload.samples), payload.kind, payload.timeout_s)
 
     def _run(self, prepared: Sequence[Prepared]) -> list[list[Result]]:
@@ -184,10 +196,19 @@ class WorkerRuntime:
             elif isinstance(item, list):
                 out.append(item)
             elif give_up or attempts.get(i, 0) >= POISON_ATTEMPTS:
-                log.error("poison sample: %s killed the worker while scoring it; reporting an error", item.verifier,
-                          extra={"task_id": task_id, "call_index": i, "delivery": delivery})
-                out.append(failure(item, f"the worker process died while scoring this sample (delivery {delivery} of its chunk); "
-                                         "not retried again", reason="poison"))
+                log.error(
+                    "poison sample: %s killed the worker while scoring it; reporting an error",
+                    item.verifier,
+                    extra={"task_id": task_id, "call_index": i, "delivery": delivery},
+                )
+                out.append(
+                    failure(
+                        item,
+                        f"the worker process died while scoring this sample (delivery {delivery} of its chunk); "
+                        "not retried again",
+                        reason="poison",
+                    )
+                )
             else:
                 self.ledger.attempt(task_id, i)
                 [value] = self._run([item])
@@ -206,7 +227,10 @@ class WorkerRuntime:
         except _CallTimedOut:
             return [failure(call, f"timed out after {call.timeout_s:g}s", status=TIMEOUT) for call in calls]
         except Exception as exc:  # loading the model failed: every call of the batch says why
-            return [failure(call, f"verifier {call.verifier!r} could not load: {type(exc).__name__}: {exc}") for call in calls]
+            return [
+                failure(call, f"verifier {call.verifier!r} could not load: {type(exc).__name__}: {exc}")
+                for call in calls
+            ]
         return [[result] for result in flat]
 
     def warm(self, queues: Sequence[str]) -> None:
@@ -236,8 +260,13 @@ class WorkerRuntime:
             pool = self._pools.get(queue)
             if pool is None:
                 memory = self.settings.worker_memory_mb if queue == "cpu" else None  # the sandbox sets its own limits
-                pool = WorkerPool(f"celery-{queue}", 1, plugin_files=self.registry.plugin_files, memory_mb=memory,
-                                  preload=_preload_modules(self.registry))
+                pool = WorkerPool(
+                    f"celery-{queue}",
+                    1,
+                    plugin_files=self.registry.plugin_files,
+                    memory_mb=memory,
+                    preload=_preload_modules(self.registry),
+                )
                 pool.start()
                 self._pools[queue] = pool
             return pool
@@ -279,12 +308,14 @@ def _alarm(seconds: float) -> Iterator[None]:
 
 def _preload_modules(registry: Registry) -> list[str]:
     """Modules of CPU verifiers, imported once in the fork server so pool processes start warm."""
-    return sorted({
-        registry.verifier_class(name).__module__
-        for name in registry.names()
-        if registry.verifier_class(name).kind in ("rule", "group")
-        and not registry.verifier_class(name).__module__.startswith("rewardhub_plugin_")
-    })
+    return sorted(
+        {
+            registry.verifier_class(name).__module__
+            for name in registry.names()
+            if registry.verifier_class(name).kind in ("rule", "group")
+            and not registry.verifier_class(name).__module__.startswith("rewardhub_plugin_")
+        }
+    )
 
 
 # --- per-process runtime ---------------------------------------------------------------------
@@ -363,7 +394,13 @@ def visible_devices() -> tuple[str, ...]:
     if shutil.which("nvidia-smi") is None:
         return ()
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True, text=True, timeout=10, check=True)
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
     except (OSError, subprocess.SubprocessError):
         return ()
     return tuple(line.strip() for line in out.stdout.splitlines() if line.strip())
@@ -378,8 +415,10 @@ def run_worker(settings: Settings, queues: Sequence[str], concurrency: int | Non
         log.error("unknown queues %s; choose from %s", unknown, ", ".join(QUEUES))
         return 2
     if "gpu" in queues and len(queues) > 1:
-        log.error("a GPU worker consumes only the gpu queue (one process per device); run another worker for %s",
-                  [q for q in queues if q != "gpu"])
+        log.error(
+            "a GPU worker consumes only the gpu queue (one process per device); run another worker for %s",
+            [q for q in queues if q != "gpu"],
+        )
         return 2
     app = create_celery_app(settings)
     _state.registry = Registry.load(settings.plugins)  # fail fast, and children inherit it
@@ -391,8 +430,9 @@ def run_worker(settings: Settings, queues: Sequence[str], concurrency: int | Non
         app.conf.worker_max_tasks_per_child = None  # a loaded model is worth keeping
         app.conf.worker_max_memory_per_child = None
     else:
-        processes = concurrency or max(settings.cpu_workers() if "cpu" in queues else 1,
-                                       settings.code_worker_count() if "code" in queues else 1)
+        processes = concurrency or max(
+            settings.cpu_workers() if "cpu" in queues else 1, settings.code_worker_count() if "code" in queues else 1
+        )
     signals.setup_logging.connect(_keep_our_logging, weak=False)
     signals.worker_process_init.connect(_on_child_start, weak=False)
     signals.worker_process_shutdown.connect(_on_child_stop, weak=False)
@@ -416,4 +456,3 @@ def run_worker(settings: Settings, queues: Sequence[str], concurrency: int | Non
 
 def _keep_our_logging(**_: Any) -> None:
     """Connected to Celery's ``setup_logging``: our JSON logging stays in place."""
-

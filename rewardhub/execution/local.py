@@ -152,7 +152,9 @@ class LocalExecutor(Executor):
                     future.set_exception(exc)
             return
         for (_, future), inner in zip(batch, submitted, strict=True):
-            asyncio.wrap_future(inner).add_done_callback(lambda f, future=future: future.done() or future.set_result(f.result()))
+            asyncio.wrap_future(inner).add_done_callback(
+                lambda f, future=future: future.done() or future.set_result(f.result())
+            )
 
     async def _score_model(self, batcher: Any, call: Call, index: int, done: Any) -> None:
         try:

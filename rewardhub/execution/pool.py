@@ -207,7 +207,13 @@ class WorkerPool:
 
     def _kill_for_timeout(self, worker: _Worker) -> None:
         task = worker.chunk[worker.running()[0]]
-        log.warning("pool %s: %s exceeded %.1fs; killing worker %s", self.name, task.call.verifier, task.call.timeout_s, worker.process.pid)
+        log.warning(
+            "pool %s: %s exceeded %.1fs; killing worker %s",
+            self.name,
+            task.call.verifier,
+            task.call.timeout_s,
+            worker.process.pid,
+        )
         self._replace(worker, failure(task.call, f"timed out after {task.call.timeout_s:g}s", status=TIMEOUT))
 
     def _replace_dead(self, worker: _Worker) -> None:
@@ -222,7 +228,9 @@ class WorkerPool:
             return
         reason = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         culprit = worker.chunk[worker.running()[0]]
-        self._replace(worker, failure(culprit.call, f"worker process died while scoring ({reason})", reason="worker_died"))
+        self._replace(
+            worker, failure(culprit.call, f"worker process died while scoring ({reason})", reason="worker_died")
+        )
 
     def _startup_failed(self, worker: _Worker, code: int | None) -> None:
         """A worker that cannot even load the registry: after a few in a row, fail the queue."""

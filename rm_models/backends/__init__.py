@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import threading
 
-from rm_models.backends.base import Backend, ChatReply, ChatRequest, TokenAlternatives
-from rm_models.config import BackendSpec
+from rewardhub.models.backends.base import Backend, ChatReply, ChatRequest, TokenAlternatives
+from rewardhub.models.config import BackendSpec
 
 __all__ = [
     "Backend",
@@ -44,15 +44,15 @@ def clear_backends() -> None:
 
 def _build(spec: BackendSpec) -> Backend:
     if spec.backend == "transformers":
-        from rm_models.backends.transformers_backend import TransformersBackend
+        from rewardhub.models.backends.transformers_backend import TransformersBackend
 
         return TransformersBackend(spec)
     if spec.backend == "vllm":
-        from rm_models.backends.vllm_backend import VLLMBackend
+        from rewardhub.models.backends.vllm_backend import VLLMBackend
 
         return VLLMBackend(spec)
     if spec.backend == "openai":
-        from rm_models.backends.openai_http import OpenAIBackend
+        from rewardhub.models.backends.openai_http import OpenAIBackend
 
         return OpenAIBackend(spec)
     raise ValueError(f"unknown backend {spec.backend!r}")

@@ -6,7 +6,7 @@ so that padding and truncation are decided in one place. Each operation takes a 
 that is where the device time is saved.
 
 A backend that cannot do an operation (a classifier over HTTP, say) raises
-:class:`~rm_models.errors.UnsupportedOperation`.
+:class:`~rewardhub.models.errors.UnsupportedOperation`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rm_models.config import BackendSpec
-from rm_models.errors import UnsupportedOperation
+from rewardhub.models.config import BackendSpec
+from rewardhub.models.errors import UnsupportedOperation
 
 __all__ = ["Backend", "ChatReply", "ChatRequest", "TokenAlternatives"]
 

@@ -16,10 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
-
-from rm_models.backends.base import Backend, ChatReply, ChatRequest, TokenAlternatives
-from rm_models.config import BackendSpec
-from rm_models.errors import BackendError
+from rewardhub.models.backends.base import Backend, ChatReply, ChatRequest, TokenAlternatives
+from rewardhub.models.config import BackendSpec
+from rewardhub.models.errors import BackendError
 
 __all__ = ["OpenAIBackend"]
 

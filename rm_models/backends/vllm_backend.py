@@ -18,9 +18,9 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from rm_models.backends.base import Backend, ChatReply, ChatRequest, TokenAlternatives
-from rm_models.config import BackendSpec
-from rm_models.errors import BackendError
+from rewardhub.models.backends.base import Backend, ChatReply, ChatRequest, TokenAlternatives
+from rewardhub.models.config import BackendSpec
+from rewardhub.models.errors import BackendError
 
 __all__ = ["VLLMBackend"]
 

@@ -94,7 +94,9 @@ def test_production_refuses_a_public_address_without_keys() -> None:
     assert Settings(environment="production", host="0.0.0.0", api_keys=["k"]).host == "0.0.0.0"
 
 
-def test_serving_a_public_address_without_keys_warns(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_serving_a_public_address_without_keys_warns(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     started: list[Settings] = []
     monkeypatch.setattr(rewardhub.server, "serve", started.append)
     with caplog.at_level(logging.WARNING, logger="rewardhub"):

@@ -66,7 +66,12 @@ def test_local_mode_answers_429_with_retry_after_past_its_bound(local_url: str) 
     assert_overloaded(httpx.post(f"{local_url}/v1/score", json={"samples": SLOW}))
     assert_overloaded(httpx.post(f"{local_url}/v1/jobs", json={"samples": SLOW}))
     slow.join()
-    assert httpx.post(f"{local_url}/v1/score", json={"samples": [{"response": "0", "verifier": "test_sleepy"}]}).status_code == 200
+    assert (
+        httpx.post(
+            f"{local_url}/v1/score", json={"samples": [{"response": "0", "verifier": "test_sleepy"}]}
+        ).status_code
+        == 200
+    )
 
 
 def test_the_client_waits_out_retry_after_and_then_succeeds(local_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,10 +136,15 @@ def test_celery_mode_answers_429_with_retry_after_past_its_bound() -> None:
 
     prefix = f"bp{uuid.uuid4().hex[:8]}-"  # no worker consumes these queues: the samples stay out
     broker = f"redis://127.0.0.1:6379/15?visibility_timeout=60&queue_prefix={prefix}"
-    settings = Settings.load(execution="celery", broker_url=broker, plugins=[PLUGIN], max_pending_samples=4, max_timeout_s=10)
+    settings = Settings.load(
+        execution="celery", broker_url=broker, plugins=[PLUGIN], max_pending_samples=4, max_timeout_s=10
+    )
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning",
-                                           timeout_graceful_shutdown=1))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(settings), host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=1
+        )
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"

@@ -26,12 +26,35 @@ def error_of(response: httpx.Response) -> dict:
         (json.dumps({"samples": [{"response": 5}]}).encode(), 422, "invalid_request"),
         (json.dumps({"samples": [{"response": "x", "surprise": 1}]}).encode(), 422, "invalid_request"),
         (json.dumps({"verifier": "no_such_thing", "samples": [{"response": "x"}]}).encode(), 404, "unknown_verifier"),
-        (json.dumps({"verifier": {"name": "exact", "config": {"case_sensitive": "maybe"}}, "samples": [{"response": "x"}]}).encode(), 422, "invalid_config"),
-        (json.dumps({"verifier": {"name": "exact", "config": {"no_such_option": 1}}, "samples": [{"response": "x"}]}).encode(), 422, "invalid_config"),
+        (
+            json.dumps(
+                {"verifier": {"name": "exact", "config": {"case_sensitive": "maybe"}}, "samples": [{"response": "x"}]}
+            ).encode(),
+            422,
+            "invalid_config",
+        ),
+        (
+            json.dumps(
+                {"verifier": {"name": "exact", "config": {"no_such_option": 1}}, "samples": [{"response": "x"}]}
+            ).encode(),
+            422,
+            "invalid_config",
+        ),
         (json.dumps({"samples": [{"response": "x"}]}).encode(), 422, "invalid_request"),
     ],
-    ids=["syntax", "empty", "non-utf8", "deep-nesting", "wrong-type", "wrong-field-type", "unknown-field",
-         "unknown-verifier", "bad-config-value", "unknown-config-key", "no-verifier"],
+    ids=[
+        "syntax",
+        "empty",
+        "non-utf8",
+        "deep-nesting",
+        "wrong-type",
+        "wrong-field-type",
+        "unknown-field",
+        "unknown-verifier",
+        "bad-config-value",
+        "unknown-config-key",
+        "no-verifier",
+    ],
 )
 def test_bad_bodies_get_a_clear_4xx(http: httpx.Client, content: bytes, status: int, error_type: str) -> None:
     response = http.post("/v1/score", content=content, headers={"content-type": "application/json"})
@@ -65,7 +88,9 @@ def test_too_many_samples_is_413_with_the_limit(http: httpx.Client) -> None:
 
 
 def test_huge_strings_within_the_limit_are_scored(http: httpx.Client) -> None:
-    response = http.post("/v1/score", json={"verifier": "exact", "samples": [{"response": "z" * 1_000_000, "reference": "z"}]})
+    response = http.post(
+        "/v1/score", json={"verifier": "exact", "samples": [{"response": "z" * 1_000_000, "reference": "z"}]}
+    )
     assert response.status_code == 200
     assert response.json()["results"][0]["score"] == 0.0
 

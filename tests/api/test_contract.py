@@ -61,10 +61,14 @@ def test_weighted_sum_reports_each_component(http: httpx.Client) -> None:
 
 def test_gate_zeroes_the_score_unless_the_gate_passes(http: httpx.Client) -> None:
     spec = {"gate": "format", "then": {"name": "exact", "config": {"strip_think": True}}}
-    good, bad = score(http, [
-        {"response": "<think>sum</think>42", "reference": "42"},
-        {"response": "42", "reference": "42"},
-    ], spec)
+    good, bad = score(
+        http,
+        [
+            {"response": "<think>sum</think>42", "reference": "42"},
+            {"response": "42", "reference": "42"},
+        ],
+        spec,
+    )
     assert (good["score"], good["details"]["gate"]) == (1.0, "open")
     assert (bad["score"], bad["details"]["gate"]) == (0.0, "closed")
 

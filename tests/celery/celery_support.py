@@ -101,13 +101,17 @@ def start_workers(settings: Settings, tmp: Path, n: int, queues: str = "cpu") ->
     return workers
 
 
-def start_worker(settings: Settings, tmp: Path, queues: str = "cpu", concurrency: int | None = 1, env: dict[str, str] | None = None) -> Worker:
+def start_worker(
+    settings: Settings, tmp: Path, queues: str = "cpu", concurrency: int | None = 1, env: dict[str, str] | None = None
+) -> Worker:
     worker = launch_worker(settings, tmp, queues, concurrency, env)
     worker.hostname = wait_for_worker(settings, worker.process)
     return worker
 
 
-def launch_worker(settings: Settings, tmp: Path, queues: str = "cpu", concurrency: int | None = 1, env: dict[str, str] | None = None) -> Worker:
+def launch_worker(
+    settings: Settings, tmp: Path, queues: str = "cpu", concurrency: int | None = 1, env: dict[str, str] | None = None
+) -> Worker:
     log = tmp / f"worker-{uuid.uuid4().hex[:6]}.log"
     environ = {
         **os.environ,
@@ -123,9 +127,19 @@ def launch_worker(settings: Settings, tmp: Path, queues: str = "cpu", concurrenc
         environ.pop("REWARDHUB_RESULT_BACKEND")
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "rewardhub.cli", "worker", "--queues", queues,
-             *(["--concurrency", str(concurrency)] if concurrency is not None else [])],
-            stdout=out, stderr=subprocess.STDOUT, env=environ, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "rewardhub.cli",
+                "worker",
+                "--queues",
+                queues,
+                *(["--concurrency", str(concurrency)] if concurrency is not None else []),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=environ,
+            start_new_session=True,
         )
     return Worker(process, log, settings)
 
@@ -157,7 +171,9 @@ class ServiceThread:
         if not any(m.cls is RequestIdMiddleware for m in app.user_middleware):
             app.add_middleware(RequestIdMiddleware)
         self.app = app
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.settings.port, log_level="warning"))
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=self.settings.port, log_level="warning")
+        )
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     @property

@@ -66,7 +66,9 @@ def test_queues_per_kind_carry_the_prefix_from_the_broker_url() -> None:
     assert "queue_prefix" not in conf.broker_url  # our options are not passed on to the transport
 
 
-@pytest.mark.parametrize(("kind", "queue"), [("rule", "cpu"), ("group", "cpu"), ("code", "code"), ("model", "gpu"), ("judge", "gpu")])
+@pytest.mark.parametrize(
+    ("kind", "queue"), [("rule", "cpu"), ("group", "cpu"), ("code", "code"), ("model", "gpu"), ("judge", "gpu")]
+)
 def test_chunks_are_routed_by_verifier_kind(kind: str, queue: str) -> None:
     assert queue_for_kind(kind) == queue
     payload = {"calls": [{"kind": kind}]}
@@ -74,7 +76,9 @@ def test_chunks_are_routed_by_verifier_kind(kind: str, queue: str) -> None:
 
 
 def test_rabbitmq_is_supported_with_results_in_redis() -> None:
-    settings = Settings.load(execution="celery", broker_url="amqp://guest:guest@127.0.0.1:5672//", result_backend=redis_result_url())
+    settings = Settings.load(
+        execution="celery", broker_url="amqp://guest:guest@127.0.0.1:5672//", result_backend=redis_result_url()
+    )
     options = broker_options(settings)
     assert options.transport == "amqp"
     assert options.visibility_timeout_s == 1800  # RabbitMQ's consumer_timeout
@@ -103,14 +107,19 @@ def test_payloads_refuse_unknown_fields() -> None:
 def test_a_batch_is_cut_into_chunks_per_queue_of_at_most_chunk_size_calls() -> None:
     settings = Settings.load(execution="celery", broker_url=REDIS_URL, chunk_size=3)
     executor = CeleryExecutor(settings, Registry.load())
-    calls = [Call("regex", VerifierConfig(), (Sample(response=str(i)),), "code" if i % 4 == 0 else "rule", 1.0) for i in range(10)]
+    calls = [
+        Call("regex", VerifierConfig(), (Sample(response=str(i)),), "code" if i % 4 == 0 else "rule", 1.0)
+        for i in range(10)
+    ]
     chunks = executor._chunks(calls, list(range(10)))
     assert [chunk.indices for chunk in chunks] == [[0, 4, 8], [1, 2, 3], [5, 6, 7], [9]]  # queues in first-seen order
     assert all(len(chunk.payload["calls"]) <= 3 for chunk in chunks)
 
 
 def test_a_chunk_is_cut_short_when_its_limits_would_pass_the_visibility_timeout() -> None:
-    settings = Settings.load(execution="celery", broker_url=REDIS_URL + "?visibility_timeout=100", chunk_size=64, max_timeout_s=20)
+    settings = Settings.load(
+        execution="celery", broker_url=REDIS_URL + "?visibility_timeout=100", chunk_size=64, max_timeout_s=20
+    )
     executor = CeleryExecutor(settings, Registry.load())
     calls = [Call("regex", VerifierConfig(), (Sample(response="x"),), "rule", 10.0) for _ in range(10)]
     chunks = executor._chunks(calls, list(range(10)))

@@ -61,7 +61,9 @@ def score_in_background(url: str, samples: list[dict]) -> tuple[threading.Thread
     return thread, out
 
 
-def kill_one_worker_mid_batch(settings: Settings, tmp: Path, samples: list[dict] = SLOW_SAMPLES) -> tuple[list[dict], list[int]]:
+def kill_one_worker_mid_batch(
+    settings: Settings, tmp: Path, samples: list[dict] = SLOW_SAMPLES
+) -> tuple[list[dict], list[int]]:
     """Two workers take chunks of a batch; one is kill -9'd (with its children) while it runs one."""
     ledger = redis.Redis(host="127.0.0.1", port=6379, db=REDIS_DB)
     before = ledger_keys(ledger)
@@ -89,8 +91,9 @@ def test_kill_9_a_worker_mid_batch_and_every_sample_still_gets_its_result(redis_
 
 
 def test_kill_9_a_worker_on_rabbitmq_and_its_chunk_is_redelivered_at_once(rabbit_up: None, tmp_path: Path) -> None:
-    settings = celery_settings("rabbit", chunk_size=2,
-                               broker_url=rabbit_url("rabbit"), result_backend=redis_result_url())
+    settings = celery_settings(
+        "rabbit", chunk_size=2, broker_url=rabbit_url("rabbit"), result_backend=redis_result_url()
+    )
     try:
         # slower samples: on a loaded machine a 0.4 s chunk can finish before the kill lands
         results, counts = kill_one_worker_mid_batch(settings, tmp_path, SLOWER_SAMPLES)
@@ -115,7 +118,9 @@ def test_a_poison_sample_is_retried_a_bounded_number_of_times_then_reported(redi
     results = response.json()["results"]
     assert [r["status"] for r in results] == ["ok", "error", "ok"]
     assert "worker process died while scoring this sample" in results[1]["error"]
-    assert max(deliveries(ledger, ledger_keys(ledger) - before)) == 3  # the fast pass, a careful pass that died, one that reported
+    assert (
+        max(deliveries(ledger, ledger_keys(ledger) - before)) == 3
+    )  # the fast pass, a careful pass that died, one that reported
 
 
 def delete_queues(settings: Settings) -> None:

@@ -9,7 +9,9 @@ import httpx
 from celery_support import ServiceThread, celery_settings, start_worker, stop_workers
 
 
-def test_a_gpu_worker_runs_one_pinned_process_per_device_each_loading_its_model_once(redis_up: None, tmp_path: Path) -> None:
+def test_a_gpu_worker_runs_one_pinned_process_per_device_each_loading_its_model_once(
+    redis_up: None, tmp_path: Path
+) -> None:
     settings = celery_settings("gpu")
     worker = start_worker(settings, tmp_path, queues="gpu", concurrency=None, env={"CUDA_VISIBLE_DEVICES": "3,5"})
     try:

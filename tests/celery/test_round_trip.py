@@ -16,7 +16,11 @@ from rewardhub.types import Sample
 # Every way a sample can end: ok, wrong, timeout, crash, exception, memory, group, composite, inline.
 MIXED_REQUEST = [
     {"id": "ok", "response": "0", "verifier": "test_sleepy"},
-    {"id": "slow", "response": "30", "verifier": {"name": "test_sleepy", "config": {"timeout_s": 0.5, "failure_score": -1.0}}},
+    {
+        "id": "slow",
+        "response": "30",
+        "verifier": {"name": "test_sleepy", "config": {"timeout_s": 0.5, "failure_score": -1.0}},
+    },
     {"id": "crash", "response": "crash", "verifier": "test_crash"},
     {"id": "survivor", "response": "fine", "verifier": "test_crash"},
     {"id": "boom", "response": "x", "verifier": "test_boom"},
@@ -26,9 +30,18 @@ MIXED_REQUEST = [
     {"id": "g2", "response": "c", "group": "g2", "verifier": "test_group_size"},
     {"id": "exact", "response": "42", "reference": "42", "verifier": "exact"},
     {"id": "wrong", "response": "41", "reference": "42", "verifier": "exact"},
-    {"id": "escalated", "response": "7", "reference": "7", "verifier": {"name": "test_wrong", "config": {"escalate_to": "exact"}}},
-    {"id": "sum", "response": "<think>x</think>42", "reference": "42",
-     "verifier": {"sum": [{"verifier": "format", "weight": 0.5}, {"verifier": "test_sleepy", "weight": 0.5}]}},
+    {
+        "id": "escalated",
+        "response": "7",
+        "reference": "7",
+        "verifier": {"name": "test_wrong", "config": {"escalate_to": "exact"}},
+    },
+    {
+        "id": "sum",
+        "response": "<think>x</think>42",
+        "reference": "42",
+        "verifier": {"sum": [{"verifier": "format", "weight": 0.5}, {"verifier": "test_sleepy", "weight": 0.5}]},
+    },
 ]
 
 
@@ -50,7 +63,9 @@ def score(url: str, samples: list[dict], **extra: object) -> list[dict]:
 def test_the_same_request_gets_the_same_results_as_local_mode(celery_service: CeleryService, service_url: str) -> None:
     # the sum's test_sleepy leaf sleeps for the response's number of seconds: give it one
     samples = [s if s["id"] != "sum" else {**s, "response": "0"} for s in MIXED_REQUEST]
-    score(service_url, [{"response": "0", "verifier": "test_sleepy"}] * 4)  # the local pool's first calls pay its start-up
+    score(
+        service_url, [{"response": "0", "verifier": "test_sleepy"}] * 4
+    )  # the local pool's first calls pay its start-up
     local = [comparable(r) for r in score(service_url, samples)]
     celery = [comparable(r) for r in score(celery_service.url, samples)]
     assert celery == local

@@ -138,8 +138,11 @@ def test_docker_compose_config_accepts_the_file(tmp_path: Path) -> None:
     if created:
         keys.write_text("test-key\n")
     try:
-        result = subprocess.run(["docker", "compose", "-f", str(DEPLOY / "docker-compose.yml"), "config", "--quiet"],
-                                capture_output=True, text=True)
+        result = subprocess.run(
+            ["docker", "compose", "-f", str(DEPLOY / "docker-compose.yml"), "config", "--quiet"],
+            capture_output=True,
+            text=True,
+        )
     finally:
         if created:
             keys.unlink()

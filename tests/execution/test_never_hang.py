@@ -53,10 +53,13 @@ def test_group_verifiers_see_their_whole_group(http: httpx.Client) -> None:
 
 def test_a_wrong_rule_verdict_escalates_to_the_named_verifier(http: httpx.Client) -> None:
     spec = {"name": "test_wrong", "config": {"escalate_to": "exact"}}
-    right, wrong = run(http, [
-        {"response": "7", "reference": "7", "verifier": spec},
-        {"response": "8", "reference": "7", "verifier": spec},
-    ])
+    right, wrong = run(
+        http,
+        [
+            {"response": "7", "reference": "7", "verifier": spec},
+            {"response": "8", "reference": "7", "verifier": spec},
+        ],
+    )
     assert right["score"] == 1.0 and right["details"]["rule"]["score"] == 0.0
     assert right["details"]["escalation"]["score"] == 1.0
     assert wrong["score"] == 0.0 and wrong["details"]["escalation"]["score"] == 0.0

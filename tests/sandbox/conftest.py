@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from sandbox_support import SECRET, SECRET_NAME, SETTINGS, host_traces, sandbox_processes
 
-from verifiers.sandbox import SandboxPool, SandboxUnavailable
+from rewardhub.sandbox import SandboxPool, SandboxUnavailable
 
 
 @pytest.fixture(scope="session")

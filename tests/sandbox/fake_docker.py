@@ -38,8 +38,8 @@ def main(argv: list[str]) -> int:
 
 
 def run(argv: list[str], state: Path) -> int:
-    from verifiers.sandbox.bwrap import inside_path
-    from verifiers.sandbox.isolation import interpreter_paths  # only here: the other commands stay quick
+    from rewardhub.sandbox.bwrap import inside_path
+    from rewardhub.sandbox.isolation import interpreter_paths  # only here: the other commands stay quick
 
     options: dict[str, list[str]] = {}
     index = 0

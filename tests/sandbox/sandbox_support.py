@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from verifiers.sandbox import Limits, SandboxSettings
+from rewardhub.sandbox import Limits, SandboxSettings
 
 SECRET = "rewardhub-test-secret-7f3a9c"
 SECRET_NAME = "RH_SANDBOX_TEST_API_KEY"

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from sandbox_support import QUICK, sandbox_processes
 
-from verifiers.sandbox import SandboxPool, SandboxSettings, SandboxUnavailable
-from verifiers.sandbox.bwrap import bwrap_command
-from verifiers.sandbox.docker import docker_command
+from rewardhub.sandbox import SandboxPool, SandboxSettings, SandboxUnavailable
+from rewardhub.sandbox.bwrap import bwrap_command
+from rewardhub.sandbox.docker import docker_command
 
 HERE = Path(__file__).parent
 
@@ -138,7 +138,7 @@ def test_sandboxes_die_with_the_worker_that_owns_them(tmp_path):
     """The execution layer may SIGKILL a worker on its hard timeout: nothing of its sandboxes may survive."""
     script = textwrap.dedent("""
         import sys, threading
-        from verifiers.sandbox import SandboxPool, SandboxSettings, Limits
+        from rewardhub.sandbox import SandboxPool, SandboxSettings, Limits
         pool = SandboxPool(SandboxSettings(concurrency=1, preload=("colorsys",)))
         def work():
             pool.run("python", "import time\\nprint('running', flush=True)\\ntime.sleep(600)", limits=Limits(timeout_s=600))
@@ -175,7 +175,7 @@ def _servers_of(marker: str) -> list[int]:
 
 
 AS_NOBODY = textwrap.dedent("""
-    from verifiers.sandbox import Limits, SandboxPool, SandboxSettings
+    from rewardhub.sandbox import Limits, SandboxPool, SandboxSettings
     pool = SandboxPool(SandboxSettings(concurrency=1, preload=("json",), python=sys.executable))
     quick = Limits(timeout_s=2.0, memory_mb=64)
     for code in ("import os; print(os.getuid())", "x = bytearray(1 << 30)", "while True: pass"):
@@ -191,7 +191,7 @@ def test_as_a_normal_user_bubblewrap_maps_one_uid_and_keeps_the_verdicts():
     site = next(Path(sys.prefix, "lib").glob("python3*/site-packages"))
     env = {"PYTHONPATH": f"{Path(__file__).parents[2]}:{site}", "HOME": "/tmp", "PATH": "/usr/bin:/bin"}
     as_nobody = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", python, "-c"]
-    probe = subprocess.run([*as_nobody, "import verifiers.sandbox"], env=env, capture_output=True, timeout=60)
+    probe = subprocess.run([*as_nobody, "import rewardhub.sandbox"], env=env, capture_output=True, timeout=60)
     if os.geteuid() != 0 or probe.returncode != 0:
         pytest.skip("needs root (to become nobody) and a system Python that can import this checkout")
     done = subprocess.run(

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from verifiers.sandbox.cgroups import SandboxCgroups, cgroup_dirs
-from verifiers.sandbox.isolation import cgroup_wrapper
+from rewardhub.sandbox.cgroups import SandboxCgroups, cgroup_dirs
+from rewardhub.sandbox.isolation import cgroup_wrapper
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from verifiers.sandbox.inside import child
-from verifiers.sandbox.inside.driver import INITIAL_PID_NAMESPACE
-from verifiers.sandbox.isolation import DRIVER_DIR
+from rewardhub.sandbox.inside import child
+from rewardhub.sandbox.inside.driver import INITIAL_PID_NAMESPACE
+from rewardhub.sandbox.isolation import DRIVER_DIR
 
 
 def test_the_server_refuses_to_kill_everything_outside_a_pid_namespace():

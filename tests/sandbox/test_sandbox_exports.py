@@ -1,10 +1,10 @@
 """The sandbox package's public surface, pinned."""
 
-import verifiers.sandbox
+import rewardhub.sandbox
 
 
 def test_public_names():
-    assert sorted(verifiers.sandbox.__all__) == [
+    assert sorted(rewardhub.sandbox.__all__) == [
         "COMPILE_LIMITS",
         "Job",
         "LANGUAGES",
@@ -21,5 +21,5 @@ def test_public_names():
         "default_pool",
         "language",
     ]
-    for name in verifiers.sandbox.__all__:
-        assert hasattr(verifiers.sandbox, name)
+    for name in rewardhub.sandbox.__all__:
+        assert hasattr(rewardhub.sandbox, name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from verifiers.sandbox import SandboxPool, SandboxSettings
+from rewardhub.sandbox import SandboxPool, SandboxSettings
 
 
 def settings(**changes) -> SandboxSettings:

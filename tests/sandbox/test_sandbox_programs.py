@@ -7,7 +7,7 @@ import textwrap
 import pytest
 from sandbox_support import QUICK
 
-from verifiers.sandbox import LANGUAGES, SandboxPool, SandboxSettings, language
+from rewardhub.sandbox import LANGUAGES, SandboxPool, SandboxSettings, language
 
 
 def run(pool, code: str, lang: str = "python", stdin: str = "", files=None, **limits):

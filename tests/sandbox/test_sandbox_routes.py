@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 import rewardhub.api.sandbox_routes as routes
 from rewardhub.api.app import create_app
 from rewardhub.api.errors import install_error_handlers
+from rewardhub.sandbox import SandboxUnavailable
 from rewardhub.settings import Settings
-from verifiers.sandbox import SandboxUnavailable
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from verifiers.sandbox.asserts import AssertPlan
-from verifiers.sandbox.testcases import CallTest, StdioTest, parse_tests
+from rewardhub.sandbox.asserts import AssertPlan
+from rewardhub.sandbox.testcases import CallTest, StdioTest, parse_tests
 
 
 def test_stdin_stdout_tests():

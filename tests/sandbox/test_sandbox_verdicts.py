@@ -6,9 +6,9 @@ import signal
 
 import pytest
 
-from verifiers.sandbox import Limits
-from verifiers.sandbox.streams import Pumped
-from verifiers.sandbox.verdicts import judge
+from rewardhub.sandbox import Limits
+from rewardhub.sandbox.streams import Pumped
+from rewardhub.sandbox.verdicts import judge
 
 LIMITS = Limits(timeout_s=2.0)
 

@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pytest
 
-from verifiers.sandbox.inside.wire import NotPlain, decode_value, encode_value, recv_message, send_message
+from rewardhub.sandbox.inside.wire import NotPlain, decode_value, encode_value, recv_message, send_message
 
 
 @pytest.mark.parametrize(

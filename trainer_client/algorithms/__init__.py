@@ -1,10 +1,10 @@
 """The mathematics of the trainer, as pure functions of tensors.
 
 Each function takes tensors and returns tensors, carries its formula and paper in its docstring
-and is tested against numbers computed by hand in ``tests/trainer_client/algorithms``.
+and is tested against numbers computed by hand in ``tests/trainer/algorithms``.
 """
 
-from trainer_client.algorithms.advantages import (
+from rewardhub.trainer.algorithms.advantages import (
     broadcast_to_tokens,
     dr_grpo_advantages,
     grpo_advantages,
@@ -14,12 +14,12 @@ from trainer_client.algorithms.advantages import (
     rloo_advantages,
     terminal_token_rewards,
 )
-from trainer_client.algorithms.aggregation import Aggregation, Normaliser, aggregate, normaliser_for
-from trainer_client.algorithms.entropy import entropy_bonus, entropy_from_logits
-from trainer_client.algorithms.filtering import informative_groups, overlong_penalty, zero_variance_groups
-from trainer_client.algorithms.kl import KLEstimator, kl_k1, kl_k2, kl_k3, kl_penalty
-from trainer_client.algorithms.losses import cispo_loss, gspo_loss, ppo_clip_loss
-from trainer_client.algorithms.mismatch import (
+from rewardhub.trainer.algorithms.aggregation import Aggregation, Normaliser, aggregate, normaliser_for
+from rewardhub.trainer.algorithms.entropy import entropy_bonus, entropy_from_logits
+from rewardhub.trainer.algorithms.filtering import informative_groups, overlong_penalty, zero_variance_groups
+from rewardhub.trainer.algorithms.kl import KLEstimator, kl_k1, kl_k2, kl_k3, kl_penalty
+from rewardhub.trainer.algorithms.losses import cispo_loss, gspo_loss, ppo_clip_loss
+from rewardhub.trainer.algorithms.mismatch import (
     geometric_mean_ratio,
     mismatch_kl,
     sequence_filter,

@@ -1,12 +1,12 @@
 """Rollout engines: transformers on CPU (and any torch device), vLLM on GPU.
 
-The vLLM engine is imported lazily (:func:`trainer_client.rollout.vllm_engine.VLLMRolloutEngine`)
+The vLLM engine is imported lazily (:func:`rewardhub.trainer.rollout.vllm_engine.VLLMRolloutEngine`)
 so that this package imports without vLLM installed.
 """
 
-from trainer_client.rollout.base import Rollout, RolloutEngine, SamplingParams, concat_rollouts, left_pad
-from trainer_client.rollout.hf import HFRolloutEngine, position_ids_for
-from trainer_client.rollout.sampling import sampling_logprobs
+from rewardhub.trainer.rollout.base import Rollout, RolloutEngine, SamplingParams, concat_rollouts, left_pad
+from rewardhub.trainer.rollout.hf import HFRolloutEngine, position_ids_for
+from rewardhub.trainer.rollout.sampling import sampling_logprobs
 
 __all__ = [
     "HFRolloutEngine",

@@ -5,7 +5,7 @@ is no weight copy to sync) and records the log-probability of each token under t
 it drew it from. A plain sampling loop rather than ``model.generate``: it is shorter than the
 options ``generate`` would need to return those log-probs, and it avoids ``generate``'s per-call
 set-up cost, which dominates for the tiny models this path exists for. For Llama-family
-architectures the forward passes themselves go through :mod:`~trainer_client.rollout.lean_decoder`
+architectures the forward passes themselves go through :mod:`~rewardhub.trainer.rollout.lean_decoder`
 (``lean=False``, or any other architecture, uses the transformers forward with its KV cache).
 """
 
@@ -15,12 +15,11 @@ import inspect
 from collections.abc import Sequence
 
 import torch
+from rewardhub.trainer.rollout.base import Rollout, SamplingParams, concat_rollouts, left_pad
+from rewardhub.trainer.rollout.lean_decoder import LeanDecoder, lean_decoder_for
+from rewardhub.trainer.rollout.sampling import sampling_logprobs
 from torch import Tensor
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
-
-from trainer_client.rollout.base import Rollout, SamplingParams, concat_rollouts, left_pad
-from trainer_client.rollout.lean_decoder import LeanDecoder, lean_decoder_for
-from trainer_client.rollout.sampling import sampling_logprobs
 
 __all__ = ["HFRolloutEngine", "position_ids_for"]
 

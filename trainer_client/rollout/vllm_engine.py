@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
-from trainer_client.config import TrainConfig
-from trainer_client.rollout.base import Rollout, SamplingParams, left_pad
+from rewardhub.trainer.config import TrainConfig
+from rewardhub.trainer.rollout.base import Rollout, SamplingParams, left_pad
 
 __all__ = ["VLLMRolloutEngine", "policy_weights"]
 

@@ -6,9 +6,9 @@ chosen by the verifiers' ``equivalence`` setting:
 - ``math`` (the default): the ``math`` verifier's own extraction (last box, ``####``, "the answer
   is", else a bare answer; inside the last ``<answer>…</answer>`` when there is one),
   normalisation, pre-screen and value parsing; two answers are the same when their parsed values
-  are equal or :func:`verifiers.math.equivalent` says so (``0.5`` and ``\\frac{1}{2}``, ``x = 3``
+  are equal or :func:`rewardhub.verifiers.math.equivalent` says so (``0.5`` and ``\\frac{1}{2}``, ``x = 3``
   and ``3``, ``(0, 1]`` and ``(0,1]``). An answer too expensive to parse raises
-  :class:`~verifiers.math.TooComplex`: the caller reports that sample, it never guesses.
+  :class:`~rewardhub.verifiers.math.TooComplex`: the caller reports that sample, it never guesses.
 - ``text``: no sympy, for speed or for answers that are not math. The answer is the last
   ``\\boxed{…}``, else the last ``<answer>…</answer>``, else what follows the last "answer is" /
   "Answer:" / ``####``; two answers are the same when their normal forms are equal. The normal
@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from verifiers.math import Policy, Unparseable, equivalent, extract_answer, extract_gold, screen
-from verifiers.math.normalize import normalize
-from verifiers.math.parse import parse_normalized
-from verifiers.text import strip_think
+from rewardhub.verifiers.math import Policy, Unparseable, equivalent, extract_answer, extract_gold, screen
+from rewardhub.verifiers.math.normalize import normalize
+from rewardhub.verifiers.math.parse import parse_normalized
+from rewardhub.verifiers.text import strip_think
 
 __all__ = [
     "Answer",
@@ -66,7 +66,7 @@ class Answer:
 def read_answer(response: str, equivalence: Equivalence) -> Answer | None:
     """The response's final answer, or None when it commits to none.
 
-    Raises :class:`~verifiers.math.TooComplex` (math) when the answer is too expensive to read."""
+    Raises :class:`~rewardhub.verifiers.math.TooComplex` (math) when the answer is too expensive to read."""
     if equivalence == "text":
         raw = extract_final_answer(response)
         return None if raw is None else _text_answer(raw)

@@ -3,7 +3,7 @@
 Test-time reinforcement learning (TTRL, Zuo et al., 2025, arXiv 2504.16084) estimates the label of
 an unlabelled prompt by majority vote over the sampled responses and rewards each response for
 agreeing with it. Here: every sample's final answer is read and answers are clustered by
-equivalence (:mod:`verifiers.group.answers`; ``math`` by default, ``text`` without sympy); the
+equivalence (:mod:`rewardhub.verifiers.group.answers`; ``math`` by default, ``text`` without sympy); the
 largest cluster is the majority (a tie goes to the cluster seen first); a sample scores 1 when its
 answer is in it, 0 when it differs or gives no answer (no answer, no vote). With ``min_share``, a
 majority backed by too small a share of the group is no consensus and every sample scores 0. An
@@ -20,11 +20,11 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import Field
+from rewardhub.verifiers.group.answers import Answer, Equivalence, read_answer, read_gold, same_answer
+from rewardhub.verifiers.math import TooComplex, Unparseable
 
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
-from verifiers.group.answers import Answer, Equivalence, read_answer, read_gold, same_answer
-from verifiers.math import TooComplex, Unparseable
 
 __all__ = ["MajorityVoteVerifier", "cluster"]
 

@@ -16,7 +16,7 @@ credit. ``k`` above the group size is clamped to it.
 Group verifiers do not see other verifiers' scores, so correctness comes from ``metadata``
 (``metadata[metadata_key]``: a bool, or a score counted correct at ``threshold`` or more) when
 every sample carries it, else from comparing each sample's final answer with its ``reference``
-(:mod:`verifiers.group.answers`: the ``math`` verifier's extraction and equivalence by default);
+(:mod:`rewardhub.verifiers.group.answers`: the ``math`` verifier's extraction and equivalence by default);
 ``correctness`` forces one source. A sample with neither, an unreadable gold or an answer too
 expensive to read is an ``error`` status for the whole group: one unknown correctness changes
 every member's credit, and an unknown is not a wrong answer.
@@ -28,12 +28,12 @@ from math import comb
 from typing import Literal
 
 from pydantic import Field
+from rewardhub.verifiers.group.answers import Equivalence, read_answer, read_gold, same_answer
+from rewardhub.verifiers.math import TooComplex, Unparseable
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
-from verifiers.group.answers import Equivalence, read_answer, read_gold, same_answer
-from verifiers.math import TooComplex, Unparseable
 
 __all__ = ["PassAtKVerifier", "group_pass_at_k", "sample_pass_at_k"]
 

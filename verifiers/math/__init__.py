@@ -7,11 +7,11 @@ Modules, in the order an answer flows through them: ``extract`` (find the final 
 :class:`MathVerifier` the registry loads).
 """
 
-from verifiers.math.compare import Incomparable, Policy, equivalent
-from verifiers.math.extract import Extraction, extract_answer, extract_gold
-from verifiers.math.parse import Unparseable, parse_answer
-from verifiers.math.screen import Limits, TooComplex, screen
-from verifiers.math.verifier import MathConfig, MathVerifier
+from rewardhub.verifiers.math.compare import Incomparable, Policy, equivalent
+from rewardhub.verifiers.math.extract import Extraction, extract_answer, extract_gold
+from rewardhub.verifiers.math.parse import Unparseable, parse_answer
+from rewardhub.verifiers.math.screen import Limits, TooComplex, screen
+from rewardhub.verifiers.math.verifier import MathConfig, MathVerifier
 
 __all__ = [
     "Extraction",

@@ -28,9 +28,8 @@ from fractions import Fraction
 from typing import Any, Literal
 
 import sympy
-
-from verifiers.math.parse import parse_normalized
-from verifiers.math.symbolic import (
+from rewardhub.verifiers.math.parse import parse_normalized
+from rewardhub.verifiers.math.symbolic import (
     constants_close,
     equal_expressions,
     exact_decimals,
@@ -39,7 +38,19 @@ from verifiers.math.symbolic import (
     rebuild,
     rename_candidates,
 )
-from verifiers.math.values import Choice, Either, Items, Labeled, Num, Relation, Sym, Text, Time, Unparseable, Value
+from rewardhub.verifiers.math.values import (
+    Choice,
+    Either,
+    Items,
+    Labeled,
+    Num,
+    Relation,
+    Sym,
+    Text,
+    Time,
+    Unparseable,
+    Value,
+)
 
 __all__ = ["Incomparable", "Policy", "equivalent"]
 

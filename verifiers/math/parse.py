@@ -20,10 +20,21 @@ from functools import lru_cache
 import sympy
 from latex2sympy2_extended.latex2sympy2 import NormalizationConfig, latex2sympy, normalize_latex
 from math_verify.grader import should_treat_as_complex
-
-from verifiers.math.normalize import normalize
-from verifiers.math.numbers import THOUSANDS, read_number
-from verifiers.math.values import Choice, Either, Items, Labeled, Num, Relation, Sym, Text, Time, Unparseable, Value
+from rewardhub.verifiers.math.normalize import normalize
+from rewardhub.verifiers.math.numbers import THOUSANDS, read_number
+from rewardhub.verifiers.math.values import (
+    Choice,
+    Either,
+    Items,
+    Labeled,
+    Num,
+    Relation,
+    Sym,
+    Text,
+    Time,
+    Unparseable,
+    Value,
+)
 
 __all__ = ["Unparseable", "parse_answer", "parse_normalized", "split_top_level"]
 

@@ -4,7 +4,6 @@
 from rewardhub.integrations.graders.formula import Formula, FormulaError, parse_formula
 from rewardhub.integrations.graders.run import GraderRunner
 from rewardhub.integrations.graders.shapes import Grader, RunGraderRequest
-from rewardhub.integrations.graders.verifiers import StringCheckVerifier, TextSimilarityVerifier, similarity
 
 __all__ = [
     "Formula",
@@ -12,8 +11,5 @@ __all__ = [
     "Grader",
     "GraderRunner",
     "RunGraderRequest",
-    "StringCheckVerifier",
-    "TextSimilarityVerifier",
     "parse_formula",
-    "similarity",
 ]

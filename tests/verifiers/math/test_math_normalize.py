@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from verifiers.math.normalize import normalize, python_to_latex
+from rewardhub.verifiers.math.normalize import normalize, python_to_latex
 
 
 @pytest.mark.parametrize(

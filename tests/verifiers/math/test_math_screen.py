@@ -9,8 +9,7 @@ import sys
 import textwrap
 
 import pytest
-
-from verifiers.math.screen import Limits, TooComplex, screen
+from rewardhub.verifiers.math.screen import Limits, TooComplex, screen
 
 KILLERS = [
     "9^{9^{9^{9}}}",
@@ -71,7 +70,7 @@ def test_every_killer_returns_promptly_when_scored():
         """
         import json, sys
         from rewardhub.types import Sample
-        from verifiers.math.verifier import MathVerifier
+        from rewardhub.verifiers.math.verifier import MathVerifier
         verifier = MathVerifier()
         out = []
         for killer in json.loads(sys.stdin.read()):

@@ -7,9 +7,11 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+import rewardhub.verifiers.math
 from pydantic import ValidationError
+from rewardhub.verifiers.math import verifier as math_verifier
+from rewardhub.verifiers.math.verifier import MathVerifier
 
-import verifiers.math
 from rewardhub.errors import VerifierError
 from rewardhub.execution.base import Executor
 from rewardhub.execution.calls import run_call
@@ -18,8 +20,6 @@ from rewardhub.scoring import Scorer
 from rewardhub.settings import Settings
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier
-from verifiers.math import verifier as math_verifier
-from verifiers.math.verifier import MathVerifier
 
 VERIFIER = MathVerifier()
 DATA = Path(__file__).parents[2] / "data" / "math_qwen_cot_sample.jsonl"
@@ -141,7 +141,7 @@ def test_registered_by_entry_point():
 
 
 def test_public_surface():
-    assert sorted(verifiers.math.__all__) == sorted(
+    assert sorted(rewardhub.verifiers.math.__all__) == sorted(
         [
             "Extraction",
             "Incomparable",
@@ -158,8 +158,8 @@ def test_public_surface():
             "screen",
         ]
     )
-    for name in verifiers.math.__all__:
-        assert hasattr(verifiers.math, name)
+    for name in rewardhub.verifiers.math.__all__:
+        assert hasattr(rewardhub.verifiers.math, name)
 
 
 class _InlineExecutor(Executor):
@@ -210,7 +210,7 @@ def test_no_string_reaches_an_evaluating_parser(monkeypatch):
 
         return checked
 
-    from verifiers.math import parse
+    from rewardhub.verifiers.math import parse
 
     parse._parse_cached.cache_clear()  # parse for real, not from an earlier test's cache
     math_verifier._read_gold.cache_clear()

@@ -1,0 +1,43 @@
+"""Run untrusted programs: kernel-isolated, resource-limited, warm, with verdicts users can act on.
+
+>>> from rewardhub.sandbox import default_pool
+>>> default_pool().run("python", "print(input()[::-1])", stdin="abc").stdout
+'cba\\n'
+
+Layers, bottom up: ``inside/`` (the fork server and Python harness that run in the sandbox),
+``isolation`` with its backends (``bwrap``, ``docker``, ``unsafe``) and ``cgroups``, ``warm`` (one
+sandbox and its protocol), ``streams`` and ``verdicts`` (the parent's side of a run), ``jobs``
+and ``pool`` (what callers use). ``testcases``, ``asserts`` and ``compare`` are the trusted
+half of the ``code`` verifier's harness.
+
+What it covers: no network, own pid/IPC/UTS namespaces, read-only system, private size-capped
+scratch, empty environment, an unprivileged uid per sandbox, memory (cgroup or RLIMIT_AS),
+processes, file size, open files, CPU and wall-clock limits, output caps. What it does not: a
+system-call filter (seccomp), or defence against kernel exploits beyond what namespaces give.
+"""
+
+from rewardhub.sandbox.errors import SandboxError, SandboxUnavailable, UnsupportedLanguage
+from rewardhub.sandbox.jobs import Job
+from rewardhub.sandbox.languages import LANGUAGES, Language, language
+from rewardhub.sandbox.limits import COMPILE_LIMITS, Limits
+from rewardhub.sandbox.pool import SandboxPool, default_pool
+from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.sandbox.verdicts import VERDICTS, RunResult, Verdict
+
+__all__ = [
+    "COMPILE_LIMITS",
+    "LANGUAGES",
+    "VERDICTS",
+    "Job",
+    "Language",
+    "Limits",
+    "RunResult",
+    "SandboxError",
+    "SandboxPool",
+    "SandboxSettings",
+    "SandboxUnavailable",
+    "UnsupportedLanguage",
+    "Verdict",
+    "default_pool",
+    "language",
+]

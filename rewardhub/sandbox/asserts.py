@@ -1,0 +1,228 @@
+"""Assert-style tests (HumanEval, MBPP) split so that their expected values never enter the sandbox.
+
+``assert f(1) == 2`` run as-is inside the sandbox would trust the program twice: ``f`` could return
+an object whose ``__eq__`` always says True, or read the constant ``2`` off the caller's frame.
+So each assert is planned in the trusted parent:
+
+- the parts that involve the program (calls, names, anything we do not interpret) become *leaves*,
+  whose source is sent to the sandbox; each leaf's value comes back strictly encoded (see
+  :mod:`rewardhub.sandbox.inside.wire`), so an object that is not plain data fails the test;
+- the rest of the expression, literals, comparisons, ``and``/``or``/``not``, arithmetic and a few
+  pure built-ins (``abs``, ``sorted``, ``set``, ``math.isclose``...), is evaluated here, on the
+  decoded values. The expected ``2`` stays in the parent.
+
+What it does not cover: an expected value written as an expression we do not interpret (say
+``sorted(x, key=...)``) is a leaf itself and so is computed in the sandbox; a test whose
+statements (not asserts) call the program trusts the program's side effects.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["AssertPlan", "LeafFailed", "plan_asserts"]
+
+LEAF = "__leaf_"
+
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.Not: operator.not_,
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "abs": abs, "round": round, "len": len, "sorted": sorted, "set": set, "frozenset": frozenset,
+    "list": list, "tuple": tuple, "sum": sum, "min": min, "max": max, "float": float, "int": int,
+    "bool": bool, "str": str, "isclose": math.isclose, "math.isclose": math.isclose, "math.fabs": math.fabs,
+}  # fmt: skip
+"""Pure built-ins the parent applies itself (to plain values only)."""
+_MAX_REPEAT = 1 << 20
+
+
+class LeafFailed(Exception):
+    """A leaf the assert needed could not be computed (the program raised, or returned a non-plain value)."""
+
+
+@dataclass(frozen=True)
+class AssertPlan:
+    source: str
+    """The assert as written (for details)."""
+    setup: str
+    """The test's statements before this assert, run in the sandbox after the program."""
+    leaves: tuple[str, ...]
+    """Expressions the sandbox evaluates, in order; the rest of ``expression`` is ours."""
+    expression: ast.expr
+
+    def holds(self, values: list[Any]) -> bool:
+        """Whether the assert holds, given each leaf's decoded value (or a LeafFailed to raise)."""
+        return bool(_evaluate(self.expression, values))
+
+
+def plan_asserts(test_code: str, entry_point: str | None = None) -> list[AssertPlan]:
+    """One plan per assert: top-level asserts (MBPP), or those in ``check(candidate)`` (HumanEval)."""
+    tree = ast.parse(test_code)
+    statements = list(tree.body)
+    if not any(isinstance(s, ast.Assert) for s in statements):
+        check = next((s for s in statements if isinstance(s, ast.FunctionDef) and s.name == "check"), None)
+        if check is None or entry_point is None:
+            raise ValueError("the tests contain no assert statements")
+        prelude = [s for s in statements if s is not check and not _calls_check(s)]
+        candidate = check.args.args[0].arg if check.args.args else "candidate"
+        statements = prelude + ast.parse(f"{candidate} = {entry_point}").body + list(check.body)
+    plans: list[AssertPlan] = []
+    setup: list[ast.stmt] = []
+    for statement in statements:
+        if isinstance(statement, ast.Assert):
+            leaves: list[str] = []
+            expression = _split(statement.test, leaves)
+            plans.append(AssertPlan(ast.unparse(statement), _source(setup), tuple(leaves), expression))
+        else:
+            setup.append(statement)
+    if not plans:
+        raise ValueError("the tests contain no assert statements")
+    return plans
+
+
+def _calls_check(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and _name(statement.value.func) == "check"
+    )
+
+
+def _source(statements: list[ast.stmt]) -> str:
+    return ast.unparse(ast.Module(body=statements, type_ignores=[])) if statements else ""
+
+
+def _split(node: ast.expr, leaves: list[str]) -> ast.expr:
+    """``node`` with every part the parent does not evaluate replaced by a leaf placeholder."""
+    match node:
+        case ast.Constant():
+            return node
+        case ast.List() | ast.Tuple() | ast.Set():
+            return type(node)(elts=[_split(e, leaves) for e in node.elts], **_ctx(node))
+        case ast.Dict() if None not in node.keys:
+            return ast.Dict(
+                keys=[_split(k, leaves) for k in node.keys if k is not None],
+                values=[_split(v, leaves) for v in node.values],
+            )
+        case ast.Compare():
+            return ast.Compare(
+                left=_split(node.left, leaves), ops=node.ops, comparators=[_split(c, leaves) for c in node.comparators]
+            )
+        case ast.BoolOp():
+            return ast.BoolOp(op=node.op, values=[_split(v, leaves) for v in node.values])
+        case ast.UnaryOp() if type(node.op) in _UNARY:
+            return ast.UnaryOp(op=node.op, operand=_split(node.operand, leaves))
+        case ast.BinOp() if type(node.op) in _BINARY:
+            return ast.BinOp(left=_split(node.left, leaves), op=node.op, right=_split(node.right, leaves))
+        case ast.Subscript() if not isinstance(node.slice, ast.Slice):
+            return ast.Subscript(value=_split(node.value, leaves), slice=_split(node.slice, leaves), ctx=ast.Load())
+        case ast.Call() if _name(node.func) in _FUNCTIONS and not any(isinstance(a, ast.Starred) for a in node.args):
+            if all(k.arg is not None and isinstance(k.value, ast.Constant) for k in node.keywords):
+                return ast.Call(
+                    func=node.func,
+                    args=[_split(a, leaves) for a in node.args],
+                    keywords=[ast.keyword(arg=k.arg, value=_split(k.value, leaves)) for k in node.keywords],
+                )
+    leaves.append(ast.unparse(node))
+    return ast.Name(id=f"{LEAF}{len(leaves) - 1}", ctx=ast.Load())
+
+
+def _ctx(node: ast.expr) -> dict[str, Any]:
+    return {"ctx": ast.Load()} if not isinstance(node, ast.Set) else {}
+
+
+def _name(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return f"{func.value.id}.{func.attr}"
+    return None
+
+
+def _evaluate(node: ast.expr, values: list[Any]) -> Any:
+    """A tiny interpreter for exactly the node types :func:`_split` keeps."""
+    match node:
+        case ast.Constant():
+            return node.value
+        case ast.Name():
+            value = values[int(node.id[len(LEAF) :])]
+            if isinstance(value, LeafFailed):
+                raise value
+            return value
+        case ast.List():
+            return [_evaluate(e, values) for e in node.elts]
+        case ast.Tuple():
+            return tuple(_evaluate(e, values) for e in node.elts)
+        case ast.Set():
+            return {_evaluate(e, values) for e in node.elts}
+        case ast.Dict():
+            return {
+                _evaluate(k, values): _evaluate(v, values) for k, v in zip(node.keys, node.values, strict=True) if k
+            }
+        case ast.Compare():
+            left = _evaluate(node.left, values)
+            for op, comparator in zip(node.ops, node.comparators, strict=True):
+                right = _evaluate(comparator, values)
+                if not _COMPARE[type(op)](left, right):
+                    return False
+                left = right
+            return True
+        case ast.BoolOp():
+            result: Any = None
+            for value_node in node.values:  # short-circuits like Python: an unneeded failed leaf is fine
+                result = _evaluate(value_node, values)
+                if isinstance(node.op, ast.And) != bool(result):
+                    return result
+            return result
+        case ast.UnaryOp():
+            return _UNARY[type(node.op)](_evaluate(node.operand, values))
+        case ast.BinOp():
+            left, right = _evaluate(node.left, values), _evaluate(node.right, values)
+            if isinstance(node.op, ast.Mult) and _huge_repeat(left, right):
+                raise LeafFailed("refusing to build a huge repeated sequence")
+            return _BINARY[type(node.op)](left, right)
+        case ast.Subscript():
+            return _evaluate(node.value, values)[_evaluate(node.slice, values)]
+        case ast.Call():
+            function = _FUNCTIONS[_name(node.func) or ""]
+            args = [_evaluate(a, values) for a in node.args]
+            return function(*args, **{k.arg: _evaluate(k.value, values) for k in node.keywords if k.arg})
+    raise TypeError(f"cannot evaluate {ast.dump(node)[:80]}")
+
+
+def _huge_repeat(left: Any, right: Any) -> bool:
+    for sequence, count in ((left, right), (right, left)):
+        if (
+            isinstance(sequence, str | bytes | list | tuple)
+            and isinstance(count, int)
+            and count * max(1, len(sequence)) > _MAX_REPEAT
+        ):
+            return True
+    return False

@@ -1,0 +1,155 @@
+"""The production backend: one warm container per sandbox, running the same fork server.
+
+The container is the wall (``--network none --read-only --cap-drop ALL --pids-limit --memory
+--cpus --init``, private tmpfs scratch); inside it, the fork server and the harness are the very
+same code as with bubblewrap, so the verdicts are the same. The parent and the server talk over a
+Unix socket in a host folder bind-mounted into the container, which carries file descriptors just
+as the inherited socket does locally: a test's pipes still go straight to the parent.
+
+Users: the server starts as root *of the container* with only CAP_SETUID, CAP_SETGID and CAP_KILL
+(``--user 0:0 --cap-drop ALL --cap-add ...``, ``no-new-privileges``), and every program runs as
+the sandbox's own unprivileged uid. Starting the server itself as ``nobody`` would put it under the
+programs' uid, where a program could kill it and turn its own failure into a masked
+``sandbox_error``. See deploy/sandbox/README.md for the image and how to run it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from rewardhub.sandbox.errors import SandboxError, SandboxUnavailable
+from rewardhub.sandbox.isolation import DRIVER_DIR, PROGRAM_ENV, Isolation, UidLease, spawn
+from rewardhub.sandbox.limits import Limits
+from rewardhub.sandbox.settings import SandboxSettings
+
+__all__ = ["DockerIsolation", "docker_command"]
+
+INSIDE_DRIVER_DIR = "/opt/rewardhub/inside"
+INSIDE_SOCKET_DIR = "/run/rewardhub"
+"""Where the container sees its control socket: outside the scratch folders, which resets empty."""
+CONTAINER_PYTHON = "python3"
+MEMORY_OVERHEAD_MB = 128
+"""The server's own share of the container's memory, on top of what a run may use."""
+
+
+def docker_command(
+    docker: str,
+    image: str,
+    name: str,
+    socket_dir: str,
+    driver_args: list[str],
+    memory_mb: int,
+    max_processes: int,
+    cpus: float,
+    scratch_mb: int,
+) -> list[str]:
+    """The ``docker run`` command line for one sandbox container (pure: tested as such)."""
+    argv = [docker, "run", "--rm", "--name", name, "--init"]
+    argv += ["--network", "none", "--read-only", "--ipc", "private"]
+    argv += ["--user", "0:0", "--cap-drop", "ALL", "--cap-add", "SETUID", "--cap-add", "SETGID", "--cap-add", "KILL"]
+    argv += ["--security-opt", "no-new-privileges"]
+    argv += ["--pids-limit", str(max_processes + 3)]
+    argv += ["--memory", f"{memory_mb + MEMORY_OVERHEAD_MB}m", "--memory-swap", f"{memory_mb + MEMORY_OVERHEAD_MB}m"]
+    argv += ["--cpus", f"{cpus:g}"]
+    argv += ["--tmpfs", f"/tmp:rw,nosuid,nodev,size={scratch_mb}m,mode=1777"]
+    argv += ["--tmpfs", f"/dev/shm:rw,nosuid,nodev,size={max(16, scratch_mb // 4)}m,mode=1777"]
+    # read-only is enough to connect to a socket, and keeps the programs from writing to the host
+    argv += ["--volume", f"{DRIVER_DIR}:{INSIDE_DRIVER_DIR}:ro", "--volume", f"{socket_dir}:{INSIDE_SOCKET_DIR}:ro"]
+    for key, value in PROGRAM_ENV.items():
+        argv += ["--env", f"{key}={value}"]
+    argv += ["--workdir", "/tmp", image, CONTAINER_PYTHON, "-I", "-B", f"{INSIDE_DRIVER_DIR}/driver.py", *driver_args]
+    return argv
+
+
+class DockerIsolation(Isolation):
+    backend = "docker"
+    memory_limit = "container"
+
+    def __init__(self, settings: SandboxSettings, lease: UidLease) -> None:
+        super().__init__(settings, lease)
+        self.docker = shutil.which(settings.docker)
+        if self.docker is None:
+            raise SandboxUnavailable(
+                f"sandbox backend 'docker' chosen, but the Docker client {settings.docker!r} is not installed"
+            )
+        self.name = f"rewardhub-sandbox-{os.getpid()}-{lease.uid}"
+        self.socket_dir = Path(settings.docker_socket_dir) / self.name
+        self._memory_mb = Limits().memory_mb
+        self._max_processes = Limits().max_processes
+
+    def launch(self, driver_args: list[str]) -> tuple[subprocess.Popen[bytes], socket.socket]:
+        self.socket_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = str(self.socket_dir / "control.sock")
+        if len(path.encode()) >= 108:
+            raise SandboxError(f"docker_socket_dir is too deep for a Unix socket path: {path}")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        listener.listen(1)
+        command = docker_command(
+            self.docker,
+            self.settings.docker_image,
+            self.name,
+            str(self.socket_dir),
+            [*driver_args, "--connect", f"{INSIDE_SOCKET_DIR}/control.sock"],
+            self._memory_mb,
+            self._max_processes,
+            self.settings.docker_cpus,
+            self.settings.scratch_mb,
+        )
+        process = spawn(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
+        try:
+            connection = self._accept(listener, process)
+        finally:
+            listener.close()
+        return process, connection
+
+    def _accept(self, listener: socket.socket, process: subprocess.Popen[bytes]) -> socket.socket:
+        """The container's call, or an error as soon as it has exited (an image pull may take a while)."""
+        deadline = time.monotonic() + self.settings.start_timeout_s
+        listener.settimeout(0.2)
+        while time.monotonic() < deadline:
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                if process.poll() is not None:
+                    said = process.stderr.read()[-2000:].decode(errors="replace").strip() if process.stderr else ""
+                    raise SandboxError(
+                        f"container {self.name} exited with status {process.returncode}: {said}"
+                    ) from None
+                continue
+            connection.settimeout(None)
+            return connection
+        raise SandboxError(f"container {self.name} did not connect within {self.settings.start_timeout_s:g}s")
+
+    def apply(self, limits: Limits) -> None:
+        """A container's memory is fixed when it starts; a run that wants another size updates it."""
+        if (limits.memory_mb, limits.max_processes) == (self._memory_mb, self._max_processes):
+            return
+        memory = f"{limits.memory_mb + MEMORY_OVERHEAD_MB}m"
+        command = [self.docker or "docker", "update", "--memory", memory, "--memory-swap", memory]
+        command += ["--pids-limit", str(limits.max_processes + 3), self.name]
+        done = subprocess.run(command, capture_output=True, timeout=60, check=False)
+        if done.returncode != 0:
+            raise SandboxError(f"docker update failed: {done.stderr.decode(errors='replace').strip()}")
+        self._memory_mb, self._max_processes = limits.memory_mb, limits.max_processes
+
+    def destroy(self) -> None:
+        try:
+            subprocess.run(
+                [self.docker or "docker", "rm", "-f", self.name], capture_output=True, timeout=60, check=False
+            )
+        except (OSError, subprocess.SubprocessError):
+            pass
+        shutil.rmtree(self.socket_dir, ignore_errors=True)
+        super().destroy()
+
+    def details(self) -> dict[str, Any]:
+        return {**super().details(), "container": self.name}

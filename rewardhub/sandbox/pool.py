@@ -1,0 +1,167 @@
+"""Warm sandboxes, shared by the threads of one process, at most ``concurrency`` at once.
+
+A job takes an idle warm sandbox (or starts one while fewer than ``concurrency`` exist, else
+waits: excess work queues), and gives it back after a reset. A sandbox that served
+``recycle_after`` jobs, came back dirty, or broke is closed and a fresh one takes its place on
+demand, so no state lives longer than that.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rewardhub.sandbox.bwrap import BwrapIsolation, find_bwrap
+from rewardhub.sandbox.cgroups import sweep
+from rewardhub.sandbox.docker import DockerIsolation
+from rewardhub.sandbox.errors import SandboxError
+from rewardhub.sandbox.isolation import CGROUP_PREFIX, Isolation, lease_uid, uid_taken
+from rewardhub.sandbox.jobs import Job
+from rewardhub.sandbox.languages import Language, language
+from rewardhub.sandbox.limits import Limits
+from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.sandbox.unsafe import UnsafeIsolation
+from rewardhub.sandbox.verdicts import RunResult
+from rewardhub.sandbox.warm import WarmSandbox
+
+__all__ = ["SandboxPool", "default_pool"]
+
+BACKENDS: dict[str, type[Isolation]] = {"bwrap": BwrapIsolation, "docker": DockerIsolation, "unsafe": UnsafeIsolation}
+
+
+class SandboxPool:
+    def __init__(self, settings: SandboxSettings | None = None) -> None:
+        self.settings = settings or SandboxSettings()
+        if self.settings.backend == "bwrap":
+            find_bwrap(self.settings.bwrap)  # refuse now, with the reason, rather than on first use
+        if self.settings.backend != "docker" and os.geteuid() == 0:
+            sweep(CGROUP_PREFIX, _held)  # cgroups of sandboxes whose worker was killed
+        self._idle: list[WarmSandbox] = []
+        self._live = 0
+        self.started = 0
+        """Sandboxes started so far (a fresh one replaces each recycled one)."""
+        self._closed = False
+        self._cond = threading.Condition()
+
+    @contextmanager
+    def job(self, lang: str | Language, code: str) -> Iterator[Job]:
+        """A warm sandbox for one submission; wiped and handed back when the block ends."""
+        chosen = lang if isinstance(lang, Language) else language(lang)
+        sandbox = self._acquire()
+        try:
+            yield Job(sandbox, chosen, code)
+        finally:
+            self._release(sandbox)
+
+    def run(
+        self,
+        lang: str,
+        code: str,
+        stdin: str | bytes = b"",
+        files: dict[str, str] | None = None,
+        limits: Limits | None = None,
+    ) -> RunResult:
+        """Build and run one program once (``POST /v1/sandbox/run``)."""
+        with self.job(lang, code) as job:
+            failed_build = job.setup(files)
+            return failed_build or job.run(stdin, limits)
+
+    def warm_up(self, count: int = 1) -> None:
+        """Start sandboxes ahead of the first job (benchmarks, readiness checks)."""
+        sandboxes = [self._acquire() for _ in range(min(count, self.settings.concurrency))]
+        for sandbox in sandboxes:
+            self._release(sandbox, reset=False)
+
+    def describe(self) -> dict[str, Any]:
+        with self._cond:
+            return {
+                "backend": self.settings.backend,
+                "live": self._live,
+                "idle": len(self._idle),
+                "concurrency": self.settings.concurrency,
+            }
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            self._live -= len(idle)
+            self._cond.notify_all()
+        for sandbox in idle:
+            sandbox.close()
+
+    def _acquire(self) -> WarmSandbox:
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise SandboxError("the sandbox pool is closed")
+                if self._idle:
+                    return self._idle.pop()
+                if self._live < self.settings.concurrency:
+                    self._live += 1
+                    break
+                self._cond.wait()
+        try:
+            return self._start()
+        except BaseException:
+            with self._cond:
+                self._live -= 1
+                self._cond.notify()
+            raise
+
+    def _start(self) -> WarmSandbox:
+        lease = lease_uid(self.settings.uid_base, self.settings.uid_count)
+        try:
+            isolation = BACKENDS[self.settings.backend](self.settings, lease)
+        except BaseException:
+            lease.release()
+            raise
+        sandbox = WarmSandbox(isolation, self.settings)
+        sandbox.start()  # closes itself (and its isolation) if it fails
+        with self._cond:
+            self.started += 1
+        return sandbox
+
+    def _release(self, sandbox: WarmSandbox, reset: bool = True) -> None:
+        keep = sandbox.reset() if reset else not sandbox.broken
+        with self._cond:
+            keep = keep and not self._closed
+            if keep:
+                self._idle.append(sandbox)
+            else:
+                self._live -= 1
+            self._cond.notify()
+        if not keep:
+            sandbox.close()
+
+
+def _held(cgroup_name: str) -> bool:
+    uid = cgroup_name.removeprefix(CGROUP_PREFIX)
+    return not uid.isdigit() or uid_taken(int(uid))
+
+
+_default: SandboxPool | None = None
+_default_lock = threading.Lock()
+
+
+def default_pool() -> SandboxPool:
+    """This process's pool, configured from ``REWARDHUB_SANDBOX_*`` (raises SandboxUnavailable if it cannot isolate)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = SandboxPool(SandboxSettings())
+            atexit.register(_default.close)
+        return _default
+
+
+def _forget_after_fork() -> None:
+    """A forked child must not share its parent's sandboxes (their sockets would be read twice)."""
+    global _default, _default_lock
+    _default, _default_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)

@@ -1,0 +1,131 @@
+"""From what the parent saw of a run to a verdict a user can act on.
+
+``ok``            the program ran and exited 0 (whether its output is *right* is the caller's question)
+``timeout``       the wall clock ran out, or the CPU limit did
+``memory``        the kernel killed it for memory, or it failed to allocate (MemoryError, bad_alloc)
+``output_limit``  it wrote more than the cap to stdout and stderr
+``runtime_error`` it crashed, was killed by a signal, or exited non-zero
+``compile_error`` the compiler (or Python's parser) rejected it
+``sandbox_error`` the sandbox failed, not the program: no judgement, mask it
+
+The order of the checks is the order of causes: a run we killed for time or output is that, and
+not the SIGKILL it died of.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rewardhub.sandbox.limits import Limits
+from rewardhub.sandbox.streams import Pumped
+
+__all__ = ["VERDICTS", "RunResult", "Verdict", "judge", "sandbox_failure"]
+
+Verdict = Literal["ok", "timeout", "memory", "output_limit", "runtime_error", "compile_error", "sandbox_error"]
+VERDICTS: tuple[Verdict, ...] = (
+    "ok",
+    "timeout",
+    "memory",
+    "output_limit",
+    "runtime_error",
+    "compile_error",
+    "sandbox_error",
+)
+
+_ALLOCATION_FAILURES = ("MemoryError", "std::bad_alloc", "JavaScript heap out of memory", "Cannot allocate memory")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    verdict: Verdict
+    exit_code: int | None
+    """The exit status, or None when the program was killed by a signal (see ``details["signal"]``)."""
+    stdout: str
+    stderr: str
+    elapsed_ms: float
+    record: dict[str, Any] | None = None
+    """The one result record a Python test wrote on its private channel (values, never verdicts)."""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == "ok"
+
+
+def sandbox_failure(message: str, **details: Any) -> RunResult:
+    return RunResult("sandbox_error", None, "", "", 0.0, details={"message": message, **details})
+
+
+def judge(seen: Pumped, limits: Limits, oom_kills: tuple[int | None, int | None], details: dict[str, Any]) -> RunResult:
+    """The verdict of one run, and what the caller gets to see of it."""
+    stdout = _text(seen.streams.get("stdout", b""), limits.max_output_bytes)
+    stderr = _text(seen.streams.get("stderr", b""), limits.max_output_bytes)
+    record, record_problem = _one_record(bytes(seen.streams.get("record", b"")))
+    exited = seen.exited or {}
+    status = exited.get("status")
+    details = {**details, "cpu_s": exited.get("cpu_s"), "max_rss_kb": exited.get("maxrss_kb")}
+    if record_problem:
+        details["record_problem"] = record_problem
+    exit_code, signal_name = _decode_status(status)
+    if signal_name:
+        details["signal"] = signal_name
+    elapsed_ms = seen.elapsed_s * 1000.0
+
+    def result(verdict: Verdict) -> RunResult:
+        return RunResult(verdict, exit_code, stdout, stderr, elapsed_ms, record, details)
+
+    if seen.output_limited:
+        return result("output_limit")
+    if seen.timed_out:
+        return result("timeout")
+    if seen.server_lost or seen.exited is None or status is None:
+        message = exited.get("error") or "the sandbox stopped answering during the run"
+        return RunResult("sandbox_error", None, stdout, stderr, elapsed_ms, None, {**details, "message": message})
+    before, after = oom_kills
+    if before is not None and after is not None and after > before:
+        return result("memory")
+    if record and "compile_error" in record:
+        return result("compile_error")
+    if signal_name in ("SIGXCPU",) or (signal_name == "SIGKILL" and (exited.get("cpu_s") or 0) >= limits.cpu_s):
+        return result("timeout")
+    if exit_code != 0 and any(marker in stderr[-4000:] for marker in _ALLOCATION_FAILURES):
+        return result("memory")
+    if exit_code != 0:
+        return result("runtime_error")
+    return result("ok")
+
+
+def _decode_status(status: int | None) -> tuple[int | None, str | None]:
+    if status is None:
+        return None, None
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            return None, signal.Signals(number).name
+        except ValueError:
+            return None, f"signal {number}"
+    return os.waitstatus_to_exitcode(status), None
+
+
+def _one_record(data: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """Exactly one JSON object, or a reason why not (which fails the test)."""
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    if not lines:
+        return None, None
+    if len(lines) > 1:
+        return None, f"{len(lines)} result records for one test (the program wrote on the result channel)"
+    try:
+        record = json.loads(lines[0])
+    except ValueError:
+        return None, "the result record is not JSON"
+    if not isinstance(record, dict):
+        return None, "the result record is not an object"
+    return record, None
+
+
+def _text(data: bytes | bytearray, cap: int) -> str:
+    return bytes(data[:cap]).decode("utf-8", errors="replace")

@@ -1,0 +1,215 @@
+"""One warm sandbox: a fork server behind a backend's walls, and the parent's handle on it.
+
+A sandbox runs one thing at a time. ``run`` hands the server the pipes of one run and a private
+payload pipe (code and test), then :func:`~rewardhub.sandbox.streams.pump` keeps the clock and the
+output caps; ``reset`` ends a job (no process left, scratch emptied). A sandbox that misbehaves in
+any way the parent cannot explain is marked broken, and the pool replaces it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rewardhub.sandbox.errors import SandboxError
+from rewardhub.sandbox.inside import wire
+from rewardhub.sandbox.isolation import Isolation
+from rewardhub.sandbox.limits import Limits
+from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.sandbox.streams import pump
+from rewardhub.sandbox.verdicts import RunResult, judge, sandbox_failure
+
+__all__ = ["Execution", "WarmSandbox"]
+
+RECORD_CAP = 16 << 20
+"""Largest result record (one test's encoded values): past it the run is an output_limit."""
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One piece of work for the server: a native program, a Python program, or writing files."""
+
+    kind: Literal["argv", "python", "write"]
+    limits: Limits
+    argv: tuple[str, ...] = ()
+    payload: dict[str, Any] | None = field(default=None)
+    """Read by the forked child after the fork, so the server never holds it."""
+    stdin: bytes = b""
+
+
+class WarmSandbox:
+    def __init__(self, isolation: Isolation, settings: SandboxSettings) -> None:
+        self.isolation = isolation
+        self.settings = settings
+        self.jobs = 0
+        self.broken = False
+        self.preloaded: list[str] = []
+        self._process: subprocess.Popen[bytes] | None = None
+        self._control: socket.socket | None = None
+
+    @property
+    def scratch(self) -> str:
+        """The programs' working directory, as they see it."""
+        return self.isolation.scratch[0]
+
+    def start(self) -> None:
+        driver_args = [
+            "--program-uid", str(self.isolation.program_uid),
+            "--scratch", ",".join(self.isolation.scratch),
+            "--kill-scope", self.isolation.kill_scope,
+            "--preload", ",".join(self.settings.preload),
+        ]  # fmt: skip
+        if self.isolation.check_ipc:
+            driver_args.append("--check-ipc")
+        try:
+            self._process, self._control = self.isolation.launch(driver_args)
+            self._control.settimeout(self.settings.start_timeout_s)
+            ready, fds = wire.recv_message(self._control)
+            self._control.settimeout(None)
+        except (EOFError, OSError, ValueError, SandboxError) as exc:
+            reason = self._stderr_tail() or getattr(exc, "message", None) or repr(exc)
+            self.close()
+            raise SandboxError(f"{self.isolation.backend} sandbox failed to start: {reason}") from None
+        for fd in fds:
+            os.close(fd)
+        if ready.get("op") != "ready":
+            self.close()
+            raise SandboxError(f"sandbox server said {ready!r} instead of ready")
+        self.preloaded = list(ready.get("preloaded", []))
+        measure = getattr(self.isolation, "measure_baseline", None)
+        if measure is not None:
+            measure()
+
+    def run(self, execution: Execution) -> RunResult:
+        """Run one thing in this sandbox and judge it; sandbox failures become ``sandbox_error``."""
+        if self._control is None or self.broken:
+            raise SandboxError("sandbox is not running")
+        limits = execution.limits
+        try:
+            if execution.kind != "write":  # writing files is the server's own work, under any limits
+                self.isolation.apply(limits)
+            oom_before = self.isolation.oom_kills()
+        except OSError as exc:
+            self.broken = True
+            raise SandboxError(f"cannot set the sandbox's limits: {exc}") from exc
+        writes_files = bool((execution.payload or {}).get("files"))
+        names = ["stdin", "stdout", "stderr"] + (["record"] if execution.kind == "python" else [])
+        names += ["setup"] if writes_files else []
+        pipes = {name: os.pipe() for name in names}
+        if execution.payload is not None:
+            pipes["payload"] = os.pipe()
+        # the child gets stdin's and payload's read ends, the other pipes' write ends
+        theirs = [pipes[n][0] if n in ("stdin", "payload") else pipes[n][1] for n in pipes]
+        header = {
+            "op": "exec",
+            "kind": execution.kind,
+            "argv": list(execution.argv),
+            "limits": limits.rlimits(self.isolation.memory_limit == "rlimit", self.isolation.other_tasks()),
+            "fds": list(pipes),
+        }
+        try:
+            wire.send_message(self._control, header, theirs)
+        except OSError as exc:
+            for read, write in pipes.values():
+                os.close(read)
+                os.close(write)
+            self.broken = True
+            raise SandboxError(f"the sandbox server is gone: {exc}") from exc
+        for fd in theirs:
+            os.close(fd)
+        writes = {pipes["stdin"][1]: execution.stdin}
+        if execution.payload is not None:
+            writes[pipes["payload"][1]] = json.dumps(execution.payload).encode()
+        reads = {name: pipes[name][0] for name in names if name != "stdin"}
+        try:
+            seen = pump(
+                self._control,
+                writes,
+                reads,
+                timeout_s=limits.timeout_s,
+                caps={"stdout+stderr": limits.max_output_bytes, "record": RECORD_CAP},
+                kill=self._kill_programs,
+            )
+        except OSError as exc:
+            self.broken = True
+            raise SandboxError(f"lost the run's pipes: {exc}") from exc
+        if seen.server_lost:
+            self.broken = True
+        if writes_files and bytes(seen.streams.get("setup", b"")) != b"ok" and not seen.timed_out:
+            # only a child that wrote every file says so, before the program starts: not forgeable
+            message = f"could not write the job's files: {bytes(seen.streams.get('stderr', b''))[-500:].decode(errors='replace')}"
+            return sandbox_failure(message, **self.isolation.details())
+        oom_after = self.isolation.oom_kills()
+        if oom_before is None:  # a container: the server reads its own cgroup
+            oom_before = (seen.started or {}).get("oom_kills")
+            oom_after = (seen.exited or {}).get("oom_kills")
+        return judge(seen, limits, (oom_before, oom_after), self.isolation.details())
+
+    def reset(self) -> bool:
+        """End a job; True if the sandbox is clean enough to serve the next one."""
+        if self._control is None or self.broken:
+            return False
+        self.jobs += 1
+        try:
+            self._control.settimeout(30)
+            wire.send_message(self._control, {"op": "reset"})
+            answer, fds = wire.recv_message(self._control)
+            self._control.settimeout(None)
+        except (EOFError, OSError, ValueError):
+            self.broken = True
+            return False
+        for fd in fds:
+            os.close(fd)
+        if answer.get("op") != "reset" or answer.get("dirty"):
+            self.broken = True
+            return False
+        return self.jobs < self.settings.recycle_after
+
+    def close(self) -> None:
+        """Stop the server (it kills its programs when the socket closes), then tear down the walls."""
+        if self._control is not None:
+            self._control.close()
+            self._control = None
+        if self._process is not None:
+            try:
+                self._process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self._kill_group()
+            if self._process.stderr is not None:
+                self._process.stderr.close()
+            self._process = None
+        self.isolation.destroy()
+
+    def _kill_programs(self) -> None:
+        """The wall clock or an output cap ran out: kill from outside, and tell the server too."""
+        self.isolation.kill_programs()
+        if self._control is not None:
+            try:
+                wire.send_message(self._control, {"op": "kill"})
+            except OSError:
+                self.broken = True
+
+    def _kill_group(self) -> None:
+        assert self._process is not None
+        try:
+            os.killpg(self._process.pid, 9)
+        except ProcessLookupError:
+            pass
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def _stderr_tail(self) -> str:
+        process = self._process
+        if process is None or process.stderr is None:
+            return ""
+        try:
+            process.wait(timeout=self.settings.start_timeout_s)
+        except subprocess.TimeoutExpired:
+            return ""
+        return process.stderr.read()[-2000:].decode(errors="replace").strip()

@@ -1,0 +1,95 @@
+"""The lean decoder computes what transformers computes, for each architecture it claims, and
+refuses the rest; the engine samples the same tokens through either."""
+
+import pytest
+import torch
+from rewardhub.trainer.rollout import HFRolloutEngine, SamplingParams, left_pad, position_ids_for
+from rewardhub.trainer.rollout.lean_decoder import LeanDecoder, lean_decoder_for
+from transformers import AutoModelForCausalLM, GPT2Config, LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config
+
+SMALL = {"vocab_size": 24, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2}
+
+ARCHITECTURES = {
+    "qwen2": Qwen2Config(**SMALL, num_attention_heads=4, num_key_value_heads=4),
+    "llama-gqa-bias": LlamaConfig(**SMALL, num_attention_heads=4, num_key_value_heads=2, attention_bias=True),
+    "qwen3-qk-norm": Qwen3Config(**SMALL, num_attention_heads=4, num_key_value_heads=2, head_dim=16),
+    "mistral": MistralConfig(**SMALL, num_attention_heads=4, num_key_value_heads=1, sliding_window=None),
+    "llama3-rope-scaling": LlamaConfig(
+        **SMALL,
+        num_attention_heads=2,
+        rope_parameters={
+            "rope_type": "llama3",
+            "rope_theta": 10000.0,
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 16,
+        },
+    ),
+}
+
+
+def build(config):
+    torch.manual_seed(0)
+    return AutoModelForCausalLM.from_config(config).eval()
+
+
+PROMPTS = [[1, 2, 3, 4, 5], [6, 7], [8, 9, 10], [11]]  # different lengths: left padding is exercised
+
+
+@pytest.mark.parametrize("name", ARCHITECTURES)
+def test_prefill_and_each_decode_step_give_the_transformers_logits(name):
+    model = build(ARCHITECTURES[name])
+    ids, mask = left_pad(PROMPTS, pad_id=0)
+    appended = torch.tensor([[3, 4, 5, 6], [7, 8, 9, 10], [11, 12, 13, 14], [15, 16, 17, 18]])  # [B, 4]
+    decoder = lean_decoder_for(model, ids.shape[1] + 4)
+    assert isinstance(decoder, LeanDecoder)
+    lean = [decoder.prefill(ids, mask, max_new_tokens=4)]
+    lean += [decoder.decode(appended[:, t]) for t in range(3)]
+
+    full_ids = torch.cat([ids, appended[:, :3]], dim=1)
+    full_mask = torch.cat([mask, torch.ones(4, 3, dtype=torch.bool)], dim=1)
+    with torch.no_grad():
+        reference = model(
+            input_ids=full_ids, attention_mask=full_mask.long(), position_ids=position_ids_for(full_mask)
+        ).logits
+    width = ids.shape[1]
+    for t, logits in enumerate(lean):
+        torch.testing.assert_close(logits, reference[:, width - 1 + t], atol=1e-5, rtol=0)
+
+
+def test_other_architectures_and_short_sliding_windows_are_refused():
+    gpt2 = AutoModelForCausalLM.from_config(GPT2Config(vocab_size=24, n_embd=32, n_layer=1, n_head=2))
+    assert lean_decoder_for(gpt2, 10) is None
+    windowed = build(MistralConfig(**SMALL, num_attention_heads=4, num_key_value_heads=2, sliding_window=8))
+    assert lean_decoder_for(windowed, total_length=12) is None  # the window would cut the context
+    assert lean_decoder_for(windowed, total_length=8) is not None  # within the window it is plain attention
+
+
+def test_decode_before_prefill_is_an_error():
+    decoder = LeanDecoder(build(ARCHITECTURES["qwen2"]))
+    with pytest.raises(RuntimeError, match="prefill"):
+        decoder.decode(torch.tensor([1, 2]))
+
+
+class _Tokenizer:
+    """The two things the engine asks of a tokenizer."""
+
+    pad_token_id = 0
+    eos_token_id = 2
+
+    def batch_decode(self, rows, skip_special_tokens=True):
+        return [" ".join(str(t) for t in row) for row in rows]
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_the_engine_samples_the_same_tokens_through_either_forward(temperature):
+    model = build(ARCHITECTURES["llama-gqa-bias"])
+    params = SamplingParams(max_new_tokens=6, temperature=temperature)
+    runs = [
+        HFRolloutEngine(model, _Tokenizer(), torch.Generator().manual_seed(7), lean=lean).generate(PROMPTS * 4, params)
+        for lean in (True, False)
+    ]
+    assert torch.equal(runs[0].response_ids, runs[1].response_ids)
+    assert torch.equal(runs[0].response_mask, runs[1].response_mask)
+    torch.testing.assert_close(runs[0].logprobs, runs[1].logprobs, atol=1e-5, rtol=0)

@@ -1,0 +1,80 @@
+"""``text_similarity``: the text-similarity grader of reinforcement fine-tuning as a verifier.
+
+The similarity of the response to the reference in [0, 1]: ``fuzzy_match`` (rapidfuzz's
+normalised Indel similarity), ``bleu`` (sacreBLEU's sentence BLEU, exponential smoothing),
+``gleu`` (NLTK's sentence GLEU) and ``rouge_1`` … ``rouge_5``, ``rouge_l`` (Google's rouge-score
+F-measure, no stemming). It does not do ``cosine`` (needs an embedding model) or ``meteor`` (needs
+the WordNet corpus, which nothing here downloads).
+
+The metrics come from the libraries named above (the ``graders`` extra); without them a sample
+is an ``error`` status that says what to install.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+from rewardhub.verifiers.string_check import reference_text
+
+from rewardhub.errors import VerifierError
+from rewardhub.types import Result, Sample
+from rewardhub.verifier import Verifier, VerifierConfig
+
+try:  # imported here so worker processes preload them; optional so the service starts without them
+    import sacrebleu
+    from nltk.translate.gleu_score import sentence_gleu
+    from rapidfuzz import fuzz
+    from rouge_score import rouge_scorer
+except ImportError:  # pragma: no cover - exercised only without the graders extra
+    sacrebleu = sentence_gleu = fuzz = rouge_scorer = None
+
+__all__ = ["SIMILARITY_METRICS", "TextSimilarityVerifier", "similarity"]
+
+Metric = Literal["fuzzy_match", "bleu", "gleu", "rouge_1", "rouge_2", "rouge_3", "rouge_4", "rouge_5", "rouge_l"]
+SIMILARITY_METRICS: tuple[str, ...] = Metric.__args__  # type: ignore[attr-defined]
+MAX_CHARS = 100_000
+
+
+class TextSimilarityVerifier(Verifier):
+    """Similarity of the response to the reference in [0, 1]: fuzzy match, BLEU, GLEU or ROUGE."""
+
+    name = "text_similarity"
+    kind = "rule"
+
+    class Config(VerifierConfig):
+        metric: Metric = Field("fuzzy_match", description="fuzzy_match, bleu, gleu, rouge_1 ... rouge_5 or rouge_l.")
+
+    def score(self, sample: Sample, config: Config) -> Result:
+        reference = reference_text(sample, self.name)
+        if len(sample.response) > MAX_CHARS or len(reference) > MAX_CHARS:
+            raise VerifierError(f"text_similarity compares texts of at most {MAX_CHARS} characters")
+        return Result.ok(similarity(sample.response, reference, config.metric), metric=config.metric)
+
+
+def similarity(text: str, reference: str, metric: str) -> float:
+    """``metric`` of ``text`` against ``reference``, in [0, 1]."""
+    if fuzz is None:
+        raise VerifierError(
+            "text_similarity needs rapidfuzz, sacrebleu, nltk and rouge-score: pip install 'rewardhub[graders]'"
+        )
+    if metric == "fuzzy_match":
+        return fuzz.ratio(text, reference) / 100.0
+    if metric == "bleu":
+        return sacrebleu.sentence_bleu(text, [reference]).score / 100.0
+    if metric == "gleu":
+        return float(sentence_gleu([reference.split()], text.split())) if text.split() and reference.split() else 0.0
+    if metric.startswith("rouge_"):
+        key = "rougeL" if metric == "rouge_l" else "rouge" + metric.removeprefix("rouge_")
+        return float(_rouge(key).score(reference, text)[key].fmeasure)
+    raise VerifierError(f"unknown similarity metric {metric!r}")
+
+
+_scorers: dict[str, Any] = {}
+
+
+def _rouge(key: str) -> Any:
+    scorer = _scorers.get(key)
+    if scorer is None:
+        scorer = _scorers[key] = rouge_scorer.RougeScorer([key], use_stemmer=False)
+    return scorer
