@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -111,10 +112,13 @@ def evaluate_file(path: str | Path, scorer: Scorer, threshold: float = 0.5, batc
 
 
 def local_scorer(verifier: Verifier, config: VerifierConfig) -> Scorer:
-    """Score in this process (the verifier's own batching; errors as in the service)."""
-    from rewardhub.execution.batching import score_batch_safely
+    """Score in this process: the verifier's own batching, errors as in the service (the same
+    :func:`~rewardhub.execution.calls.run_call`, on a registry of this verifier's class)."""
+    from rewardhub.execution.calls import Call, run_call
+    from rewardhub.registry import Registry
 
-    return lambda samples: score_batch_safely(verifier, samples, config)
+    registry = Registry([type(verifier)])
+    return lambda samples: run_call(registry, Call(verifier.name, config, tuple(samples), verifier.kind, math.inf))
 
 
 def http_scorer(

@@ -12,8 +12,9 @@ for company, then go to the device together.
   used by one thread at a time.
 - Identical samples (same prompt, response, reference and metadata) waiting or running together
   are scored once and share the result.
-- A batch that raises is retried one sample at a time, so a bad sample fails alone; exceptions
-  become that sample's ``status: "error"`` (a VerifierError keeps its message), never a score.
+- A batch runs through :func:`~rewardhub.execution.calls.run_call`, like every other call: one
+  that raises is retried one sample at a time, so a bad sample fails alone; exceptions become
+  that sample's ``status: "error"`` (a VerifierError keeps its message), never a score.
 - ``timeout_s`` in the config bounds the caller's wait (``status: "timeout"``). A thread cannot be
   killed, so unlike the process pools this does not stop the work itself.
 """
@@ -25,18 +26,16 @@ import json
 import math
 import time
 from collections import deque
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from pydantic import ValidationError
-
-from rewardhub.errors import ExecutionError, VerifierError
+from rewardhub.errors import ExecutionError
+from rewardhub.execution.calls import Call, failure, run_call
 from rewardhub.registry import Registry
-from rewardhub.types import TIMEOUT, Result, Sample
-from rewardhub.verifier import Verifier, VerifierConfig, as_result
+from rewardhub.types import TIMEOUT, Result, Sample, VerifierKind
+from rewardhub.verifier import VerifierConfig
 
-__all__ = ["BatcherStats", "MicroBatcher", "score_batch_safely"]
+__all__ = ["BatcherStats", "MicroBatcher"]
 
 CHARS_PER_TOKEN = 4
 
@@ -61,7 +60,8 @@ class _Pending:
 class _Lane:
     """The calls of one (verifier, config) pair and the task that batches them."""
 
-    verifier: Verifier
+    verifier: str
+    kind: VerifierKind
     config: VerifierConfig
     worker: ThreadPoolExecutor
     items: deque[_Pending] = field(default_factory=deque)
@@ -134,11 +134,11 @@ class MicroBatcher:
         key = (name, type(config).__qualname__, config.model_dump_json())
         lane = self._lanes.get(key)
         if lane is None:
-            verifier = self.registry.get(name)
+            kind = self.registry.verifier_class(name).kind  # an unknown name fails the caller now
             worker = self._workers.get(name)
             if worker is None:
                 worker = self._workers[name] = ThreadPoolExecutor(1, thread_name_prefix=f"batch-{name}")
-            lane = self._lanes[key] = _Lane(verifier, config, worker)
+            lane = self._lanes[key] = _Lane(name, kind, config, worker)
             lane.task = asyncio.get_running_loop().create_task(self._run(lane), name=f"batcher-{name}")
         return lane
 
@@ -184,53 +184,18 @@ class MicroBatcher:
         return batch
 
     async def _dispatch(self, lane: _Lane, batch: list[_Pending]) -> None:
-        samples = [p.sample for p in batch]
+        samples = tuple(p.sample for p in batch)
+        call = Call(lane.verifier, lane.config, samples, lane.kind, lane.config.timeout_s or math.inf)
         self._batches += 1
         self._scored += len(batch)
         loop = asyncio.get_running_loop()
         try:
-            results = await loop.run_in_executor(lane.worker, score_batch_safely, lane.verifier, samples, lane.config)
-        except Exception as exc:  # the worker itself failed (shut down): still answer every caller
-            results = [_error_result(exc, lane.config)] * len(batch)
+            results = await loop.run_in_executor(lane.worker, run_call, self.registry, call)
+        except Exception as exc:  # the worker thread itself failed (shut down): still answer every caller
+            results = failure(call, f"the batch could not run: {type(exc).__name__}: {exc}")
         for pending, result in zip(batch, results, strict=True):
             if not pending.future.done():
                 pending.future.set_result(result)
-
-
-def score_batch_safely(verifier: Verifier, samples: Sequence[Sample], config: VerifierConfig) -> list[Result]:
-    """``verifier.score_batch`` as Results, one per sample, whatever happens.
-
-    If the batch call raises (or answers with the wrong count), each sample is scored alone, so
-    the exception lands on the sample that caused it and its batch-mates still get their scores.
-    """
-    started = time.perf_counter()
-    try:
-        values = verifier.score_batch(list(samples), config)
-        if len(values) != len(samples):
-            raise VerifierError(f"score_batch returned {len(values)} results for {len(samples)} samples")
-    except Exception as exc:
-        if len(samples) == 1:
-            return [_error_result(exc, config)]
-        return [score_batch_safely(verifier, [sample], config)[0] for sample in samples]
-    elapsed_ms = (time.perf_counter() - started) * 1000.0
-    return [_checked(value, config, elapsed_ms) for value in values]
-
-
-def _checked(value: object, config: VerifierConfig, elapsed_ms: float) -> Result:
-    try:
-        result = as_result(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError, ValidationError) as exc:
-        return Result.failed(
-            f"verifier returned {type(value).__name__}, not a Result or number: {exc}", score=config.failure_score
-        )
-    if not math.isfinite(result.score):
-        return Result.failed(f"verifier returned a non-finite score ({result.score})", score=config.failure_score)
-    return result if result.elapsed_ms else result.model_copy(update={"elapsed_ms": elapsed_ms})
-
-
-def _error_result(exc: Exception, config: VerifierConfig) -> Result:
-    message = exc.message if isinstance(exc, VerifierError) else f"{type(exc).__name__}: {exc}"
-    return Result.failed(message, score=config.failure_score)
 
 
 def _dedup_key(sample: Sample) -> str:

@@ -1,19 +1,23 @@
 """A unit of scoring work and how it is carried out, wherever it runs.
 
-A :class:`Call` is one verifier applied to one sample (or, for group verifiers, to all samples of
-one group). :func:`run_call` is the only place a verifier's code is invoked: the local pool's
-workers, the inline path and Celery workers all go through it, so a verifier never knows where it
-runs and every engine turns exceptions into statuses the same way.
+A :class:`Call` is one verifier applied to one sample, to all samples of one group (group
+verifiers), or to a batch of samples each judged on its own (model verifiers' ``score_batch``).
+:func:`run_call` is the only place a verifier's code is invoked and the only place its exceptions
+become statuses: the local pool's workers, the inline path, the micro-batcher and Celery workers
+all go through it, so a verifier never knows where it runs and every engine reports a crash, a
+bad value or a wrong count the same way.
 """
 
 from __future__ import annotations
 
+import math
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from rewardhub.errors import VerifierError
 from rewardhub.registry import Registry
-from rewardhub.types import ERROR, Result, Sample, VerifierKind
+from rewardhub.types import ERROR, OK, Result, Sample, VerifierKind
 from rewardhub.verifier import VerifierConfig, as_result
 
 __all__ = ["Call", "failure", "run_call"]
@@ -23,13 +27,25 @@ __all__ = ["Call", "failure", "run_call"]
 class Call:
     verifier: str
     config: VerifierConfig
-    samples: tuple[Sample, ...]  # one sample, or a whole group for group verifiers
+    samples: tuple[Sample, ...]  # one sample, a whole group (group verifiers), or a batch (model verifiers)
     kind: VerifierKind
     timeout_s: float
 
     @property
     def is_group(self) -> bool:
         return self.kind == "group"
+
+    @classmethod
+    def batch(cls, calls: Sequence[Call]) -> Call:
+        """One call for the samples of many calls of one verifier and config, scored in one batch."""
+        first = calls[0]
+        if any(call.verifier != first.verifier or call.is_group for call in calls):
+            raise ValueError("a batch holds per-sample calls of one verifier (and one config: the first's)")
+        samples = tuple(sample for call in calls for sample in call.samples)
+        return replace(first, samples=samples, timeout_s=max(call.timeout_s for call in calls))
+
+    def one_by_one(self) -> list[Call]:
+        return [replace(self, samples=(sample,)) for sample in self.samples]
 
 
 def failure(call: Call, message: str, status: str = ERROR, **details: object) -> list[Result]:
@@ -39,29 +55,52 @@ def failure(call: Call, message: str, status: str = ERROR, **details: object) ->
 
 
 def run_call(registry: Registry, call: Call) -> list[Result]:
-    """Run one call in this process, turning every exception into an ``error`` status."""
+    """Run one call in this process: one Result per sample, whatever the verifier does.
+
+    An exception is an ``error`` status with the verifier's failure score, never a score. A batch
+    that raises is scored again one sample at a time, so the exception lands on the sample that
+    caused it and its batch-mates keep their scores. A value that is not a Result or a finite
+    number is that sample's error.
+    """
     started = time.perf_counter()
     try:
         verifier = registry.get(call.verifier)
         if call.is_group:
             raw = verifier.score_group(list(call.samples), call.config)
-            if len(raw) != len(call.samples):
-                raise VerifierError(f"group verifier returned {len(raw)} results for {len(call.samples)} samples")
         else:
-            raw = [verifier.score(call.samples[0], call.config)]
-        results = [as_result(value) for value in raw]
-        results = [_with_failure_score(r, call.config.failure_score) if r.status != "ok" else r for r in results]
-    except VerifierError as exc:
-        results = failure(call, exc.message)
-    except MemoryError:
-        results = failure(call, "out of memory while scoring (worker memory limit)", reason="memory")
-    except RecursionError:
-        results = failure(call, "recursion limit exceeded while scoring", reason="recursion")
+            raw = verifier.score_batch(list(call.samples), call.config)
+        if len(raw) != len(call.samples):
+            raise VerifierError(f"{call.verifier!r} returned {len(raw)} results for {len(call.samples)} samples")
     except Exception as exc:  # a verifier bug is that sample's error, never a silent 0
-        results = failure(call, f"verifier {call.verifier!r} raised {type(exc).__name__}: {exc}", reason="exception")
-    elapsed_ms = (time.perf_counter() - started) * 1000 / max(1, len(results))
-    return [r.model_copy(update={"elapsed_ms": elapsed_ms}) for r in results]
+        if not call.is_group and len(call.samples) > 1:
+            return [run_call(registry, one)[0] for one in call.one_by_one()]
+        message, details = _explain(call, exc)
+        raw = failure(call, message, **details)
+    # A group's time is shared by its samples; each sample of a batch waited for the whole batch.
+    elapsed_ms = (time.perf_counter() - started) * 1000 / (len(call.samples) if call.is_group else 1)
+    return [_checked(value, call.config, elapsed_ms) for value in raw]
 
 
-def _with_failure_score(result: Result, score: float) -> Result:
-    return result.model_copy(update={"score": score}) if result.score != score else result
+def _explain(call: Call, exc: Exception) -> tuple[str, dict[str, str]]:
+    """The message (and reason) of a verifier's exception."""
+    if isinstance(exc, VerifierError):
+        return exc.message, {}
+    if isinstance(exc, MemoryError):
+        return "out of memory while scoring (worker memory limit)", {"reason": "memory"}
+    if isinstance(exc, RecursionError):
+        return "recursion limit exceeded while scoring", {"reason": "recursion"}
+    return f"verifier {call.verifier!r} raised {type(exc).__name__}: {exc}", {"reason": "exception"}
+
+
+def _checked(value: object, config: VerifierConfig, elapsed_ms: float) -> Result:
+    """A verifier's value as a Result: a non-``ok`` status carries the failure score."""
+    try:
+        result = as_result(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError) as exc:
+        message = f"verifier returned {type(value).__name__}, not a Result or number: {exc}"
+        result = Result.failed(message, score=config.failure_score)
+    if not math.isfinite(result.score):
+        result = Result.failed(f"verifier returned a non-finite score ({result.score})", score=config.failure_score)
+    elif result.status != OK and result.score != config.failure_score:
+        result = result.model_copy(update={"score": config.failure_score})
+    return result.model_copy(update={"elapsed_ms": elapsed_ms})

@@ -44,8 +44,7 @@ from celery import Celery, signals
 from celery.exceptions import SoftTimeLimitExceeded
 
 from rewardhub.errors import RewardhubError
-from rewardhub.execution.batching import score_batch_safely
-from rewardhub.execution.calls import Call, failure
+from rewardhub.execution.calls import Call, failure, run_call
 from rewardhub.execution.celery_app import QUEUES, create_celery_app, queue_for_kind
 from rewardhub.execution.celery_tasks import CallPayload, ChunkOutcome, ChunkPayload
 from rewardhub.execution.pool import WorkerPool
@@ -218,12 +217,10 @@ class WorkerRuntime:
 
     def _run_in_process(self, calls: Sequence[Call]) -> list[list[Result]]:
         """Calls of one model verifier and config, batched; bounded by the largest call limit."""
-        first = calls[0]
         limit = max(call.timeout_s for call in calls)
         try:
             with _alarm(limit):
-                verifier = self.registry.get(first.verifier)
-                flat = score_batch_safely(verifier, [call.samples[0] for call in calls], first.config)
+                flat = run_call(self.registry, Call.batch(calls))
         except _CallTimedOut:
             return [failure(call, f"timed out after {call.timeout_s:g}s", status=TIMEOUT) for call in calls]
         except Exception as exc:  # loading the model failed: every call of the batch says why

@@ -34,10 +34,11 @@ def test_openai_backend_needs_a_url() -> None:
 
 
 def test_a_classifier_over_http_is_unsupported_not_zero() -> None:
-    from rewardhub.execution.batching import score_batch_safely
+    from rewardhub.execution.calls import Call, run_call
+    from rewardhub.registry import Registry
 
     cfg = OutcomeRM.Config(model="m", backend="openai", base_url="http://127.0.0.1:9/v1", api_key_env=None)
-    [result] = score_batch_safely(OutcomeRM(), [Sample(response="x")], cfg)
+    [result] = run_call(Registry([OutcomeRM]), Call("outcome_rm", cfg, (Sample(response="x"),), "model", 60.0))
     assert result.status == "error" and "cannot" in (result.error or "")
 
 

@@ -72,7 +72,9 @@ def test_a_too_long_sample_fails_alone(tiny_models: dict[str, str]) -> None:
 
 
 def test_a_missing_model_is_an_error_not_a_score(tmp_path: object) -> None:
-    from rewardhub.execution.batching import score_batch_safely
+    from rewardhub.execution.calls import Call, run_call
+    from rewardhub.registry import Registry
 
-    [result] = score_batch_safely(OutcomeRM(), [Sample(response="4")], config(str(tmp_path) + "/nothing-here"))
+    call = Call("outcome_rm", config(str(tmp_path) + "/nothing-here"), (Sample(response="4"),), "model", 60.0)
+    [result] = run_call(Registry([OutcomeRM]), call)
     assert result.status == "error" and "cannot load" in (result.error or "")
