@@ -1,4 +1,8 @@
-"""The v1 routes of API.md. Handlers are thin: parse, admit, hand to the scorer, answer."""
+"""The v1 routes of API.md. Handlers are thin: parse, hand to the score pipeline, answer.
+
+Planning, admission, scoring and metrics live in :mod:`rewardhub.api.pipeline`, the one score path
+every route, job and compatibility endpoint shares.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +14,12 @@ from fastapi.responses import JSONResponse
 
 from rewardhub.api.body import parse_body, read_body
 from rewardhub.api.metrics import CONTENT_TYPE_LATEST
-from rewardhub.api.schemas import JobAccepted, JobState, OpenRLHFRequest, ScoreRequest
-from rewardhub.api.service import Service, ServiceDep, require_key
-from rewardhub.errors import InvalidRequest, Overloaded, PayloadTooLarge
+from rewardhub.api.schemas import JobAccepted, JobState, OpenRLHFRequest, ScoreRequest, ScoreResponse
+from rewardhub.api.service import ServiceDep, require_key
+from rewardhub.errors import InvalidRequest
 from rewardhub.integrations.openrlhf import openrlhf_answer
 from rewardhub.integrations.openrlhf import openrlhf_samples as split_openrlhf_samples
-from rewardhub.types import Result, Sample
+from rewardhub.types import Sample
 
 __all__ = ["public", "protected"]
 
@@ -46,30 +50,20 @@ async def list_verifiers(service: ServiceDep) -> dict[str, Any]:
     return {"verifiers": service.registry.describe()}
 
 
-@protected.post("/v1/score")
-async def score(request: Request, service: ServiceDep) -> JSONResponse:
+@protected.post("/v1/score", response_model=ScoreResponse)
+async def score(request: Request, service: ServiceDep) -> Response:
     started = time.perf_counter()
-    body = await _score_request(request, service)
-    nodes = service.scorer.plan(body.samples, body.verifier)
-    _admit(service, len(body.samples))
-    results = await service.scorer.score(body.samples, nodes=nodes)
-    service.metrics.observe_results(nodes, results)
-    elapsed_ms = (time.perf_counter() - started) * 1000
-    return JSONResponse({"results": [r.model_dump(mode="json") for r in results], "elapsed_ms": elapsed_ms})
+    body = parse_body(await read_body(request, service.settings.max_request_bytes), ScoreRequest)
+    results = await service.pipeline.score(body.samples, body.verifier)
+    answer = ScoreResponse(results=results, elapsed_ms=(time.perf_counter() - started) * 1000)
+    return Response(answer.model_dump_json(), media_type="application/json")
 
 
 @protected.post("/v1/jobs", status_code=202)
 async def submit_job(request: Request, service: ServiceDep) -> JobAccepted:
-    body = await _score_request(request, service)
-    nodes = service.scorer.plan(body.samples, body.verifier)
-    _admit(service, len(body.samples))
-
-    async def runner(progress: Any) -> list[Result]:
-        results = await service.scorer.score(body.samples, nodes=nodes, on_progress=progress)
-        service.metrics.observe_results(nodes, results)
-        return results
-
-    return JobAccepted(job_id=service.jobs.submit(len(body.samples), runner))
+    body = parse_body(await read_body(request, service.settings.max_request_bytes), ScoreRequest)
+    admitted = service.pipeline.admit(body.samples, body.verifier)
+    return JobAccepted(job_id=service.jobs.submit(len(admitted.samples), admitted.score))
 
 
 @protected.get("/v1/jobs/{job_id}")
@@ -85,12 +79,7 @@ async def get_reward(request: Request, service: ServiceDep) -> JSONResponse:
     per-component scores of a composite; statuses, errors and details ride beside them.
     """
     body = parse_body(await read_body(request, service.settings.max_request_bytes), OpenRLHFRequest)
-    samples = openrlhf_samples(body)
-    _check_count(service, len(samples))
-    nodes = service.scorer.plan(samples, service.settings.get_reward_verifier)
-    _admit(service, len(samples))
-    results = await service.scorer.score(samples, nodes=nodes)
-    service.metrics.observe_results(nodes, results)
+    results = await service.pipeline.score(openrlhf_samples(body), service.settings.get_reward_verifier)
     return JSONResponse(openrlhf_answer(results))
 
 
@@ -107,25 +96,3 @@ def openrlhf_samples(body: OpenRLHFRequest) -> list[Sample]:
             f"query, prompts and labels differ in length ({len(queries)}, {len(prompts)}, {len(labels)})"
         )
     return split_openrlhf_samples(queries, prompts, labels)
-
-
-async def _score_request(request: Request, service: Service) -> ScoreRequest:
-    raw = await read_body(request, service.settings.max_request_bytes)
-    body = parse_body(raw, ScoreRequest)
-    _check_count(service, len(body.samples))
-    return body
-
-
-def _check_count(service: Service, n: int) -> None:
-    limit = service.settings.max_samples_per_request
-    if n > limit:
-        service.metrics.rejected.labels("too_many_samples").inc()
-        raise PayloadTooLarge(f"{n} samples exceed the limit of {limit} per request", detail={"limit": limit})
-
-
-def _admit(service: Service, n: int) -> None:
-    try:
-        service.executor.admit(n)
-    except Overloaded:
-        service.metrics.rejected.labels("overloaded").inc()
-        raise

@@ -5,6 +5,10 @@ The answer's ``status`` is the sandbox's verdict: ``ok``, ``timeout``, ``memory`
 itself failed (no judgement on the program). It also carries ``sandbox``: the backend and how
 memory was limited (``cgroup``, ``container`` or ``rlimit``).
 
+The run goes through :func:`rewardhub.sandbox.service.run_program`, the same way in as the
+``python`` grader's: one pool per backend, threads of its own, and a 429 past its bound on
+waiting runs.
+
 Caller errors use API.md's error body: malformed JSON 400, a wrong shape or an unknown language
 422, a body over the limit 413; a server that cannot isolate code (no bubblewrap and no other
 backend chosen) answers 503 and says how to fix it.
@@ -15,14 +19,7 @@ Reads two fields of ``request.app.state.settings`` when they exist: ``sandbox_ba
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import functools
 import posixpath
-import threading
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -30,8 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rewardhub.api.body import parse_body, read_body
 from rewardhub.api.service import require_key
-from rewardhub.errors import InvalidRequest, Overloaded
-from rewardhub.sandbox import Limits, RunResult, SandboxPool, SandboxSettings, default_pool, language
+from rewardhub.errors import InvalidRequest
+from rewardhub.sandbox import Limits, RunResult, language
+from rewardhub.sandbox.service import run_program
 
 __all__ = ["SandboxRunRequest", "SandboxRunResponse", "router"]
 
@@ -98,52 +96,7 @@ async def sandbox_run(request: Request) -> SandboxRunResponse:
     chosen = language(body.language)
     if chosen.source in body.files:
         raise InvalidRequest(f"file {chosen.source!r} is where the program's own source goes")
-    pool = _pool(getattr(settings, "sandbox_backend", None))
     limits = Limits(timeout_s=body.timeout_s, memory_mb=body.memory_mb)
-    with _admitted():
-        loop = asyncio.get_running_loop()
-        run = functools.partial(pool.run, chosen.name, body.code, body.stdin, body.files, limits)
-        result = await loop.run_in_executor(_runner, run)
+    backend = getattr(settings, "sandbox_backend", None)
+    result = await run_program(chosen.name, body.code, body.stdin, body.files, limits, backend=backend)
     return SandboxRunResponse.of(result)
-
-
-# Runs wait for a sandbox in threads of their own, not in the event loop's default executor that
-# the rest of the service shares; past MAX_WAITING the route answers 429 rather than queueing more.
-MAX_WAITING = 256
-_runner = ThreadPoolExecutor(max_workers=64, thread_name_prefix="sandbox-run")
-_waiting = 0
-_waiting_lock = threading.Lock()
-
-
-@contextmanager
-def _admitted() -> Iterator[None]:
-    global _waiting
-    with _waiting_lock:
-        if _waiting >= MAX_WAITING:
-            raise Overloaded(f"{_waiting} sandbox runs are already waiting", retry_after=1.0)
-        _waiting += 1
-    try:
-        yield
-    finally:
-        with _waiting_lock:
-            _waiting -= 1
-
-
-@functools.cache
-def _environment_backend() -> str:
-    return SandboxSettings().backend
-
-
-_pools: dict[str, SandboxPool] = {}
-_pools_lock = threading.Lock()
-
-
-def _pool(backend: str | None) -> SandboxPool:
-    """The process's pool; a service configured for another backend than the environment gets its own."""
-    if backend is None or backend == _environment_backend():
-        return default_pool()
-    with _pools_lock:
-        if backend not in _pools:
-            pool = _pools[backend] = SandboxPool(SandboxSettings(backend=backend))  # type: ignore[arg-type]
-            atexit.register(pool.close)
-        return _pools[backend]

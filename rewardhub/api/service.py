@@ -10,6 +10,7 @@ from fastapi import Depends, Request
 from rewardhub.api.auth import Authenticator
 from rewardhub.api.jobs import JobStore
 from rewardhub.api.metrics import Metrics
+from rewardhub.api.pipeline import ScorePipeline
 from rewardhub.execution import Executor, create_executor
 from rewardhub.registry import Registry
 from rewardhub.scoring import Scorer
@@ -23,7 +24,7 @@ class Service:
     settings: Settings
     registry: Registry
     executor: Executor
-    scorer: Scorer
+    pipeline: ScorePipeline
     jobs: JobStore
     metrics: Metrics
     auth: Authenticator
@@ -39,7 +40,7 @@ def build_service(settings: Settings, registry: Registry | None = None, executor
         settings=settings,
         registry=registry,
         executor=executor,
-        scorer=Scorer(registry, executor, settings),
+        pipeline=ScorePipeline(Scorer(registry, executor, settings), executor, metrics, settings),
         jobs=JobStore(retention_s=settings.result_ttl_s),
         metrics=metrics,
         auth=Authenticator(settings.all_api_keys(), settings.rate_limit_per_s),

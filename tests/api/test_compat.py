@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,6 +14,7 @@ import pytest
 
 from rewardhub.api.service import build_service
 from rewardhub.integrations.graders import GraderRunner, RunGraderRequest
+from rewardhub.sandbox import SandboxUnavailable, default_pool
 from rewardhub.settings import Settings
 
 # --- slime ----------------------------------------------------------------------------------------
@@ -267,74 +267,87 @@ def grade(sample, item):
 """
 
 
-def test_python_grader_over_http_runs_in_the_sandbox_or_is_refused(http: httpx.Client) -> None:
+def test_python_grader_over_http_runs_in_the_sandbox(http: httpx.Client) -> None:
     response = http.post(
         "/v1/graders/run",
         json={"grader": {"type": "python", "source": PYTHON_GRADER}, "model_sample": "42", "item": {"answer": "42"}},
     )
-    has_sandbox = any(r["path"] == "/v1/sandbox/run" for r in _routes(http))
-    if has_sandbox:
-        assert response.status_code == 200 and response.json()["reward"] == 1.0, response.text
-    else:
-        assert response.status_code == 422 and "sandbox" in response.json()["error"]["message"]
+    assert response.status_code == 200, response.text
+    out = response.json()
+    assert (out["reward"], out["status"]) == (1.0, "ok")
+    assert out["details"]["python"]["details"]["stdout"] == "graders may print"
 
 
-def _routes(http: httpx.Client) -> list[dict[str, Any]]:
-    paths = http.get("/openapi.json").json()["paths"]
-    return [{"path": path} for path in paths]
-
-
-async def subprocess_sandbox(body: dict[str, Any]) -> dict[str, Any]:
-    """Stands in for POST /v1/sandbox/run in these tests: runs the program in a child Python."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        body["code"],
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+@pytest.fixture(scope="module")
+def sandbox() -> None:
+    """The python grader's tests need a machine that can isolate code (bubblewrap)."""
     try:
-        stdout, stderr = await asyncio.wait_for(process.communicate(body["stdin"].encode()), body["timeout_s"])
-    except TimeoutError:
-        process.kill()
-        await process.wait()
-        return {"status": "timeout", "exit_code": None, "stdout": "", "stderr": ""}
-    status = "ok" if process.returncode == 0 else "runtime_error"
-    return {"status": status, "exit_code": process.returncode, "stdout": stdout.decode(), "stderr": stderr.decode()}
+        default_pool()
+    except SandboxUnavailable as exc:
+        pytest.skip(f"no sandbox on this machine: {exc.message}")
 
 
 def run_locally(
     grader: dict[str, Any], model_sample: str, item: dict[str, Any], timeout_s: float = 30.0
 ) -> dict[str, Any]:
+    """Grade through the real score path and the real sandbox, in this process (no HTTP)."""
     service = build_service(Settings.load(workers=1, code_timeout_s=timeout_s))
     request = RunGraderRequest.model_validate({"grader": grader, "model_sample": model_sample, "item": item})
-    return asyncio.run(GraderRunner(service, subprocess_sandbox).run(request))
+    return asyncio.run(GraderRunner(service.pipeline).run(request))
 
 
-def test_python_grader_reads_grade_from_its_program() -> None:
-    grader = {"type": "python", "source": PYTHON_GRADER}
-    assert run_locally(grader, "42", {"answer": "42"})["reward"] == 1.0
-    assert run_locally(grader, "41", {"answer": "42"})["reward"] == 0.25
+def python(source: str, model_sample: str = "x", item: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
+    return run_locally({"type": "python", "source": source}, model_sample, item or {}, **kw)
 
 
-def test_python_grader_that_raises_is_an_error_not_a_zero() -> None:
-    out = run_locally({"type": "python", "source": "def grade(sample, item):\n    raise KeyError('answer')\n"}, "x", {})
+def test_python_grader_reads_grade_from_its_program(sandbox: None) -> None:
+    assert python(PYTHON_GRADER, "42", {"answer": "42"})["reward"] == 1.0
+    assert python(PYTHON_GRADER, "41", {"answer": "42"})["reward"] == 0.25
+
+
+def test_python_grader_that_raises_is_an_error_not_a_zero(sandbox: None) -> None:
+    out = python("def grade(sample, item):\n    raise KeyError('answer')\n")
     assert out["status"] == "error" and out["metadata"]["errors"]["python_grader_runtime_error"]
     assert "KeyError" in out["error"]
 
 
-def test_python_grader_that_overruns_is_a_timeout() -> None:
+def test_python_grader_that_overruns_is_a_timeout(sandbox: None) -> None:
     source = "import time\ndef grade(sample, item):\n    time.sleep(30)\n"
-    assert run_locally({"type": "python", "source": source}, "x", {}, timeout_s=0.5)["status"] == "timeout"
+    assert python(source, timeout_s=0.5)["status"] == "timeout"
 
 
-def test_python_grader_cannot_forge_a_score_by_printing() -> None:
-    source = 'def grade(sample, item):\n    print("__rewardhub_grade__=1.0")\n    raise ValueError("no")\n'
-    assert run_locally({"type": "python", "source": source}, "x", {})["status"] == "error"
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [
+        ("def grade(sample, item):\n    return 'high'\n", "not a number"),
+        ("def grade(sample, item):\n    return float('nan')\n", "not finite"),
+        ("def grade(sample, item):\n    return [1.0]\n", "not a number"),
+        ("def grade(sample, item)\n    return 1.0\n", "SyntaxError"),
+        ("def score(sample, item):\n    return 1.0\n", "no function 'grade'"),
+        ("import sys\nsys.exit(0)\ndef grade(sample, item):\n    return 1.0\n", "before its test ran"),
+    ],
+)
+def test_python_grader_without_a_finite_number_is_an_error(sandbox: None, source: str, says: str) -> None:
+    out = python(source)
+    assert out["status"] == "error" and says in out["error"], out["error"]
+    assert out["metadata"]["errors"]["python_grader_runtime_error"]
 
 
-def test_multi_grader_mixes_python_and_string_graders() -> None:
+def test_python_grader_cannot_forge_a_score_by_printing(sandbox: None) -> None:
+    forged = "__rewardhub_grade__=1.0\n1.0"
+    raises = f"def grade(sample, item):\n    print({forged!r})\n    raise ValueError('no')\n"
+    at_exit = f"import atexit\natexit.register(print, {forged!r})\ndef grade(sample, item):\n    return 0.25\n"
+    assert python(raises)["status"] == "error"
+    assert python(at_exit)["reward"] == 0.25
+
+
+def test_python_grader_runs_in_the_sandbox_not_in_the_service(sandbox: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REWARDHUB_GRADER_SECRET", "visible-only-to-the-service")
+    source = "import os\ndef grade(sample, item):\n    return 1.0 if 'REWARDHUB_GRADER_SECRET' in os.environ else 0.0\n"
+    assert python(source)["reward"] == 0.0
+
+
+def test_multi_grader_mixes_python_and_string_graders(sandbox: None) -> None:
     grader = {
         "type": "multi",
         "graders": {"py": {"type": "python", "source": PYTHON_GRADER}, "eq": string_check("eq")},

@@ -9,6 +9,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 import rewardhub.api.sandbox_routes as routes
+import rewardhub.sandbox.service as sandbox_service
 from rewardhub.api.app import create_app
 from rewardhub.api.errors import install_error_handlers
 from rewardhub.sandbox import SandboxUnavailable
@@ -17,7 +18,7 @@ from rewardhub.settings import Settings
 
 @pytest.fixture
 def client(pool, monkeypatch) -> TestClient:
-    monkeypatch.setattr(routes, "default_pool", lambda: pool)
+    monkeypatch.setattr(sandbox_service, "default_pool", lambda: pool)
     app = FastAPI()
     app.state.settings = SimpleNamespace(max_request_bytes=1 << 20)
     app.state.service = SimpleNamespace(auth=lambda request: None)
@@ -73,7 +74,7 @@ def test_a_server_that_cannot_isolate_refuses_with_503_and_the_reason(client, mo
     def unavailable():
         raise SandboxUnavailable("code execution is disabled: bubblewrap ('bwrap') is not installed")
 
-    monkeypatch.setattr(routes, "default_pool", unavailable)
+    monkeypatch.setattr(sandbox_service, "default_pool", unavailable)
     answer = client.post("/v1/sandbox/run", json={"code": "print(1)"})
     assert answer.status_code == 503
     assert answer.json()["error"]["type"] == "sandbox_unavailable"
@@ -81,7 +82,7 @@ def test_a_server_that_cannot_isolate_refuses_with_503_and_the_reason(client, mo
 
 
 def test_the_service_app_serves_the_route_behind_its_api_keys(pool, monkeypatch):
-    monkeypatch.setattr(routes, "default_pool", lambda: pool)
+    monkeypatch.setattr(sandbox_service, "default_pool", lambda: pool)
     app = create_app(Settings(api_keys=["sandbox-test-key"], sandbox_backend="bwrap"))
     client = TestClient(app)
     refused = client.post("/v1/sandbox/run", json={"code": "print(1)"})

@@ -1,13 +1,14 @@
 """Grading one model output with an OpenAI-style grader, on rewardhub's verifiers.
 
-Each grader maps onto a verifier and is scored by the same pipeline as ``/v1/score``:
+Each grader maps onto a verifier and is scored on the same score path as ``/v1/score`` (plan,
+admit, score, observe: :mod:`rewardhub.api.pipeline`, handed in as a :class:`ScorePath`):
 
 | grader | verifier |
 | --- | --- |
 | ``string_check`` | ``string_check`` (``operation``) |
 | ``text_similarity`` | ``text_similarity`` (``metric``); ``cosine`` and ``meteor`` are refused (422) |
 | ``score_model`` | ``judge`` in ``grade`` mode, the rendered messages as its prompt |
-| ``python`` | ``grade(sample, item)`` in the sandbox (:mod:`.python_grader`) |
+| ``python`` | ``grade(sample, item)`` in :mod:`rewardhub.sandbox`, called directly (:mod:`.python_grader`) |
 | ``multi`` | its graders, then ``calculate_output`` over their scores (:mod:`.formula`) |
 
 A grader that could not judge makes the answer's ``status`` non-``ok`` with its ``error``, and
@@ -18,13 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from rewardhub.compose import Node
 from rewardhub.errors import InvalidRequest, UnknownVerifier
 from rewardhub.integrations.graders.formula import FormulaError, parse_formula
-from rewardhub.integrations.graders.python_grader import SandboxRun, run_python_grader
+from rewardhub.integrations.graders.python_grader import run_python_grader
 from rewardhub.integrations.graders.shapes import (
     MultiGrader,
     PythonGrader,
@@ -35,9 +36,10 @@ from rewardhub.integrations.graders.shapes import (
     TextSimilarityGrader,
 )
 from rewardhub.integrations.graders.templates import namespaces, render
-from rewardhub.types import ERROR, OK, ChatMessage, Result, Sample
+from rewardhub.settings import Settings
+from rewardhub.types import ERROR, OK, ChatMessage, Result, Sample, VerifierSpec
 
-__all__ = ["ERROR_FLAGS", "PYTHON_GRADER_TIMEOUT_S", "GraderRunner"]
+__all__ = ["ERROR_FLAGS", "PYTHON_GRADER_TIMEOUT_S", "Admission", "GraderRunner", "ScorePath"]
 
 PYTHON_GRADER_TIMEOUT_S = 30.0
 """Wall-clock limit of one python grader (the service's ``code_timeout_s`` when that is lower)."""
@@ -58,6 +60,20 @@ ERROR_FLAGS = (
 """``metadata.errors`` flags of OpenAI's answer; rewardhub sets the ones that apply."""
 
 
+class Admission(Protocol):
+    """Samples the score path planned and admitted."""
+
+    async def score(self) -> list[Result]: ...
+
+
+class ScorePath(Protocol):
+    """The service's one score path (:class:`rewardhub.api.pipeline.ScorePipeline`), as graders use it."""
+
+    settings: Settings
+
+    def admit(self, samples: Sequence[Sample], default: VerifierSpec | None) -> Admission: ...
+
+
 @dataclass
 class _Plan:
     samples: dict[str, Sample] = field(default_factory=dict)  # grader name -> sample with its verifier
@@ -65,11 +81,10 @@ class _Plan:
 
 
 class GraderRunner:
-    """Grades with the service's scorer; ``sandbox`` runs ``python`` graders (None: not offered)."""
+    """Grades on the service's score path; ``python`` graders run in the sandbox directly."""
 
-    def __init__(self, service: Any, sandbox: SandboxRun | None) -> None:
-        self.service = service
-        self.sandbox = sandbox
+    def __init__(self, score_path: ScorePath) -> None:
+        self.score_path = score_path
 
     async def run(self, request: RunGraderRequest) -> dict[str, Any]:
         started = time.perf_counter()
@@ -77,7 +92,7 @@ class GraderRunner:
         scope = namespaces(request.model_sample, request.item)
         graders = grader.named_graders() if isinstance(grader, MultiGrader) else {grader.name: grader}
         formula = parse_formula(grader.calculate_output, set(graders)) if isinstance(grader, MultiGrader) else None
-        plan = self._plan(graders, scope)
+        plan = _plan(graders, scope)
         results = await self._score(plan, scope)
         if formula is None:
             reward_result = results[grader.name]
@@ -85,41 +100,28 @@ class GraderRunner:
             reward_result = _combine(formula, results)
         return _answer(grader, reward_result, results, time.perf_counter() - started)
 
-    def _plan(self, graders: dict[str, SimpleGrader], scope: dict[str, Any]) -> _Plan:
-        plan = _Plan()
-        for name, grader in graders.items():
-            if isinstance(grader, PythonGrader):
-                if self.sandbox is None:
-                    raise InvalidRequest(
-                        "python graders run in the sandbox, and this service offers no POST /v1/sandbox/run",
-                        detail={"grader": name, "error": "python_grader_server_error"},
-                    )
-                plan.python[name] = grader
-            else:
-                plan.samples[name] = _sample(grader, scope)
-        return plan
-
     async def _score(self, plan: _Plan, scope: dict[str, Any]) -> dict[str, Result]:
+        """The verifier graders through the score path and the python graders in the sandbox, at once.
+
+        The score path plans and admits the verifier graders before anything runs (a grader that
+        needs a verifier this service lacks is a 404 before any python grader starts); python
+        graders are bounded by the sandbox's own limit on waiting runs (429 past it).
+        """
         names = list(plan.samples)
-        samples = [plan.samples[name] for name in names]
-        nodes = self._plan_nodes(samples, names)
-        self.service.executor.admit(len(samples) + len(plan.python))
-        timeout_s = min(self.service.settings.code_timeout_s, PYTHON_GRADER_TIMEOUT_S)
-        python_jobs = [
-            run_python_grader(g.source, scope["sample"], scope["item"], self.sandbox, timeout_s)  # type: ignore[arg-type]
+        admitted = self._admit([plan.samples[name] for name in names], names)
+        settings = self.score_path.settings
+        timeout_s = min(settings.code_timeout_s, PYTHON_GRADER_TIMEOUT_S)
+        python_runs = [
+            run_python_grader(g.source, scope["sample"], scope["item"], timeout_s, backend=settings.sandbox_backend)
             for g in plan.python.values()
         ]
-        scored, python_results = await asyncio.gather(
-            self.service.scorer.score(samples, nodes=nodes) if samples else _nothing(), asyncio.gather(*python_jobs)
-        )
-        if samples:
-            self.service.metrics.observe_results(nodes, scored)
+        scored, python_results = await asyncio.gather(admitted.score(), asyncio.gather(*python_runs))
         scored = [_on_range(plan.samples[name], result) for name, result in zip(names, scored, strict=True)]
         return {**dict(zip(names, scored, strict=True)), **dict(zip(plan.python, python_results, strict=True))}
 
-    def _plan_nodes(self, samples: list[Sample], names: list[str]) -> list[Node]:
+    def _admit(self, samples: list[Sample], names: list[str]) -> Admission:
         try:
-            return self.service.scorer.plan(samples, None)
+            return self.score_path.admit(samples, None)
         except UnknownVerifier as exc:
             index = (exc.detail or {}).get("sample_index", 0) if isinstance(exc.detail, dict) else 0
             raise UnknownVerifier(
@@ -128,8 +130,14 @@ class GraderRunner:
             ) from None
 
 
-async def _nothing() -> list[Result]:
-    return []
+def _plan(graders: dict[str, SimpleGrader], scope: dict[str, Any]) -> _Plan:
+    plan = _Plan()
+    for name, grader in graders.items():
+        if isinstance(grader, PythonGrader):
+            plan.python[name] = grader
+        else:
+            plan.samples[name] = _sample(grader, scope)
+    return plan
 
 
 def _sample(grader: SimpleGrader, scope: dict[str, Any]) -> Sample:

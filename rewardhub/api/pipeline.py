@@ -1,0 +1,74 @@
+"""The one score path of the service: every route, job and compatibility endpoint scores here.
+
+A request's samples go through four steps, in this order and nowhere else:
+
+1. **plan**: the sample count is checked against the server's limit (413), then each sample's
+   verifier spec is resolved into its tree; a bad spec fails the request (404/422) before any work;
+2. **admit**: the engine's queue bound (429 with Retry-After); each refusal is counted in
+   ``rewardhub_rejected_total``;
+3. **score**: the :class:`~rewardhub.scoring.Scorer` runs the trees on the executor;
+4. **observe**: per-verifier sample counts, times, timeouts and errors go to the metrics.
+
+Steps 1-2 happen when the request arrives (:meth:`ScorePipeline.admit`), so a request that cannot
+be served is refused before it is accepted; steps 3-4 happen when its results are wanted
+(:meth:`Admitted.score`), which for a job is later, in the background.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rewardhub.api.metrics import Metrics
+from rewardhub.compose import Node
+from rewardhub.errors import Overloaded, PayloadTooLarge
+from rewardhub.execution import Executor, ProgressCallback
+from rewardhub.scoring import Scorer
+from rewardhub.settings import Settings
+from rewardhub.types import Result, Sample, VerifierSpec
+
+__all__ = ["Admitted", "ScorePipeline"]
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """Samples that were planned and admitted: scoring them is all that is left."""
+
+    pipeline: ScorePipeline
+    samples: Sequence[Sample]
+    nodes: Sequence[Node]
+
+    async def score(self, on_progress: ProgressCallback | None = None) -> list[Result]:
+        if not self.samples:
+            return []
+        results = await self.pipeline.scorer.score(self.samples, nodes=self.nodes, on_progress=on_progress)
+        self.pipeline.metrics.observe_results(self.nodes, results)
+        return results
+
+
+class ScorePipeline:
+    def __init__(self, scorer: Scorer, executor: Executor, metrics: Metrics, settings: Settings) -> None:
+        self.scorer = scorer
+        self.executor = executor
+        self.metrics = metrics
+        self.settings = settings
+
+    def admit(self, samples: Sequence[Sample], default: VerifierSpec | None) -> Admitted:
+        """Plan and admit, or refuse the request with its 4xx."""
+        limit = self.settings.max_samples_per_request
+        if len(samples) > limit:
+            self.metrics.rejected.labels("too_many_samples").inc()
+            raise PayloadTooLarge(
+                f"{len(samples)} samples exceed the limit of {limit} per request", detail={"limit": limit}
+            )
+        nodes = self.scorer.plan(samples, default)
+        try:
+            self.executor.admit(len(samples))
+        except Overloaded:
+            self.metrics.rejected.labels("overloaded").inc()
+            raise
+        return Admitted(self, samples, nodes)
+
+    async def score(self, samples: Sequence[Sample], default: VerifierSpec | None) -> list[Result]:
+        """Plan, admit, score and observe, in one go (a request that waits for its answer)."""
+        return await self.admit(samples, default).score()
