@@ -1,6 +1,7 @@
 """The scoring pipeline: samples and specs in, one result per sample out.
 
-Used by the HTTP API, the job store, ``rewardhub score`` and the Celery mode alike:
+Used by the service's one score path (:mod:`rewardhub.api.pipeline`, which adds admission and
+metrics around it), by ``rewardhub score`` and by the Celery mode alike:
 
 1. resolve each sample's spec (its own, else the request's) into a tree, validating configs;
 2. turn the distinct leaves into calls: one per (sample, leaf) for per-sample verifiers;
