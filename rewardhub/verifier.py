@@ -5,8 +5,10 @@ A verifier is a small class. Its ``Config`` is validated once per request (so a 
 returns a :class:`~rewardhub.types.Result` (or a bare float for "ok with this score") and may
 raise :class:`~rewardhub.errors.VerifierError` to report that it could not judge the sample.
 
-Verifiers never know where they run: the execution layer calls ``score`` (or ``score_batch`` for
-model verifiers) in a worker process, a Celery worker or, for ``inline`` verifiers, in place.
+Verifiers never know where they run: the execution layer calls ``score_batch`` (whose default
+scores each sample with ``score``; model verifiers override it to batch on the device) or
+``score_group``, in a worker process, a Celery worker or, for ``inline`` verifiers, in place,
+always through :func:`rewardhub.execution.calls.run_call`.
 """
 
 from __future__ import annotations
