@@ -8,9 +8,9 @@
 - ``POST /v1/graders/run``: ``{"grader", "model_sample", "item"}`` graded by the grader shapes of
   reinforcement fine-tuning (see :mod:`rewardhub.integrations.graders.run`).
 
-Both score on the service's one score path (:mod:`rewardhub.api.pipeline`), like ``/v1/score``.
-A sample that could not be judged answers 200 with its status and the verifier's failure score,
-like ``/v1/score``; a request that cannot be served is an error body with a 4xx/5xx status.
+Both score on the service's one score path (:mod:`rewardhub.api.pipeline`), as ``/v1/score``
+does: a sample that could not be judged answers 200 with its status and the verifier's failure
+score; a request that cannot be served is an error body with a 4xx/5xx status.
 """
 
 from __future__ import annotations
