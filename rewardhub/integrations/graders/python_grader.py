@@ -64,7 +64,11 @@ def _verdict(run: RunResult, timeout_s: float) -> Result:
     if "value" not in record:
         problem = run.details.get("record_problem") or "grade() was never called (did the program exit first?)"
         return Result.failed(f"python grader returned no score: {problem}", error_kind=RUNTIME_ERROR, **seen)
-    return _score(decode_value(record["value"]), seen)
+    try:
+        value = decode_value(record["value"])
+    except (ValueError, TypeError) as exc:
+        return Result.failed(f"python grader's result is malformed: {exc}", error_kind=RUNTIME_ERROR, **seen)
+    return _score(value, seen)
 
 
 def _score(value: Any, seen: dict[str, Any]) -> Result:
