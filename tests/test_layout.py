@@ -27,7 +27,10 @@ REGISTRY_VERIFIERS = "verifiers==0.4.0"  # the registry's package whose import n
 
 def _package_folders() -> dict[str, Path]:
     """Every import package the checkout holds, by its dotted name inside ``rewardhub``."""
-    roots = {"rewardhub": ROOT / "rewardhub", **{name: ROOT / folder for name, folder in SETUPTOOLS["package-dir"].items()}}
+    roots = {
+        "rewardhub": ROOT / "rewardhub",
+        **{name: ROOT / folder for name, folder in SETUPTOOLS["package-dir"].items()},
+    }
     found = {}
     for name, root in roots.items():
         for init in root.rglob("__init__.py"):
