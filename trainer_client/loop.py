@@ -162,38 +162,6 @@ class Trainer:
                     self.save()
         return rows
 
-    def _due(self, every: int) -> bool:
-        return self.step == self.cfg.steps or (every > 0 and self.step % every == 0)
-
-    def _resume(self, writer: MetricsWriter) -> None:
-        spec = self.cfg.checkpoint.resume
-        path = None
-        if spec == "auto":
-            path = latest_checkpoint(self.run_dir)
-        elif spec is not None:
-            path = Path(spec)
-        if path is None:
-            writer.truncate_after(0)
-            return
-        state = load_checkpoint(path, self.model, self.optimizer, self.scheduler, self.generator)
-        self.step = state.step
-        self.stream.position = state.position
-        self.engine.sync_weights()
-        writer.truncate_after(self.step)
-
-    def save(self) -> Path:
-        return save_checkpoint(
-            self.run_dir,
-            self.step,
-            self.model,
-            self.optimizer,
-            self.scheduler,
-            self.stream.position,
-            self.generator,
-            self.tokenizer,
-            self.cfg.checkpoint.keep,
-        )
-
     # ------------------------------------------------------------------ one step
     def train_step(self, worker: Rewards) -> dict[str, Any]:
         """Collect the step's samples, compute their advantages, update the policy; the metrics row."""
@@ -231,8 +199,9 @@ class Trainer:
                 result.fresh_logp.cpu(),
                 cfg.debug.max_samples,
             )
-        everything, kept = collected.everything, collected.kept
-        return step_row(cfg, self.step, everything, kept, collected.rounds, result, lr, timing, step_time)
+        return step_row(
+            cfg, self.step, collected.everything, collected.kept, collected.rounds, result, lr, timing, step_time
+        )
 
     def _collect(self, worker: Rewards, timing: StepTiming) -> Collected:
         """The step's samples: one round, or dynamic sampling's rounds.
@@ -256,3 +225,36 @@ class Trainer:
     def evaluate(self, worker: Rewards) -> dict[str, Any]:
         """Held-out reward at the current step (:class:`~rewardhub.trainer.evaluation.Evaluator`)."""
         return self.evaluator.evaluate(worker, self.step)
+
+    # ------------------------------------------------------------------ schedule and checkpoints
+    def _due(self, every: int) -> bool:
+        return self.step == self.cfg.steps or (every > 0 and self.step % every == 0)
+
+    def _resume(self, writer: MetricsWriter) -> None:
+        spec = self.cfg.checkpoint.resume
+        path = None
+        if spec == "auto":
+            path = latest_checkpoint(self.run_dir)
+        elif spec is not None:
+            path = Path(spec)
+        if path is None:
+            writer.truncate_after(0)
+            return
+        state = load_checkpoint(path, self.model, self.optimizer, self.scheduler, self.generator)
+        self.step = state.step
+        self.stream.position = state.position
+        self.engine.sync_weights()
+        writer.truncate_after(self.step)
+
+    def save(self) -> Path:
+        return save_checkpoint(
+            self.run_dir,
+            self.step,
+            self.model,
+            self.optimizer,
+            self.scheduler,
+            self.stream.position,
+            self.generator,
+            self.tokenizer,
+            self.cfg.checkpoint.keep,
+        )
