@@ -4,7 +4,8 @@ Here the configuration meets the mathematics: the estimator and the policy loss 
 tables of :mod:`rewardhub.trainer.algorithms.tables`, the corrections and the aggregation from
 their switches. :func:`compute_advantages` turns a step's rewards into per-token advantages;
 :func:`micro_batch_loss` turns one micro-batch's fresh log-probs into its share of the loss plus
-the statistics the metrics table promises. Both stay free of models and optimizers so they can be tested on hand-made tensors.
+the statistics the metrics table promises. Both stay free of models and optimizers so they can be
+tested on hand-made tensors.
 """
 
 from __future__ import annotations
