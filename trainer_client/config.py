@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from rewardhub.trainer.algorithms.tables import (
+    ADVANTAGE_ESTIMATORS,
+    POLICY_LOSSES,
+    advantage_estimator,
+    policy_loss,
+)
 
 __all__ = [
     "AlgorithmConfig",
@@ -205,16 +211,20 @@ class DynamicSamplingConfig(_Section):
 
 
 class AlgorithmConfig(_Section):
-    advantage: Literal["grpo", "dr_grpo", "rloo", "reinforce_pp", "reinforce_pp_baseline", "prime"] = Field(
-        "grpo", description="Advantage estimator (rewardhub.trainer.algorithms.advantages)."
+    advantage: str = Field(
+        "grpo",
+        description=f"Advantage estimator: {', '.join(ADVANTAGE_ESTIMATORS)} "
+        "(the table ADVANTAGE_ESTIMATORS of rewardhub.trainer.algorithms.tables).",
     )
     std_eps: float = Field(1e-6, ge=0, description="GRPO: added to the group std before dividing.")
     gamma: float = Field(1.0, ge=0, le=1, description="Discount of the token-level estimators (REINFORCE++, PRIME).")
     prime_dense_coef: float = Field(
         1.0, description="PRIME: weight of the dense (implicit PRM) rewards from result.steps."
     )
-    policy_loss: Literal["ppo_clip", "gspo", "cispo"] = Field(
-        "ppo_clip", description="Policy loss (rewardhub.trainer.algorithms.losses)."
+    policy_loss: str = Field(
+        "ppo_clip",
+        description=f"Policy loss: {', '.join(POLICY_LOSSES)} (the table POLICY_LOSSES of "
+        "rewardhub.trainer.algorithms.tables).",
     )
     clip_low: float = Field(0.2, ge=0, description="PPO/CISPO: eps_low of the ratio clip.")
     clip_high: float = Field(0.28, ge=0, description="PPO/CISPO: eps_high (DAPO clip-higher when > clip_low).")
@@ -247,6 +257,18 @@ class AlgorithmConfig(_Section):
         description="The PPO ratio's denominator: the trainer's log-probs before the update (on-policy: ratio exactly 1) "
         "or the engine's (the behaviour policy itself).",
     )
+
+    @field_validator("advantage")
+    @classmethod
+    def _known_estimator(cls, name: str) -> str:
+        advantage_estimator(name)  # read at validation time: an entry added to the table is accepted
+        return name
+
+    @field_validator("policy_loss")
+    @classmethod
+    def _known_loss(cls, name: str) -> str:
+        policy_loss(name)
+        return name
 
 
 class OptimConfig(_Section):
@@ -324,10 +346,7 @@ class TrainConfig(_Section):
             raise ValueError("rollout.prompts_per_step * group_size must be divisible by algorithm.mini_batches")
         if micro is not None and micro > mini:
             raise ValueError(f"optim.micro_batch_size ({micro}) exceeds the mini-batch size ({mini})")
-        if (
-            self.algorithm.advantage in {"grpo", "dr_grpo", "rloo", "reinforce_pp_baseline", "prime"}
-            and self.rollout.group_size < 2
-        ):
+        if advantage_estimator(self.algorithm.advantage).group_relative and self.rollout.group_size < 2:
             raise ValueError(f"{self.algorithm.advantage} compares samples of a group: rollout.group_size must be >= 2")
         return self
 

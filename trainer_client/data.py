@@ -20,7 +20,15 @@ from typing import Any
 from rewardhub.trainer.config import DataConfig
 from transformers import PreTrainedTokenizerBase
 
-__all__ = ["DataError", "PromptRecord", "PromptStream", "StreamPosition", "load_records", "tokenize_prompt"]
+__all__ = [
+    "DataError",
+    "PromptRecord",
+    "PromptStream",
+    "PromptTokens",
+    "StreamPosition",
+    "load_records",
+    "tokenize_prompt",
+]
 
 
 class DataError(ValueError):
@@ -110,6 +118,21 @@ def tokenize_prompt(tokenizer: PreTrainedTokenizerBase, prompt: str | list[dict[
     if len(ids) > limit:
         raise DataError(f"prompt of {len(ids)} tokens exceeds data.max_prompt_tokens={limit}: {str(prompt)[:60]!r}...")
     return ids
+
+
+class PromptTokens:
+    """Token ids of each prompt, tokenised the first time it is drawn and reused every epoch after."""
+
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, limit: int) -> None:
+        self.tokenizer = tokenizer
+        self.limit = limit
+        self._ids: dict[tuple[str, int], list[int]] = {}
+
+    def __call__(self, split: str, record: PromptRecord) -> list[int]:
+        key = (split, record.index)
+        if key not in self._ids:
+            self._ids[key] = tokenize_prompt(self.tokenizer, record.prompt, self.limit)
+        return self._ids[key]
 
 
 class PromptStream:

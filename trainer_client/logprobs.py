@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 import torch
 from rewardhub.trainer.algorithms.entropy import entropy_from_logits
+from rewardhub.trainer.rollout.base import Rollout
 from rewardhub.trainer.rollout.hf import position_ids_for
 from torch import Tensor
 
-__all__ = ["TokenStats", "response_logprobs"]
+__all__ = ["TokenStats", "first_micro_batch", "response_logprobs", "rollout_logprobs"]
 
 
 @dataclass(frozen=True)
@@ -54,3 +55,49 @@ def response_logprobs(
     logp = torch.log_softmax(logits, dim=-1).gather(-1, response_ids.unsqueeze(-1)).squeeze(-1)  # [B, Lr]
     entropy = entropy_from_logits(logits) if with_entropy else None
     return TokenStats(logprobs=logp, entropy=entropy)
+
+
+@torch.no_grad()
+def rollout_logprobs(
+    model: torch.nn.Module, rollout: Rollout, micro_batch_size: int | None, temperature: float, device: torch.device
+) -> Tensor:
+    """log pi(y_t) of a frozen model (the reference, or the policy before its update) over a whole rollout.
+
+    Computed in micro-batches of the update's size, so it never needs more memory than the update.
+    Returns [B, T] on the CPU.
+    """
+    out = []
+    size = micro_batch_size or rollout.size
+    for start in range(0, rollout.size, size):
+        r = rollout.select(range(start, min(start + size, rollout.size)))
+        stats = response_logprobs(
+            model,
+            r.prompt_ids.to(device),
+            r.prompt_mask.to(device),
+            r.response_ids.to(device),
+            r.response_mask.to(device),
+            temperature,
+        )
+        out.append(stats.logprobs.cpu())
+    return torch.cat(out)
+
+
+def first_micro_batch(
+    model: torch.nn.Module, rollout: Rollout, micro_batch_size: int | None, temperature: float, device: torch.device
+) -> TokenStats:
+    """The update's first forward pass (with its autograd graph and entropy), run ahead of the update.
+
+    The loop runs it while the service is still scoring, so the reward latency hides behind it;
+    :func:`~rewardhub.trainer.update.policy_update` then starts from it instead of recomputing.
+    """
+    size = micro_batch_size or rollout.size
+    r = rollout.select(range(min(size, rollout.size)))
+    return response_logprobs(
+        model,
+        r.prompt_ids.to(device),
+        r.prompt_mask.to(device),
+        r.response_ids.to(device),
+        r.response_mask.to(device),
+        temperature,
+        with_entropy=True,
+    )

@@ -1,9 +1,11 @@
 """The configured objective: which pure functions of ``algorithms`` apply, and in what order.
 
-This is the only place where the configuration meets the mathematics. :func:`compute_advantages`
-turns a step's rewards into per-token advantages; :func:`micro_batch_loss` turns one
-micro-batch's fresh log-probs into its share of the loss plus the statistics the metrics table
-promises. Both stay free of models and optimizers so they can be tested on hand-made tensors.
+Here the configuration meets the mathematics: the estimator and the policy loss come from the
+tables of :mod:`rewardhub.trainer.algorithms.tables`, the corrections and the aggregation from
+their switches. :func:`compute_advantages` turns a step's rewards into per-token advantages;
+:func:`micro_batch_loss` turns one micro-batch's fresh log-probs into its share of the loss plus
+the statistics the metrics table promises. Both stay free of models and optimizers so they can be
+tested on hand-made tensors.
 """
 
 from __future__ import annotations
@@ -14,24 +16,14 @@ import torch
 from rewardhub.trainer.algorithms import (
     Normaliser,
     aggregate,
-    broadcast_to_tokens,
-    cispo_loss,
-    dr_grpo_advantages,
     entropy_bonus,
-    grpo_advantages,
-    gspo_loss,
     kl_k3,
     kl_penalty,
-    ppo_clip_loss,
-    prime_advantages,
-    reinforce_pp_advantages,
-    reinforce_pp_baseline_advantages,
-    rloo_advantages,
     sequence_filter,
-    terminal_token_rewards,
     tis_weights,
     token_mask,
 )
+from rewardhub.trainer.algorithms.tables import AdvantageInputs, advantage_estimator, policy_loss
 from rewardhub.trainer.config import AlgorithmConfig
 from torch import Tensor
 
@@ -66,28 +58,18 @@ def compute_advantages(
     valid: Tensor,  # [P, G] bool: samples that enter the loss
     mask: Tensor,  # [B, T] bool: response tokens of valid samples, B = P * G
     token_penalty: Tensor | None = None,  # [B, T]: -beta * KL per token (KL in the reward), else None
-    dense: Tensor | None = None,  # [B, T]: PRIME's per-token rewards
+    dense: Tensor | None = None,  # [B, T]: per-token rewards (PRIME), else None
 ) -> Tensor:
-    """Per-token advantages [B, T], 0 outside ``mask``."""
-    penalty = token_penalty if token_penalty is not None else torch.zeros(mask.shape)
-    if cfg.advantage in {"grpo", "dr_grpo", "rloo"}:
-        # outcome estimators see the KL penalty as part of the sequence's reward
-        seq_rewards = rewards + (penalty * mask).sum(-1).view_as(rewards)
-        estimator = {
-            "grpo": lambda r, v: grpo_advantages(r, v, cfg.std_eps),
-            "dr_grpo": dr_grpo_advantages,
-            "rloo": rloo_advantages,
-        }
-        return broadcast_to_tokens(estimator[cfg.advantage](seq_rewards, valid), mask)
-    if cfg.advantage == "reinforce_pp":
-        token_rewards = terminal_token_rewards(rewards.reshape(-1), mask) + penalty
-        return reinforce_pp_advantages(token_rewards, mask, cfg.gamma)
-    if cfg.advantage == "reinforce_pp_baseline":
-        return reinforce_pp_baseline_advantages(rewards, valid, penalty, mask, cfg.gamma)
-    if cfg.advantage == "prime":
-        dense_rewards = (dense if dense is not None else torch.zeros(mask.shape)) + penalty
-        return prime_advantages(rewards, valid, dense_rewards, mask, dense_coef=cfg.prime_dense_coef)
-    raise ValueError(f"unknown advantage estimator {cfg.advantage!r}")
+    """Per-token advantages [B, T], 0 outside ``mask``, from the estimator ``cfg.advantage`` names."""
+    estimator = advantage_estimator(cfg.advantage)
+    inputs = AdvantageInputs(
+        rewards=rewards,
+        valid=valid,
+        mask=mask,
+        token_penalty=token_penalty if token_penalty is not None else torch.zeros(mask.shape),
+        dense=dense if dense is not None else torch.zeros(mask.shape),
+    )
+    return estimator.compute(inputs, cfg)
 
 
 @dataclass(frozen=True)
@@ -123,18 +105,6 @@ class LossStats:
             self.extreme(key, other.maxima[key], other.minima[key])
 
 
-def _policy_loss(
-    cfg: AlgorithmConfig, logp: Tensor, anchor: Tensor, adv: Tensor, mask: Tensor
-) -> tuple[Tensor, Tensor]:
-    if cfg.policy_loss == "ppo_clip":
-        return ppo_clip_loss(logp, anchor, adv, cfg.clip_low, cfg.clip_high, cfg.dual_clip)
-    if cfg.policy_loss == "gspo":
-        return gspo_loss(logp, anchor, adv, mask, cfg.gspo_clip_low, cfg.gspo_clip_high)
-    if cfg.policy_loss == "cispo":
-        return cispo_loss(logp, anchor, adv, None, cfg.clip_high)
-    raise ValueError(f"unknown policy loss {cfg.policy_loss!r}")
-
-
 def micro_batch_loss(
     cfg: AlgorithmConfig, logp: Tensor, entropy: Tensor, batch: MicroBatch, norm: Normaliser
 ) -> tuple[Tensor, LossStats]:
@@ -157,7 +127,7 @@ def micro_batch_loss(
         tis_weights(trainer_old, batch.rollout_logp, mm.tis_cap) if mm.tis_cap is not None else torch.ones_like(logp)
     )
 
-    pg, clipped = _policy_loss(cfg, logp, anchor, batch.advantages, mask)
+    pg, clipped = policy_loss(cfg.policy_loss)(logp, anchor, batch.advantages, mask, cfg)
     pg_part = aggregate(pg * weights, mask, norm)
     entropy_part = aggregate(entropy_bonus(entropy, cfg.entropy_coef), mask, norm)
     loss = pg_part + entropy_part

@@ -7,16 +7,63 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from rewardhub.trainer.algorithms import zero_variance_groups
+from rewardhub.trainer.config import TrainConfig
 from rewardhub.trainer.generated import Generated
 from rewardhub.trainer.objective import LossStats
 from rewardhub.trainer.rewards import RewardBatch
 from rewardhub.trainer.rollout import Rollout
+from rewardhub.trainer.shaping import overlong_mean, shaped_rewards
+from rewardhub.trainer.timing import StepTiming
+from rewardhub.trainer.update import UpdateResult
 from torch import Tensor
 
-__all__ = ["actor_metrics", "group_metrics", "ok_mean", "response_metrics", "reward_by_verifier", "reward_metrics"]
+__all__ = [
+    "actor_metrics",
+    "group_metrics",
+    "ok_mean",
+    "response_metrics",
+    "reward_by_verifier",
+    "reward_metrics",
+    "step_row",
+]
+
+
+def step_row(
+    cfg: TrainConfig,
+    step: int,
+    everything: Generated,
+    kept: Generated,
+    rounds: int,
+    update: UpdateResult,
+    lr: float,
+    timing: StepTiming,
+    step_time: float,
+) -> dict[str, Any]:
+    """The step's row of ``metrics.jsonl``: rewards and groups of everything generated, the update, speed."""
+    G = cfg.rollout.group_size
+    row: dict[str, Any] = {"step": step}
+    shaped, in_loss = shaped_rewards(everything, cfg)
+    row.update(reward_metrics(everything, shaped, in_loss, overlong=overlong_mean(everything, cfg)))
+    row.update(group_metrics(everything, G, rounds, kept=kept.rollout.size // G))
+    row.update(actor_metrics(update.stats, update.grad_norms, lr, cfg.algorithm.mismatch.tis_cap is not None))
+    row.update(response_metrics(everything.rollout))
+    tokens = int(everything.rollout.lengths.sum())
+    row.update(
+        {
+            "perf/tokens_per_s": tokens / step_time,
+            "perf/samples_per_s": everything.rollout.size / step_time,
+            "time/generate_s": timing.generate,
+            "time/reward_s": timing.reward,
+            "time/train_s": timing.train,
+            "time/step_s": step_time,
+            "reward/latency_s": timing.latency,
+        }
+    )
+    return row
 
 
 def ok_mean(scores: Tensor, valid: Tensor) -> float:

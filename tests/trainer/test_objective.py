@@ -27,6 +27,17 @@ def test_kl_in_the_reward_lowers_the_sequence_reward_of_outcome_estimators():
     assert adv[:, 0].tolist() == [-0.25, 0.25]
 
 
+def test_reinforce_pp_puts_the_reward_on_the_last_token_then_whitens_the_returns():
+    # returns [1, 1] and [0]; over those three tokens mean 2/3, unbiased std sqrt(1/3)
+    rewards = torch.tensor([[1.0, 0.0]])
+    mask = torch.tensor([[1, 1], [1, 0]], dtype=torch.bool)
+    adv = compute_advantages(
+        AlgorithmConfig(advantage="reinforce_pp"), rewards, torch.ones(1, 2, dtype=torch.bool), mask
+    )
+    third = math.sqrt(1 / 3)
+    torch.testing.assert_close(adv, torch.tensor([[third, third], [-2 * third, 0.0]]))
+
+
 def test_dense_rewards_align_per_token_or_spread_over_the_response():
     mask = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1], [1, 0, 0, 0]], dtype=torch.bool)
     out, misaligned = dense_token_rewards(([0.1, 0.2, 0.3], [1.0, 2.0], None), mask)

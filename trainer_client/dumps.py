@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rewardhub.trainer.generated import Generated
 from torch import Tensor
 
-__all__ = ["dump_step"]
+__all__ = ["dump_generated", "dump_step"]
 
 
 def _row_values(t: Tensor, mask: Tensor, i: int, digits: int = 5) -> list[float]:
@@ -63,3 +64,42 @@ def dump_step(
             }
             handle.write(json.dumps(row, default=str) + "\n")
     return path
+
+
+def dump_generated(
+    run_dir: Path,
+    step: int,
+    gen: Generated,
+    group_size: int,
+    shaped: Tensor,  # [B]
+    in_loss: Tensor,  # [B] bool
+    advantages: Tensor,  # [B, T]
+    trainer_logp: Tensor,  # [B, T]
+    max_samples: int | None = None,
+) -> Path:
+    """:func:`dump_step` of the samples a step trained on, with what the update made of them."""
+    r = gen.rewards
+    return dump_step(
+        run_dir,
+        step,
+        prompts=[rec.prompt for rec in gen.records for _ in range(group_size)],
+        references=[rec.reference for rec in gen.records for _ in range(group_size)],
+        groups=gen.groups,
+        texts=gen.rollout.texts,
+        response_ids=gen.rollout.response_ids,
+        response_mask=gen.rollout.response_mask,
+        rollout_logp=gen.rollout.logprobs,
+        trainer_logp=trainer_logp,
+        reward={
+            "score": r.scores.tolist(),
+            "status": r.statuses,
+            "error": r.errors,
+            "details": r.details,
+            "steps": r.steps,
+            "verifier": r.labels,
+        },
+        shaped_reward=shaped,
+        advantages=advantages,
+        in_loss=in_loss,
+        max_samples=max_samples,
+    )

@@ -1,0 +1,162 @@
+"""A round: P prompts, G samples each, generated, sent for scoring and judged.
+
+Generation goes in chunks of ``rollout.chunk_prompts`` prompts; each chunk is submitted to the
+reward service as soon as it exists, so the service scores while the next chunk generates. While
+the last answers are on their way, the frozen models' log-probs of the round are computed
+(the reference policy's, and the policy's own before the update when the update is off-policy or
+the KL goes in the reward). :meth:`Rounds.start` returns a :class:`PendingRound`;
+:meth:`PendingRound.collect` blocks until the judgements are back.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
+from rewardhub.trainer.config import RolloutConfig, TrainConfig
+from rewardhub.trainer.data import PromptRecord, PromptTokens
+from rewardhub.trainer.generated import Generated
+from rewardhub.trainer.logprobs import rollout_logprobs
+from rewardhub.trainer.rewards import Scored, to_reward_batch, verifier_label
+from rewardhub.trainer.rollout import Rollout, RolloutEngine, SamplingParams, concat_rollouts
+from rewardhub.trainer.timing import StepTiming
+from torch import Tensor
+
+from rewardhub.types import Sample
+
+__all__ = ["PendingRound", "Rounds", "ScoreQueue", "as_samples", "sampling_params"]
+
+
+class ScoreQueue(Protocol):
+    """Where samples go to be scored in the background (a reward thread or child process)."""
+
+    def submit(self, samples: Sequence[Sample], verifier: Any = None) -> concurrent.futures.Future[Scored]: ...
+
+
+def sampling_params(rollout: RolloutConfig, temperature: float | None = None) -> SamplingParams:
+    """The configured sampling, at ``temperature`` when given (evaluation, greedy passes)."""
+    return SamplingParams(
+        rollout.max_new_tokens,
+        rollout.temperature if temperature is None else temperature,
+        rollout.top_p,
+        rollout.top_k,
+    )
+
+
+def as_samples(
+    records: Sequence[PromptRecord], texts: Sequence[str], group_size: int, tag: str, default_verifier: Any
+) -> tuple[list[Sample], list[str], list[str]]:
+    """The service's samples for ``group_size`` responses per record, with their groups and verifier labels.
+
+    Sample ``g`` of record ``p`` is ``{tag}-{p}-{g}`` in group ``{tag}-{p}``; ``texts`` is laid out
+    record by record, as the engine generated them.
+    """
+    samples, groups, labels = [], [], []
+    for p, record in enumerate(records):
+        for g in range(group_size):
+            group = f"{tag}-{p}"
+            samples.append(
+                Sample(
+                    id=f"{group}-{g}",
+                    prompt=record.prompt,
+                    response=texts[p * group_size + g],
+                    reference=record.reference,
+                    verifier=record.verifier,
+                    group=group,
+                    metadata=record.metadata or {},
+                )
+            )
+            groups.append(group)
+            labels.append(verifier_label(record.verifier if record.verifier is not None else default_verifier))
+    return samples, groups, labels
+
+
+@dataclass(frozen=True)
+class PendingRound:
+    """A generated round whose rewards are still being computed by the service."""
+
+    records: tuple[PromptRecord, ...]
+    rollout: Rollout
+    futures: tuple[concurrent.futures.Future[Scored], ...]
+    groups: tuple[str, ...]
+    labels: tuple[str, ...]
+    ref_logp: Tensor | None
+    old_logp: Tensor | None
+
+    def collect(self, timing: StepTiming) -> Generated:
+        """Block until the service has answered for every chunk of the round."""
+        with timing.phase("reward"):
+            scored = [future.result() for future in self.futures]
+        timing.latency += max(s.done_at for s in scored) - scored[0].sent_at
+        rewards = to_reward_batch([result for s in scored for result in s.results], self.labels)
+        return Generated(self.records, self.rollout, rewards, self.groups, self.ref_logp, self.old_logp)
+
+
+class Rounds:
+    """Generates rounds from the policy being trained and has them scored."""
+
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        engine: RolloutEngine,
+        prompts: PromptTokens,
+        model: torch.nn.Module,
+        ref_model: torch.nn.Module | None,
+        device: torch.device,
+    ) -> None:
+        self.cfg = cfg
+        self.engine = engine
+        self.prompts = prompts
+        self.model = model
+        self.ref_model = ref_model
+        self.device = device
+        self.pad_id: int = prompts.tokenizer.pad_token_id
+
+    def run(self, worker: ScoreQueue, records: Sequence[PromptRecord], tag: str, timing: StepTiming) -> Generated:
+        """One round, start to judgement."""
+        return self.start(worker, records, tag, timing).collect(timing)
+
+    def start(self, worker: ScoreQueue, records: Sequence[PromptRecord], tag: str, timing: StepTiming) -> PendingRound:
+        """Generate in chunks, each sent for scoring at once; frozen-model log-probs while they are scored."""
+        G = self.cfg.rollout.group_size
+        chunk = self.cfg.rollout.chunk_prompts or len(records)
+        parts: list[Rollout] = []
+        futures = []
+        groups: list[str] = []
+        labels: list[str] = []
+        for start in range(0, len(records), chunk):
+            recs = records[start : start + chunk]
+            with timing.phase("generate"):
+                rollout = self.engine.generate(
+                    [self.prompts("train", r) for r in recs for _ in range(G)], sampling_params(self.cfg.rollout)
+                )
+            samples, chunk_groups, chunk_labels = as_samples(
+                recs, rollout.texts, G, f"{tag}-{start}", self.cfg.reward.verifier
+            )
+            futures.append(worker.submit(samples, self.cfg.reward.verifier))
+            parts.append(rollout)
+            groups += chunk_groups
+            labels += chunk_labels
+        rollout = concat_rollouts(parts, self.pad_id)
+        with timing.phase("train"):
+            ref_logp, old_logp = self.frozen_logprobs(rollout)
+        return PendingRound(tuple(records), rollout, tuple(futures), tuple(groups), tuple(labels), ref_logp, old_logp)
+
+    def frozen_logprobs(self, rollout: Rollout) -> tuple[Tensor | None, Tensor | None]:
+        """(reference log-probs, the policy's before the update), each only when something reads it."""
+        a = self.cfg.algorithm
+        micro, temperature = self.cfg.optim.micro_batch_size, self.cfg.rollout.temperature or 1.0
+        ref = None
+        if self.ref_model is not None:
+            ref = rollout_logprobs(self.ref_model, rollout, micro, temperature, self.device)
+        off_policy = a.epochs * a.mini_batches > 1
+        kl_in_reward = a.kl.where == "reward" and a.kl.coef > 0
+        old = None
+        if (off_policy or kl_in_reward) and a.old_logprobs == "trainer":
+            old = rollout_logprobs(self.model, rollout, micro, temperature, self.device)
+        if kl_in_reward and old is None:
+            old = rollout.logprobs  # the ratio is anchored on the engine: so is the KL
+        return ref, old
