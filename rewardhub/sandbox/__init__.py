@@ -12,8 +12,9 @@ half of the ``code`` verifier's harness.
 
 What it covers: no network, own pid/IPC/UTS namespaces, read-only system, private size-capped
 scratch, empty environment, an unprivileged uid per sandbox, memory (cgroup or RLIMIT_AS),
-processes, file size, open files, CPU and wall-clock limits, output caps. What it does not: a
-system-call filter (seccomp), or defence against kernel exploits beyond what namespaces give.
+processes, file size, open files, CPU and wall-clock limits, output caps, a system-call filter
+(``syscall_filter``: no new namespaces, keyrings, eBPF, perf, io_uring, mounts, ptrace, kernel
+loading). What it does not: defence against kernel exploits through the calls that stay allowed.
 """
 
 from rewardhub.sandbox.errors import SandboxError, SandboxUnavailable, UnsupportedLanguage
