@@ -7,8 +7,8 @@
 Layers, bottom up: ``inside/`` (the fork server and Python harness that run in the sandbox),
 ``isolation`` with its backends (``bwrap``, ``docker``, ``unsafe``) and ``cgroups``, ``warm`` (one
 sandbox and its protocol), ``streams`` and ``verdicts`` (the parent's side of a run), ``jobs``
-and ``pool`` (what callers use). ``testcases``, ``asserts`` and ``compare`` are the trusted
-half of the ``code`` verifier's harness.
+and ``pool`` (what callers use). ``testcases`` (with ``lcb``), ``asserts``, ``compare`` and
+``checkers`` are the trusted half of the ``code`` verifier's harness.
 
 What it covers: no network, own pid/IPC/UTS namespaces, read-only system, private size-capped
 scratch, empty environment, an unprivileged uid per sandbox, memory (cgroup or RLIMIT_AS),
@@ -17,7 +17,7 @@ processes, file size, open files, CPU and wall-clock limits, output caps, a syst
 loading). What it does not: defence against kernel exploits through the calls that stay allowed.
 """
 
-from rewardhub.sandbox.errors import SandboxError, SandboxUnavailable, UnsupportedLanguage
+from rewardhub.sandbox.errors import CheckerFailed, SandboxError, SandboxUnavailable, UnsupportedLanguage
 from rewardhub.sandbox.jobs import Job
 from rewardhub.sandbox.languages import LANGUAGES, Language, language
 from rewardhub.sandbox.limits import COMPILE_LIMITS, Limits
@@ -27,6 +27,7 @@ from rewardhub.sandbox.verdicts import VERDICTS, RunResult, Verdict
 
 __all__ = [
     "COMPILE_LIMITS",
+    "CheckerFailed",
     "LANGUAGES",
     "VERDICTS",
     "Job",
