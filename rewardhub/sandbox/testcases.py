@@ -188,7 +188,7 @@ def _mbpp(row: dict[str, Any]) -> list[TestCase]:
     setup = "\n".join(
         [*_strings(imports, "test_imports"), _string(row.get("test_setup_code") or "", "test_setup_code")]
     )
-    return _asserts(row["test_list"], setup, None)
+    return _asserts(_strings(row["test_list"], "test_list"), setup, None)
 
 
 def _asserts(asserts: Any, setup: Any, entry_point: Any) -> list[TestCase]:
