@@ -119,10 +119,11 @@ class CodeVerifier(Verifier):
             return Result.ok(0.0, passed=0, total=len(tests), reason=f"cannot run a {tag!r} code block")
         if not chosen.in_process and not all(isinstance(t, StdioTest) for t in tests):
             raise VerifierError(f"function-call and assert tests need Python, not {chosen.name}")
+        deadline = time.monotonic() + _budget_s(config)
         try:
-            outcomes, sandbox = _run_tests(chosen, code, tests, config, reference.checker is not None)
+            outcomes, sandbox = _run_tests(chosen, code, tests, config, deadline, reference.checker is not None)
             if reference.checker is not None:
-                _run_checker(reference.checker, tests, outcomes, config)
+                _run_checker(reference.checker, tests, outcomes, config, deadline)
         except CheckerFailed as exc:
             return Result.failed(exc.message, score=config.failure_score, verdict="checker_error")
         except UnsupportedLanguage as exc:
@@ -132,18 +133,26 @@ class CodeVerifier(Verifier):
         return _result(outcomes, sandbox, chosen, config)
 
 
+def _budget_s(config: CodeVerifier.Config) -> float:
+    """Time to start tests (and checks) in, kept under the sample's hard limit."""
+    return min(config.total_timeout_s, 0.8 * config.timeout_s) if config.timeout_s else config.total_timeout_s
+
+
 def _stop_on_failure(config: CodeVerifier.Config) -> bool:
     return config.stop_on_failure if config.stop_on_failure is not None else config.scoring == "all_or_nothing"
 
 
 def _run_tests(
-    lang: Language, code: str, tests: list[TestCase], config: CodeVerifier.Config, checked: bool = False
+    lang: Language,
+    code: str,
+    tests: list[TestCase],
+    config: CodeVerifier.Config,
+    deadline: float,
+    checked: bool = False,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Every test's outcome; with a checker, runs that went well are left ``pending`` with their output."""
     limits = Limits(timeout_s=config.test_timeout_s, memory_mb=config.memory_mb)
     stop_on_failure = _stop_on_failure(config)
-    budget = min(config.total_timeout_s, 0.8 * config.timeout_s) if config.timeout_s else config.total_timeout_s
-    deadline = time.monotonic() + budget
     outcomes: list[dict[str, Any]] = []
     with default_pool().job(lang, code) as job:
         build_failure = job.setup()
@@ -160,9 +169,16 @@ def _run_tests(
 
 
 def _run_checker(
-    checker: CheckerSpec, tests: list[TestCase], outcomes: list[dict[str, Any]], config: CodeVerifier.Config
+    checker: CheckerSpec,
+    tests: list[TestCase],
+    outcomes: list[dict[str, Any]],
+    config: CodeVerifier.Config,
+    deadline: float,
 ) -> None:
-    """Judge each pending output with the reference's checker, in a sandbox of its own."""
+    """Judge each pending output with the reference's checker, in a sandbox of its own.
+
+    Outputs not judged by the deadline count as failed, as tests not run by then do.
+    """
     pending = [
         (test, outcome) for test, outcome in zip(tests, outcomes, strict=True) if outcome["verdict"] == "pending"
     ]
@@ -174,7 +190,7 @@ def _run_checker(
     with checker_session(default_pool(), checker.language, checker.code, files, limits) as session:
         for test, outcome in pending:
             output = outcome.pop("stdout_for_checker")
-            if failed and _stop_on_failure(config):
+            if (failed and _stop_on_failure(config)) or time.monotonic() > deadline:
                 outcome.update(verdict="skipped", passed=False)
                 continue
             assert isinstance(test, StdioTest)
