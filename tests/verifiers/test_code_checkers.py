@@ -7,6 +7,7 @@ here too (a few of testlib's names), handed over in ``files`` or through ``check
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -127,8 +128,8 @@ NO_JUDGEMENT = {
     ),
     "a checker that eats memory": (
         "python",
-        "x = []\nwhile True:\n    x.append(bytearray(1 << 24))\n",
-        "out of memory",
+        "x = bytearray(8 << 30)\n",
+        "memory|MemoryError",
     ),
 }
 
@@ -136,9 +137,10 @@ NO_JUDGEMENT = {
 @pytest.mark.parametrize("case", sorted(NO_JUDGEMENT))
 def test_a_checker_that_gives_no_judgement_is_an_error_never_a_zero(case):
     language, checker, message = NO_JUDGEMENT[case]
-    result = score("n = int(input())\nprint(1, n - 1)\n", with_checker(language, checker), checker_timeout_s=1.0)
+    patience = 10.0 if "memory" in case else 1.0  # time enough to reach the memory limit on a busy machine
+    result = score("n = int(input())\nprint(1, n - 1)\n", with_checker(language, checker), checker_timeout_s=patience)
     assert (result.status, result.details["verdict"]) == ("error", "checker_error")
-    assert message in result.error
+    assert re.search(message, result.error)
 
 
 def test_a_checker_for_function_call_tests_is_refused():
