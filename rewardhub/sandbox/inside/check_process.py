@@ -20,6 +20,10 @@ written where the harness would write it. So there are two processes:
 If the program exits, crashes or stops answering, the test's call fails, so the test fails. The
 worst a program can do to the test process is kill it, which leaves no record: a failure.
 
+What it does not cover: a test that passes the program something that is not plain data (a
+function, an object of its own) gets a TypeError, and a test that checks how the program changed
+an argument in place sees its own copy unchanged; both fail the test rather than pass it.
+
 Standard library only.
 """
 
