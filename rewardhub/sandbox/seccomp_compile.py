@@ -24,7 +24,9 @@ def compile_profile(profile: dict) -> seccomp.SyscallFilter:
     wanted = profile.get("architectures") or []
     if wanted and not any(getattr(seccomp.Arch, a.removeprefix("SCMP_ARCH_"), 0) % (1 << 32) == native for a in wanted):
         raise ValueError(f"the profile is for {wanted}, this machine is {native}")
-    refusals = seccomp.SyscallFilter(defaction=seccomp.ALLOW)  # other architectures: killed (bad arch)
+    refusals = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+    # a call of another architecture (i386's int 0x80) kills the whole process, not just its thread
+    refusals.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.KILL_PROCESS)
     for rule in profile["syscalls"]:
         if rule["action"] != "SCMP_ACT_ERRNO":
             raise ValueError(f"unsupported action {rule['action']}")
