@@ -253,3 +253,5 @@ def test_docker_gets_the_same_policy_as_a_profile():
 def test_a_missing_libseccomp_refuses_to_run_code_and_says_how_to_fix_it():
     with pytest.raises(SandboxUnavailable, match="python3-seccomp.*SYSCALL_FILTER=false"):
         bpf_program("/nonexistent/python3")
+    with pytest.raises(SandboxUnavailable, match="python3-seccomp"):  # when the pool is made, not on first use
+        SandboxPool(SETTINGS.model_copy(update={"seccomp_python": "/nonexistent/python3"}))
