@@ -3,6 +3,7 @@
 #   bwrap  (bubblewrap: the kernel isolation of the local sandbox backend)
 #   g++    (C and C++ programs; gcc comes with it)
 #   node   (JavaScript programs)
+#   python3-seccomp (libseccomp's bindings for the system Python: builds the sandbox's system-call filter)
 # Debian/Ubuntu (apt-get) only; elsewhere it says what to install. Needs root, or sudo.
 set -eu
 
@@ -10,6 +11,7 @@ missing=""
 command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
 command -v g++ >/dev/null 2>&1 || missing="$missing g++"
 command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+/usr/bin/python3 -c "import seccomp" >/dev/null 2>&1 || missing="$missing python3-seccomp"
 
 if [ -z "$missing" ]; then
     echo "system dependencies present: bwrap $(bwrap --version 2>/dev/null | cut -d' ' -f2), g++ $(g++ -dumpversion), node $(node --version)"

@@ -1,19 +1,24 @@
 """``code``: does the program in the response pass the reference tests? Run in the sandbox.
 
-Judges the **last fenced code block** of the response against tests in the APPS/TACO formats
-(stdin/stdout, function calls) or HumanEval/MBPP asserts (see
-:mod:`rewardhub.sandbox.testcases`). The score is the fraction of tests passed, or 1/0 with
+Judges the **last fenced code block** of the response against the reference tests, in the
+formats of HumanEval, MBPP, APPS/TACO, CodeContests, LiveCodeBench and verl (stdin/stdout,
+function calls, asserts; see :mod:`rewardhub.sandbox.testcases`), optionally with a special
+judge, ``"checker": {"language", "code"}``, for problems with several right answers (see
+:mod:`rewardhub.sandbox.checkers`). The score is the fraction of tests passed, or 1/0 with
 ``scoring: all_or_nothing``; every test's verdict is in ``details["tests"]``.
 
 What it judges: behaviour on the given tests, under time and memory limits. What it does not:
 style, efficiency beyond the limits, or tests it was not given. A response without a code block
 scores 0 (that is the policy's failure). A sample the sandbox could not run (the machine's
 failure, not the program's) gets ``status: "error"`` with ``details["verdict"] = "sandbox_error"``,
-so a trainer masks it instead of punishing the policy.
+so a trainer masks it instead of punishing the policy; so does a checker that gives no judgement
+(``details["verdict"] = "checker_error"``).
 
 The harness cannot be talked into a pass: expected outputs and the comparison stay in this
 process; a function's result comes back strictly typed on a private channel and is compared
-here; exit status 0 alone never passes a test; a program that exits before its test ran fails it.
+here; exit status 0 alone never passes a test; a program that exits before its test ran fails it;
+a test run whole (asserts in loops) passes only on the record its own process writes after the
+check returned, a process the program's code never runs in.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pydantic import Field
 
 from rewardhub.errors import VerifierError
 from rewardhub.sandbox import (
+    CheckerFailed,
     Job,
     Language,
     Limits,
@@ -36,10 +42,11 @@ from rewardhub.sandbox import (
     default_pool,
 )
 from rewardhub.sandbox import language as find_language
-from rewardhub.sandbox.asserts import AssertPlan, LeafFailed
+from rewardhub.sandbox.asserts import AssertPlan, LeafFailed, WholeCheck
+from rewardhub.sandbox.checkers import checker_session, include_files
 from rewardhub.sandbox.compare import same_output, same_value
 from rewardhub.sandbox.inside.wire import decode_value
-from rewardhub.sandbox.testcases import CallTest, StdioTest, TestCase, parse_tests
+from rewardhub.sandbox.testcases import CallTest, CheckerSpec, StdioTest, TestCase, parse_reference
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 
@@ -90,13 +97,16 @@ class CodeVerifier(Verifier):
         float_tolerance: float = Field(
             1e-6, ge=0, description="Numbers in outputs and results may differ by this much (0: exactly)."
         )
+        checker_timeout_s: float = Field(
+            10.0, gt=0, le=120, description="Wall-clock limit of each run of a reference's checker (special judge)."
+        )
 
     def score(self, sample: Sample, config: Config) -> Result:  # type: ignore[override]
         try:
-            tests = parse_tests(sample.reference)
+            reference = parse_reference(sample.reference)
         except ValueError as exc:
             raise VerifierError(f"cannot read the reference tests: {exc}") from None
-        tests = tests[: config.max_tests] if config.max_tests else tests
+        tests = reference.tests[: config.max_tests] if config.max_tests else reference.tests
         block = last_code_block(sample.response)
         if block is None:
             return Result.ok(0.0, passed=0, total=len(tests), reason="no fenced code block in the response")
@@ -109,40 +119,93 @@ class CodeVerifier(Verifier):
             return Result.ok(0.0, passed=0, total=len(tests), reason=f"cannot run a {tag!r} code block")
         if not chosen.in_process and not all(isinstance(t, StdioTest) for t in tests):
             raise VerifierError(f"function-call and assert tests need Python, not {chosen.name}")
+        deadline = time.monotonic() + _budget_s(config)
         try:
-            outcomes, sandbox = _run_tests(chosen, code, tests, config)
+            outcomes, sandbox = _run_tests(chosen, code, tests, config, deadline, reference.checker is not None)
+            if reference.checker is not None:
+                _run_checker(reference.checker, tests, outcomes, config, deadline)
+        except CheckerFailed as exc:
+            return Result.failed(exc.message, score=config.failure_score, verdict="checker_error")
+        except UnsupportedLanguage as exc:
+            raise VerifierError(f"the checker's language: {exc.message}") from None
         except (SandboxError, SandboxUnavailable) as exc:
             return Result.failed(exc.message, score=config.failure_score, verdict="sandbox_error")
         return _result(outcomes, sandbox, chosen, config)
 
 
+def _budget_s(config: CodeVerifier.Config) -> float:
+    """Time to start tests (and checks) in, kept under the sample's hard limit."""
+    return min(config.total_timeout_s, 0.8 * config.timeout_s) if config.timeout_s else config.total_timeout_s
+
+
+def _stop_on_failure(config: CodeVerifier.Config) -> bool:
+    return config.stop_on_failure if config.stop_on_failure is not None else config.scoring == "all_or_nothing"
+
+
 def _run_tests(
-    lang: Language, code: str, tests: list[TestCase], config: CodeVerifier.Config
+    lang: Language,
+    code: str,
+    tests: list[TestCase],
+    config: CodeVerifier.Config,
+    deadline: float,
+    checked: bool = False,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every test's outcome; with a checker, runs that went well are left ``pending`` with their output."""
     limits = Limits(timeout_s=config.test_timeout_s, memory_mb=config.memory_mb)
-    stop_on_failure = (
-        config.stop_on_failure if config.stop_on_failure is not None else config.scoring == "all_or_nothing"
-    )
-    budget = min(config.total_timeout_s, 0.8 * config.timeout_s) if config.timeout_s else config.total_timeout_s
-    deadline = time.monotonic() + budget
+    stop_on_failure = _stop_on_failure(config)
     outcomes: list[dict[str, Any]] = []
     with default_pool().job(lang, code) as job:
         build_failure = job.setup()
         for test in tests:
-            failed_before = stop_on_failure and outcomes and not outcomes[-1]["passed"]
+            failed_before = stop_on_failure and outcomes and outcomes[-1]["verdict"] not in ("passed", "pending")
             if build_failure is not None or failed_before or time.monotonic() > deadline:
                 outcomes.append(_skipped(build_failure))
                 continue
-            outcome = _run_one(job, test, limits, config)
+            outcome = _run_one(job, test, limits, config, checked)
             outcomes.append(outcome)
             if outcome["verdict"] == "compile_error":  # Python's parser: the same for every test
                 build_failure = RunResult("compile_error", None, "", outcome.get("stderr", ""), 0.0)
         return outcomes, job.details
 
 
-def _run_one(job: Job, test: TestCase, limits: Limits, config: CodeVerifier.Config) -> dict[str, Any]:
+def _run_checker(
+    checker: CheckerSpec,
+    tests: list[TestCase],
+    outcomes: list[dict[str, Any]],
+    config: CodeVerifier.Config,
+    deadline: float,
+) -> None:
+    """Judge each pending output with the reference's checker, in a sandbox of its own.
+
+    Outputs not judged by the deadline count as failed, as tests not run by then do.
+    """
+    pending = [
+        (test, outcome) for test, outcome in zip(tests, outcomes, strict=True) if outcome["verdict"] == "pending"
+    ]
+    if not pending:
+        return
+    files = {**include_files(default_pool().settings.checker_include_dir), **checker.files}
+    limits = Limits(timeout_s=config.checker_timeout_s, memory_mb=max(config.memory_mb, 256))
+    failed = False
+    with checker_session(default_pool(), checker.language, checker.code, files, limits) as session:
+        for test, outcome in pending:
+            output = outcome.pop("stdout_for_checker")
+            if (failed and _stop_on_failure(config)) or time.monotonic() > deadline:
+                outcome.update(verdict="skipped", passed=False)
+                continue
+            assert isinstance(test, StdioTest)
+            verdict = session.judge(test.stdin, output, test.expected)
+            outcome.update(verdict=verdict, passed=verdict == "passed")
+            failed = failed or verdict != "passed"
+
+
+def _run_one(
+    job: Job, test: TestCase, limits: Limits, config: CodeVerifier.Config, checked: bool = False
+) -> dict[str, Any]:
     if isinstance(test, StdioTest):
         run = job.run(test.stdin, limits)
+        if checked and run.ok:  # the checker decides, later and elsewhere
+            return {**_outcome(run, False), "verdict": "pending", "stdout_for_checker": run.stdout}
         passed = run.ok and same_output(run.stdout, test.expected, config.compare, config.float_tolerance)
         return _outcome(run, passed)
     if isinstance(test, CallTest):
@@ -150,9 +213,25 @@ def _run_one(job: Job, test: TestCase, limits: Limits, config: CodeVerifier.Conf
         value, problem = _record_value(run)
         passed = problem is None and same_value(value, test.expected, config.float_tolerance)
         return _outcome(run, passed, problem)
+    if isinstance(test, WholeCheck):
+        run = job.run(b"", limits, {"mode": "check", "source": test.source, "names": list(test.names)})
+        passed, problem = _check_passed(run)
+        return {**_outcome(run, passed, problem, "whole test"), "why_whole": test.why}
     run = job.run(b"", limits, {"mode": "assert", "setup": test.setup, "leaves": list(test.leaves)})
     passed, problem = _assert_holds(run, test)
     return _outcome(run, passed, problem, test.source)
+
+
+def _check_passed(run: RunResult) -> tuple[bool, str | None]:
+    """Passed only on the test process's own record, written after the check returned."""
+    record = run.record or {}
+    if run.ok and record == {"check": "passed"}:
+        return True, None
+    if record.get("check") == "failed":
+        return False, str(record.get("message", "the check failed"))[:500]
+    if not run.ok:
+        return False, _record_error(run)
+    return False, run.details.get("record_problem") or "no result: the test did not run to its end"
 
 
 def _record_value(run: RunResult) -> tuple[Any, str | None]:

@@ -8,16 +8,17 @@ Layers, bottom up: ``inside/`` (the fork server and Python harness that run in t
 ``isolation`` with its backends (``bwrap``, ``docker``, ``unsafe``) and ``cgroups``, ``warm`` (one
 sandbox and its protocol), ``streams`` and ``verdicts`` (the parent's side of a run), ``jobs``
 and ``pool`` (what callers use), ``service`` (the way in for callers on an event loop: the
-API's ``/v1/sandbox/run`` and the python grader). ``testcases``, ``asserts`` and ``compare``
-are the trusted half of the ``code`` verifier's harness.
+API's ``/v1/sandbox/run`` and the python grader). ``testcases`` (with ``lcb``), ``asserts``,
+``compare`` and ``checkers`` are the trusted half of the ``code`` verifier's harness.
 
 What it covers: no network, own pid/IPC/UTS namespaces, read-only system, private size-capped
 scratch, empty environment, an unprivileged uid per sandbox, memory (cgroup or RLIMIT_AS),
-processes, file size, open files, CPU and wall-clock limits, output caps. What it does not: a
-system-call filter (seccomp), or defence against kernel exploits beyond what namespaces give.
+processes, file size, open files, CPU and wall-clock limits, output caps, a system-call filter
+(``syscall_filter``: no new namespaces, keyrings, eBPF, perf, io_uring, mounts, ptrace, kernel
+loading). What it does not: defence against kernel exploits through the calls that stay allowed.
 """
 
-from rewardhub.sandbox.errors import SandboxError, SandboxUnavailable, UnsupportedLanguage
+from rewardhub.sandbox.errors import CheckerFailed, SandboxError, SandboxUnavailable, UnsupportedLanguage
 from rewardhub.sandbox.jobs import Job
 from rewardhub.sandbox.languages import LANGUAGES, Language, language
 from rewardhub.sandbox.limits import COMPILE_LIMITS, Limits
@@ -27,6 +28,7 @@ from rewardhub.sandbox.verdicts import VERDICTS, RunResult, Verdict
 
 __all__ = [
     "COMPILE_LIMITS",
+    "CheckerFailed",
     "LANGUAGES",
     "VERDICTS",
     "Job",

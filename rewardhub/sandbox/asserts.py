@@ -11,6 +11,10 @@ So each assert is planned in the trusted parent:
   pure built-ins (``abs``, ``sorted``, ``set``, ``math.isclose``...), is evaluated here, on the
   decoded values. The expected ``2`` stays in the parent.
 
+Asserts that cannot be split one by one (inside a ``for`` loop, a ``with`` block, EvalPlus's
+``assertion(...)`` helper) make the whole test one :class:`WholeCheck`, run in a process of its
+own that calls the program's functions across a process boundary and gets plain values back.
+
 What it does not cover: an expected value written as an expression we do not interpret (say
 ``sorted(x, key=...)``) is a leaf itself and so is computed in the sandbox; a test whose
 statements (not asserts) call the program trusts the program's side effects.
@@ -19,13 +23,14 @@ statements (not asserts) call the program trusts the program's side effects.
 from __future__ import annotations
 
 import ast
+import builtins
 import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AssertPlan", "LeafFailed", "plan_asserts"]
+__all__ = ["AssertPlan", "LeafFailed", "WholeCheck", "free_names", "plan_asserts"]
 
 LEAF = "__leaf_"
 
@@ -82,29 +87,113 @@ class AssertPlan:
         return bool(_evaluate(self.expression, values))
 
 
-def plan_asserts(test_code: str, entry_point: str | None = None) -> list[AssertPlan]:
-    """One plan per assert: top-level asserts (MBPP), or those in ``check(candidate)`` (HumanEval)."""
+@dataclass(frozen=True)
+class WholeCheck:
+    """A test whose asserts cannot be split (inside loops, ``with`` blocks, helper functions): run whole.
+
+    It runs in the sandbox in a process that never executes the program's code: the program runs in
+    a process of its own and answers calls of its functions with strictly typed plain values (see
+    :mod:`rewardhub.sandbox.inside.check_process`). Only the test's process holds the result
+    channel, and it writes its one record after the check has returned.
+    """
+
+    source: str
+    """The test, ending with the statement that runs it (HumanEval's ``check(entry_point)``)."""
+    names: tuple[str, ...]
+    """What the test needs from the program (its functions, or constants it defines)."""
+    why: str
+    """Why it could not be split one assert at a time."""
+
+
+def plan_asserts(test_code: str, entry_point: str | None = None) -> list[AssertPlan | WholeCheck]:
+    """One plan per assert where they can be split (top-level asserts, MBPP; those at the top of
+    ``check(candidate)``, HumanEval), else the whole test as one :class:`WholeCheck`.
+
+    The entry point comes from the test's own ``check(name)`` call if it has one (HumanEval's
+    harness appends exactly that), else from ``entry_point``.
+    """
     tree = ast.parse(test_code)
+    if not any(isinstance(node, ast.Assert) for node in ast.walk(tree)):
+        raise ValueError("the tests contain no assert statements")
     statements = list(tree.body)
-    if not any(isinstance(s, ast.Assert) for s in statements):
-        check = next((s for s in statements if isinstance(s, ast.FunctionDef) and s.name == "check"), None)
-        if check is None or entry_point is None:
-            raise ValueError("the tests contain no assert statements")
+    check = next((s for s in statements if isinstance(s, ast.FunctionDef) and s.name == "check"), None)
+    whole_source = test_code
+    if check is not None and not any(isinstance(s, ast.Assert) for s in statements):
+        entry_point = _entry_point_called(statements) or entry_point
+        if entry_point is None or not entry_point.isidentifier():
+            raise ValueError(
+                "the tests define check(candidate) but name no function: call check(f) or give entry_point"
+            )
         prelude = [s for s in statements if s is not check and not _calls_check(s)]
         candidate = check.args.args[0].arg if check.args.args else "candidate"
         statements = prelude + ast.parse(f"{candidate} = {entry_point}").body + list(check.body)
-    plans: list[AssertPlan] = []
+        whole_source = f"{_source(prelude + [check])}\ncheck({entry_point})\n"
+    nested = _nested_assert(statements)
+    if nested is not None:
+        return [WholeCheck(whole_source, free_names(whole_source), nested)]
+    plans: list[AssertPlan | WholeCheck] = []
     setup: list[ast.stmt] = []
     for statement in statements:
         if isinstance(statement, ast.Assert):
             leaves: list[str] = []
             expression = _split(statement.test, leaves)
-            plans.append(AssertPlan(ast.unparse(statement), _source(setup), tuple(leaves), expression))
+            if leaves:  # HumanEval's ``assert True, "..."`` lines test nothing: no free credit for them
+                plans.append(AssertPlan(ast.unparse(statement), _source(setup), tuple(leaves), expression))
         else:
             setup.append(statement)
     if not plans:
-        raise ValueError("the tests contain no assert statements")
+        raise ValueError("the asserts never involve the program")
     return plans
+
+
+def _nested_assert(statements: list[ast.stmt]) -> str | None:
+    """Why the asserts cannot be split one by one (one of them sits inside another statement), or None."""
+    for statement in statements:
+        if isinstance(statement, ast.Assert):
+            continue
+        if any(isinstance(node, ast.Assert) for node in ast.walk(statement)):
+            kind = type(statement).__name__.removeprefix("Async").lower()
+            where = {
+                "functiondef": "a helper function",
+                "for": "a for loop",
+                "while": "a while loop",
+                "with": "a with block",
+            }
+            return f"asserts inside {where.get(kind, f'a {kind} statement')} (line {statement.lineno})"
+        if isinstance(statement, ast.Return | ast.Raise):
+            return f"a {type(statement).__name__.lower()} statement between the asserts (line {statement.lineno})"
+    return None
+
+
+def _entry_point_called(statements: list[ast.stmt]) -> str | None:
+    for statement in statements:
+        if _calls_check(statement):
+            call = statement.value  # type: ignore[attr-defined]
+            if len(call.args) == 1 and isinstance(call.args[0], ast.Name):
+                return call.args[0].id
+    return None
+
+
+def free_names(source: str) -> tuple[str, ...]:
+    """Names the test reads but never binds and that are not built-ins: what it needs from the program."""
+    tree = ast.parse(source)
+    loaded: list[str] = []
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loaded.append(node.id)
+        elif isinstance(node, ast.Name):
+            bound.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    known = bound | set(dir(builtins))
+    return tuple(dict.fromkeys(name for name in loaded if name not in known))
 
 
 def _calls_check(statement: ast.stmt) -> bool:

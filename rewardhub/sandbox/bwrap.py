@@ -16,8 +16,11 @@ Each warm sandbox is one ``bwrap`` process tree:
 - **lifetime**: ``--die-with-parent``, so a worker killed by its hard timeout takes its sandboxes
   with it.
 
-What it does not do: filter system calls (no seccomp policy), or hide /usr and the interpreter's
-installed packages (read-only, but readable).
+- **system calls**: the seccomp filter of :mod:`~rewardhub.sandbox.syscall_filter` (no new
+  namespaces, keyrings, eBPF, perf, io_uring, mounts, ptrace, kernel loading), given to bubblewrap
+  as ``--seccomp FD`` and so in force from the fork server's first instruction on.
+
+What it does not do: hide /usr and the interpreter's installed packages (read-only, but readable).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from rewardhub.sandbox.isolation import (
 )
 from rewardhub.sandbox.limits import Limits
 from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.sandbox.syscall_filter import bpf_program, sealed_fd
 
 __all__ = ["BwrapIsolation", "bwrap_command", "find_bwrap"]
 
@@ -107,9 +111,12 @@ def bwrap_command(
     scratch_mb: int,
     privileged: bool,
     program_uid: int,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The full bubblewrap command line for one fork server (a pure function: tested as such)."""
     argv = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--die-with-parent", "--new-session", "--hostname", "sandbox"]
     if privileged:
         argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL"]
@@ -176,11 +183,13 @@ class BwrapIsolation(Isolation):
             raise SandboxUnavailable("memory_limit=cgroup, but this machine does not let us create memory cgroups")
         self.memory_limit = "cgroup" if self.cgroups else "rlimit"
         self._memory_bytes: int | None = None
+        self.seccomp = bpf_program(settings.seccomp_python) if settings.syscall_filter else None
 
     def launch(self, driver_args: list[str]) -> tuple[subprocess.Popen[bytes], socket.socket]:
         python = self.settings.python
         read_only = ["/usr", *ETC_FILES, *(p for p in interpreter_paths(python) if not p.startswith("/usr/"))]
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        filter_fd = sealed_fd(self.seccomp) if self.seccomp is not None else None
         command = bwrap_command(
             self.bwrap,
             python,
@@ -189,12 +198,13 @@ class BwrapIsolation(Isolation):
             self.settings.scratch_mb,
             self.privileged,
             self.program_uid,
+            filter_fd,
         )
         wrapper = cgroup_wrapper(self.cgroups.join_files() if self.cgroups else [], stack_kb=STACK_LIMIT_KB)
         try:
             process = spawn(
                 wrapper + command,
-                pass_fds=(theirs.fileno(),),
+                pass_fds=(theirs.fileno(),) + ((filter_fd,) if filter_fd is not None else ()),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -203,6 +213,8 @@ class BwrapIsolation(Isolation):
             )
         finally:
             theirs.close()
+            if filter_fd is not None:
+                os.close(filter_fd)
         return process, ours
 
     def apply(self, limits: Limits) -> None:
@@ -235,4 +247,4 @@ class BwrapIsolation(Isolation):
         super().destroy()
 
     def details(self) -> dict[str, Any]:
-        return {**super().details(), "uid": self.program_uid}
+        return {**super().details(), "uid": self.program_uid, "syscall_filter": self.seccomp is not None}

@@ -1,7 +1,8 @@
 """The production backend: one warm container per sandbox, running the same fork server.
 
 The container is the wall (``--network none --read-only --cap-drop ALL --pids-limit --memory
---cpus --init``, private tmpfs scratch); inside it, the fork server and the harness are the very
+--cpus --init``, private tmpfs scratch, the system-call filter of
+:mod:`~rewardhub.sandbox.syscall_filter` as its seccomp profile); inside it, the fork server and the harness are the very
 same code as with bubblewrap, so the verdicts are the same. The parent and the server talk over a
 Unix socket in a host folder bind-mounted into the container, which carries file descriptors just
 as the inherited socket does locally: a test's pipes still go straight to the parent.
@@ -27,6 +28,7 @@ from rewardhub.sandbox.errors import SandboxError, SandboxUnavailable
 from rewardhub.sandbox.isolation import DRIVER_DIR, PROGRAM_ENV, Isolation, UidLease, spawn
 from rewardhub.sandbox.limits import Limits
 from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.sandbox.syscall_filter import write_docker_profile
 
 __all__ = ["DockerIsolation", "docker_command"]
 
@@ -48,12 +50,15 @@ def docker_command(
     max_processes: int,
     cpus: float,
     scratch_mb: int,
+    seccomp_profile: str | None = None,
 ) -> list[str]:
     """The ``docker run`` command line for one sandbox container (pure: tested as such)."""
     argv = [docker, "run", "--rm", "--name", name, "--init"]
     argv += ["--network", "none", "--read-only", "--ipc", "private"]
     argv += ["--user", "0:0", "--cap-drop", "ALL", "--cap-add", "SETUID", "--cap-add", "SETGID", "--cap-add", "KILL"]
     argv += ["--security-opt", "no-new-privileges"]
+    if seccomp_profile is not None:  # the same policy as bubblewrap's (syscall_filter.py)
+        argv += ["--security-opt", f"seccomp={seccomp_profile}"]
     argv += ["--pids-limit", str(max_processes + 3)]
     argv += ["--memory", f"{memory_mb + MEMORY_OVERHEAD_MB}m", "--memory-swap", f"{memory_mb + MEMORY_OVERHEAD_MB}m"]
     argv += ["--cpus", f"{cpus:g}"]
@@ -101,6 +106,7 @@ class DockerIsolation(Isolation):
             self._max_processes,
             self.settings.docker_cpus,
             self.settings.scratch_mb,
+            write_docker_profile(self.socket_dir) if self.settings.syscall_filter else None,
         )
         process = spawn(
             command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True

@@ -7,7 +7,9 @@
     ├── InvalidRequest                     422
     │   └── UnsupportedLanguage            a language we do not run (or whose tool is missing)
     └── SandboxError                       the sandbox itself failed, not the program: a run that
-                                           hits it reports the verdict ``sandbox_error``
+        │                                  hits it reports the verdict ``sandbox_error``
+        └── CheckerFailed                  a special judge gave no judgement (did not build,
+                                           crashed, timed out, exited neither 0, 1 nor 2)
 
 A program's own failures (crash, timeout, memory) are never exceptions: they are verdicts.
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from rewardhub.errors import ExecutionError, InvalidRequest, RewardhubError
 
-__all__ = ["SandboxError", "SandboxUnavailable", "UnsupportedLanguage"]
+__all__ = ["CheckerFailed", "SandboxError", "SandboxUnavailable", "UnsupportedLanguage"]
 
 
 class SandboxError(RewardhubError):
@@ -29,3 +31,7 @@ class SandboxUnavailable(ExecutionError):
 
 class UnsupportedLanguage(InvalidRequest):
     error_type = "unsupported_language"
+
+
+class CheckerFailed(SandboxError):
+    error_type = "checker_error"

@@ -69,22 +69,34 @@ class Job:
         )
 
     def run(
-        self, stdin: str | bytes = b"", limits: Limits | None = None, test: dict[str, Any] | None = None
+        self,
+        stdin: str | bytes = b"",
+        limits: Limits | None = None,
+        test: dict[str, Any] | None = None,
+        files: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
     ) -> RunResult:
-        """Run the program once: on ``stdin``, or (Python only) for one function-call or assert ``test``."""
+        """Run the program once: on ``stdin``, or (Python only) for one function-call or assert ``test``.
+
+        ``files`` are written (read-only) into the scratch folder first, replacing earlier ones of the
+        same name; ``args`` follow the program's name on its command line (a checker's file names).
+        """
         limits = limits or Limits()
         data = stdin.encode() if isinstance(stdin, str) else stdin
-        files, self._unwritten = self._unwritten, None
+        files = {**(self._unwritten or {}), **(files or {})}
+        self._unwritten = None
         if not self.language.in_process:
             if test is not None:
                 raise SandboxError(f"{self.language.name} programs can only be tested on stdin/stdout")
             payload = {"files": files} if files else None
-            return self.sandbox.run(Execution("argv", limits, argv=self.language.run, payload=payload, stdin=data))
+            argv = (*self.language.run, *args)
+            return self.sandbox.run(Execution("argv", limits, argv=argv, payload=payload, stdin=data))
+        test = {**(test or {}), **({"args": list(args)} if args else {})}
         payload = {
             "path": f"{self.sandbox.scratch}/{self.language.source}",
             "code": self.code,
             "mode": "stdio",
-            "files": files or {},
-            **(test or {}),
+            "files": files,
+            **test,
         }
         return self.sandbox.run(Execution("python", limits, payload=payload, stdin=data))

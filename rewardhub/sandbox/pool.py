@@ -24,6 +24,7 @@ from rewardhub.sandbox.jobs import Job
 from rewardhub.sandbox.languages import Language, language
 from rewardhub.sandbox.limits import Limits
 from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.sandbox.syscall_filter import bpf_program
 from rewardhub.sandbox.unsafe import UnsafeIsolation
 from rewardhub.sandbox.verdicts import RunResult
 from rewardhub.sandbox.warm import WarmSandbox
@@ -38,6 +39,8 @@ class SandboxPool:
         self.settings = settings or SandboxSettings()
         if self.settings.backend == "bwrap":
             find_bwrap(self.settings.bwrap)  # refuse now, with the reason, rather than on first use
+            if self.settings.syscall_filter:
+                bpf_program(self.settings.seccomp_python)
         if self.settings.backend != "docker" and os.geteuid() == 0:
             sweep(CGROUP_PREFIX, _held)  # cgroups of sandboxes whose worker was killed
         self._idle: list[WarmSandbox] = []

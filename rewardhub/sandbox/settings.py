@@ -68,6 +68,15 @@ class SandboxSettings(BaseSettings):
     uid_base: int = Field(62000, ge=1000, description="First of the user ids given to sandboxes (one per sandbox).")
     uid_count: int = Field(1024, ge=1, description="How many user ids, from uid_base, sandboxes may take.")
     bwrap: str = Field("bwrap", description="The bubblewrap executable.")
+    checker_include_dir: str | None = Field(
+        None, description="Headers (testlib.h) compiled beside every C/C++ checker, from this host folder."
+    )
+    syscall_filter: bool = Field(
+        True, description="Refuse the kernel interfaces programs have no use for (seccomp; see syscall_filter.py)."
+    )
+    seccomp_python: str = Field(
+        "/usr/bin/python3", description="An interpreter with libseccomp's bindings (Debian: python3-seccomp)."
+    )
     docker: str = Field("docker", description="The Docker client executable.")
     docker_image: str = Field(
         "rewardhub-sandbox-runtime:latest", description="Image with the interpreters (see deploy/sandbox)."

@@ -73,6 +73,7 @@ def test_the_api_image_runs_as_a_non_root_user_on_a_multiprocess_metrics_dir() -
 def test_the_sandbox_image_installs_bubblewrap_and_consumes_the_code_queue() -> None:
     instructions = dockerfile("Dockerfile.sandbox")
     assert any(i == "RUN" and "bubblewrap" in a for i, a in instructions)
+    assert any(i == "RUN" and "python3-seccomp" in a for i, a in instructions)  # the system-call filter
     assert '"--queues", "code"' in dict(instructions)["CMD"]
     assert "SYS_ADMIN" in (DEPLOY / "Dockerfile.sandbox").read_text()  # the privilege note is there
 

@@ -54,3 +54,12 @@ def test_humaneval_check_function_is_inlined_with_the_entry_point():
 def test_tests_without_asserts_are_rejected():
     with pytest.raises(ValueError):
         plan_asserts("print('no tests here')")
+
+
+def test_asserts_that_never_involve_the_program_are_not_tests():
+    """HumanEval's ``assert True, "This prints if this assert fails"`` would be free credit."""
+    tests = "def check(candidate):\n    assert True, 'x'\n    assert candidate(1) == 2\n    assert 1 + 1 == 2\n"
+    plans = plan_asserts(tests, entry_point="f")
+    assert [p.source for p in plans] == ["assert candidate(1) == 2"]
+    with pytest.raises(ValueError, match="never involve the program"):
+        plan_asserts("assert True\nassert 1 == 1\n")

@@ -198,3 +198,14 @@ def test_as_a_normal_user_bubblewrap_maps_one_uid_and_keeps_the_verdicts():
         [*as_nobody, "import sys\n" + AS_NOBODY], env=env, capture_output=True, text=True, timeout=120
     )
     assert done.stdout.splitlines() == ["ok 65534 rlimit", "memory  rlimit", "timeout  rlimit"], done.stderr
+
+
+def test_docker_backend_applies_the_same_syscall_filter_as_a_seccomp_profile(docker_pool):
+    from rewardhub.sandbox.syscall_filter import docker_profile
+
+    pool, state = docker_pool
+    pool.run("python", "pass")
+    (run,) = [json.loads(line) for line in (state / "calls.jsonl").read_text().splitlines()][:1]
+    options = [run[i + 1] for i, a in enumerate(run) if a == "--security-opt"]
+    (profile,) = [o.removeprefix("seccomp=") for o in options if o.startswith("seccomp=")]
+    assert json.loads(Path(profile).read_text()) == docker_profile()

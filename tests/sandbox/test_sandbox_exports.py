@@ -6,6 +6,7 @@ import rewardhub.sandbox
 def test_public_names():
     assert sorted(rewardhub.sandbox.__all__) == [
         "COMPILE_LIMITS",
+        "CheckerFailed",
         "Job",
         "LANGUAGES",
         "Language",

@@ -136,6 +136,8 @@ def _write_files(root: str, files: dict[str, str]) -> int:
             os.write(2, f"refusing to write outside the scratch directory: {relative!r}\n".encode())
             return 1
         os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.lexists(path):  # an earlier run's (read-only) input: replaced, never written through
+            os.unlink(path)
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.chmod(path, 0o444)

@@ -27,8 +27,9 @@ import types
 from typing import Any
 
 try:
-    from . import wire
+    from . import check_process, wire
 except ImportError:  # run as a plain script inside the sandbox
+    import check_process  # type: ignore[no-redef]
     import wire  # type: ignore[no-redef]
 
 __all__ = ["RECORD_FD", "run_python"]
@@ -47,7 +48,7 @@ def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
     module.__file__ = path
     module.__dict__["__builtins__"] = sys.modules["builtins"]
     sys.modules["__main__"] = module
-    sys.argv = [path]
+    sys.argv = [path, *spec.get("args", [])]
     sys.path.insert(0, os.path.dirname(path))
     _reseed()
     try:
@@ -58,7 +59,13 @@ def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
         return _finish(COMPILE_ERROR_EXIT)
     mode = spec["mode"]
     if mode == "stdio":
-        return _finish(_exec_main(code, module))
+        status = _exec_main(code, module)
+        if spec.get("report_crash") and _crashed is not None:  # a checker: its crash is no judgement
+            _record({"crashed": _crashed})
+        return _finish(status)
+    if mode == "check":
+        program = check_process.Program(module, lambda: (_exec_main(code, module), _exited), _finish, _exit_status)
+        return _finish(check_process.run_whole_check(spec, program, builtins_snapshot, _record, RECORD_FD))
     status = _exec_main(code, module)
     if _exited or status != 0:
         why = "exited" if _exited else "raised an exception"
@@ -85,11 +92,12 @@ def _reseed() -> None:
 
 
 _exited = False
+_crashed: str | None = None
 
 
 def _exec_main(code: types.CodeType, module: types.ModuleType) -> int:
     """Run the module body like the interpreter would; the exit status it asks for."""
-    global _exited
+    global _exited, _crashed
     try:
         exec(code, module.__dict__)
     except SystemExit as exc:
@@ -97,6 +105,7 @@ def _exec_main(code: types.CodeType, module: types.ModuleType) -> int:
         return _exit_status(exc.code)
     except BaseException as exc:  # the program's own crash: report it as Python would
         _print_program_error(exc)
+        _crashed = f"{type(exc).__name__}: {exc}"[:2000]
         return 1
     return 0
 

@@ -1,0 +1,188 @@
+"""The system calls a sandboxed program may not make: one policy, as a Docker profile and as BPF.
+
+Anchored on Docker's default seccomp profile: what it refuses to a container without
+``CAP_SYS_ADMIN`` and friends is what a submitted program has no business doing either, and what
+has carried kernel exploits in practice: new user (and other) namespaces, kernel keyrings, eBPF,
+perf events, io_uring, mounts, ptrace and its cousins, loading kernels and modules, setting the
+clock, rebooting. Everything else is allowed (threads, ``fork``/``vfork``, sockets that the
+network namespace already leaves nowhere to go, ``mmap``...), so compilers, interpreters and
+runtimes work unchanged. A denylist rather than Docker's allowlist: the namespaces, the dropped
+capabilities and the resource limits are the walls, the filter closes the kernel interfaces
+that would let a program reach past them.
+
+- ``clone`` and ``unshare`` are refused only with a namespace flag; ``clone3`` passes its flags
+  in memory, which a filter cannot read, so it answers ENOSYS and the C library falls back to
+  ``clone`` (as Docker does).
+- Only the native architecture's calls are allowed at all: a 32-bit ``int 0x80`` call, which
+  would bypass a denylist written in 64-bit numbers, kills the process (libseccomp's bad-arch
+  action).
+
+The policy is written once, as a Docker seccomp profile (:func:`docker_profile`), which Docker
+takes as ``--security-opt seccomp=FILE``. For bubblewrap the same profile is compiled to a BPF
+program with libseccomp's Python bindings (:mod:`rewardhub.sandbox.seccomp_compile`, run by the
+system's Python, which is where Debian's ``python3-seccomp`` lives) and handed over as
+``--seccomp FD``. Compiled once per process.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import json
+import os
+import platform
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rewardhub.sandbox.errors import SandboxUnavailable
+
+__all__ = ["REFUSED", "Refusal", "bpf_program", "docker_profile", "sealed_fd", "write_docker_profile"]
+
+COMPILER = Path(__file__).resolve().parent / "seccomp_compile.py"
+
+CLONE_NAMESPACE_FLAGS = {
+    "CLONE_NEWNS": 0x00020000,
+    "CLONE_NEWCGROUP": 0x02000000,
+    "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000,
+    "CLONE_NEWUSER": 0x10000000,
+    "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNET": 0x40000000,
+}
+UNSHARE_ONLY_FLAGS = {"CLONE_NEWTIME": 0x00000080}
+"""For ``clone`` the low byte is the exit signal, so CLONE_NEWTIME only means a namespace to ``unshare``."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One refused system call; with ``flags``, only when its first argument has any of them."""
+
+    why: str
+    syscalls: tuple[str, ...]
+    errno: int = errno.EPERM
+    flags: tuple[int, ...] = ()
+
+
+REFUSED: tuple[Refusal, ...] = (
+    Refusal(
+        "new namespaces (a user namespace gives root-like capabilities inside it)",
+        ("unshare",),
+        flags=tuple(CLONE_NAMESPACE_FLAGS.values()) + tuple(UNSHARE_ONLY_FLAGS.values()),
+    ),
+    Refusal("new namespaces by clone", ("clone",), flags=tuple(CLONE_NAMESPACE_FLAGS.values())),
+    Refusal("clone3's flags cannot be inspected: callers fall back to clone", ("clone3",), errno=errno.ENOSYS),
+    Refusal("joining another namespace", ("setns",)),
+    Refusal("kernel keyrings", ("keyctl", "add_key", "request_key")),
+    Refusal("eBPF programs and maps", ("bpf",)),
+    Refusal("performance counters (side channels, a long record of kernel bugs)", ("perf_event_open",)),
+    Refusal(
+        "io_uring (its requests bypass system-call filtering)",
+        ("io_uring_setup", "io_uring_enter", "io_uring_register"),
+    ),  # fmt: skip
+    Refusal(
+        "mounts",
+        (
+            "mount",
+            "umount2",
+            "pivot_root",
+            "fsopen",
+            "fsconfig",
+            "fsmount",
+            "fspick",
+            "move_mount",
+            "open_tree",
+            "mount_setattr",
+        ),  # fmt: skip
+    ),
+    Refusal("tracing and reading other processes", ("ptrace", "process_vm_readv", "process_vm_writev")),
+    Refusal(
+        "loading kernels and kernel modules",
+        ("kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module"),
+    ),  # fmt: skip
+    Refusal("page-fault handling in user space (a classic exploit primitive)", ("userfaultfd",)),
+    Refusal("opening files by handle, around the mount namespace", ("open_by_handle_at",)),
+    Refusal(
+        "the machine's own state: clock, accounting, swap, reboot, kernel log, quotas, I/O ports",
+        (
+            "settimeofday",
+            "clock_settime",
+            "clock_adjtime",
+            "acct",
+            "swapon",
+            "swapoff",
+            "reboot",
+            "syslog",
+            "quotactl",
+            "iopl",
+            "ioperm",
+            "vhangup",
+            "lookup_dcookie",
+        ),  # fmt: skip
+    ),
+)
+"""The policy, each group with the reason it is refused."""
+
+_SCMP_ARCH = {"x86_64": "SCMP_ARCH_X86_64", "aarch64": "SCMP_ARCH_AARCH64", "arm64": "SCMP_ARCH_AARCH64"}
+
+
+def docker_profile(machine: str | None = None) -> dict[str, Any]:
+    """The policy as a Docker/OCI seccomp profile (pure: the BPF program is compiled from this too)."""
+    arch = _SCMP_ARCH.get(machine or platform.machine())
+    rules: list[dict[str, Any]] = []
+    for refusal in REFUSED:
+        base = {"names": list(refusal.syscalls), "action": "SCMP_ACT_ERRNO", "errnoRet": refusal.errno}
+        if not refusal.flags:
+            rules.append({**base, "comment": refusal.why})
+            continue
+        for flag in refusal.flags:  # rules for one call are OR-ed: any namespace flag refuses it
+            condition = {"index": 0, "value": flag, "valueTwo": flag, "op": "SCMP_CMP_MASKED_EQ"}
+            rules.append({**base, "args": [condition], "comment": refusal.why})
+    return {"defaultAction": "SCMP_ACT_ALLOW", "architectures": [arch] if arch else [], "syscalls": rules}
+
+
+def write_docker_profile(folder: str | Path) -> str:
+    """Write the profile as JSON for ``docker run --security-opt seccomp=PATH``; the path."""
+    path = Path(folder) / "seccomp.json"
+    path.write_text(json.dumps(docker_profile(), indent=1))
+    return str(path)
+
+
+@functools.lru_cache(maxsize=4)
+def bpf_program(python: str) -> bytes:
+    """The profile compiled to a BPF program by libseccomp, with the interpreter that has its bindings."""
+    try:
+        done = subprocess.run(
+            [python, "-I", str(COMPILER)],
+            input=json.dumps(docker_profile()).encode(),
+            capture_output=True,
+            timeout=60,
+            check=False,
+            env={"PATH": "/usr/bin:/bin"},
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise _unavailable(python, str(exc)) from None
+    if done.returncode != 0 or not done.stdout or len(done.stdout) % 8:
+        raise _unavailable(python, done.stderr.decode(errors="replace").strip()[-500:] or f"status {done.returncode}")
+    return done.stdout
+
+
+def _unavailable(python: str, why: str) -> SandboxUnavailable:
+    return SandboxUnavailable(
+        f"code execution is disabled: the system-call filter cannot be built with {python} ({why}). "
+        "Install libseccomp's Python bindings (Debian: python3-seccomp, see scripts/install_system_deps.sh), "
+        "point REWARDHUB_SANDBOX_SECCOMP_PYTHON at an interpreter that has them, or turn the filter off "
+        "with REWARDHUB_SANDBOX_SYSCALL_FILTER=false."
+    )
+
+
+def sealed_fd(program: bytes) -> int:
+    """A file descriptor to read ``program`` from once (bubblewrap's ``--seccomp FD``); the caller closes it."""
+    fd = os.memfd_create("rewardhub-seccomp", 0) if sys.platform == "linux" else -1
+    if fd < 0:
+        raise SandboxUnavailable("the system-call filter needs Linux")
+    os.write(fd, program)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
