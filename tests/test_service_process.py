@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from rewardhub.client import RewardClient
-from rewardhub.server import ServiceProcess
+from rewardhub.launcher import ServiceProcess
 from rewardhub.types import Sample
 
 
@@ -37,7 +37,7 @@ def test_the_service_does_not_outlive_a_parent_killed_with_sigkill(tmp_path):
             sys.executable,
             "-c",
             "import time\n"
-            "from rewardhub.server import ServiceProcess\n"
+            "from rewardhub.launcher import ServiceProcess\n"
             "service = ServiceProcess(workers=1)\n"
             "service.start()\n"
             "print(service.pid, flush=True)\n"
