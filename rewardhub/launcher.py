@@ -25,6 +25,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from multiprocessing import forkserver, popen_forkserver, process, reduction, spawn, util
@@ -126,25 +127,46 @@ class ServiceThread:
         self.workers = workers
         self.config_file = config_file
         self.startup_timeout_s = startup_timeout_s
+        self.host = "127.0.0.1"
+        self.port = free_port()
         self._server: Any = None
+        self._thread: threading.Thread | None = None
 
     @property
-    def url(self) -> str | None:
-        return self._server.url if self._server is not None else None
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def _settings(self) -> Any:
+        """The service's settings: the environment and ``config_file``, with this port and worker count."""
+        from rewardhub.settings import Settings
+
+        return Settings.load(self.config_file, workers=self.workers, host=self.host, port=self.port)
 
     def start(self) -> str:
         # The one place a caller's process loads the service's own code: a service in this
-        # process is that code. Imported here so that importing the launcher never does.
-        from rewardhub.server import EmbeddedServer
-        from rewardhub.settings import Settings
+        # thread is that code. Imported here, so that importing the launcher never does.
+        import uvicorn
 
-        settings = Settings.load(self.config_file, workers=self.workers)
-        self._server = EmbeddedServer(settings, startup_timeout_s=self.startup_timeout_s)
-        return self._server.start()
+        from rewardhub.api.app import create_app
+
+        config = uvicorn.Config(
+            create_app(self._settings()), host=self.host, port=self.port, log_level="warning", lifespan="on"
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="rewardhub-embedded", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + self.startup_timeout_s
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("embedded rewardhub server failed to start")
+            time.sleep(0.02)
+        return self.url
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.stop()
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=30)
 
     def __enter__(self) -> str:
         return self.start()
