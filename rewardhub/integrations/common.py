@@ -40,13 +40,13 @@ __all__ = [
     "URL_ENV",
     "VERIFIER_ENV",
     "ServiceSpec",
+    "as_reference",
     "chat_prompt",
     "close_shared_clients",
     "content_text",
     "json_fields",
     "parse_verifier",
     "plain",
-    "as_reference",
     "service_spec",
     "shared_async_client",
     "shared_client",
@@ -123,17 +123,26 @@ def parse_verifier(raw: str, source: str = VERIFIER_ENV) -> VerifierSpec | dict[
 # --- one client per service and process -------------------------------------------------------------
 
 _lock = threading.Lock()
-_sync_clients: dict[tuple[int, str | None, str | None], RewardClient] = {}
-_async_clients: dict[tuple[int, asyncio.AbstractEventLoop, str | None, str | None], AsyncRewardClient] = {}
+_sync_clients: dict[tuple[str | None, str | None], RewardClient] = {}
+_async_clients: dict[tuple[asyncio.AbstractEventLoop, str | None, str | None], AsyncRewardClient] = {}
+
+
+def _forget_after_fork() -> None:
+    """In a forked child: a client inherited across ``fork`` shares its sockets with the parent, and
+    the lock may have been held by a parent thread at the fork. Start afresh (Ray, multiprocessing)."""
+    global _lock
+    _lock = threading.Lock()
+    _sync_clients.clear()
+    _async_clients.clear()
+
+
+if hasattr(os, "register_at_fork"):  # no fork, nothing to forget (Windows)
+    os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def shared_client(service: ServiceSpec) -> RewardClient:
-    """The process's client for ``service``; created on first use, then reused by every thread.
-
-    Keyed by process id too: a client inherited across ``fork`` would share its sockets with the
-    parent, so a forked worker (Ray, multiprocessing) gets its own.
-    """
-    key = (os.getpid(), service.url, service.api_key)
+    """The process's client for ``service``; created on first use, then reused by every thread."""
+    key = (service.url, service.api_key)
     with _lock:
         client = _sync_clients.get(key)
         if client is None:
@@ -148,9 +157,9 @@ def shared_async_client(service: ServiceSpec) -> AsyncRewardClient:
     in a fresh ``asyncio.run`` does not accumulate them.
     """
     loop = asyncio.get_running_loop()
-    key = (os.getpid(), loop, service.url, service.api_key)
+    key = (loop, service.url, service.api_key)
     with _lock:
-        for stale in [k for k in _async_clients if k[1].is_closed()]:
+        for stale in [k for k in _async_clients if k[0].is_closed()]:
             del _async_clients[stale]
         client = _async_clients.get(key)
         if client is None:
