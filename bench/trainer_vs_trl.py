@@ -32,7 +32,7 @@ from pathlib import Path
 
 import torch
 
-from rewardhub.server import ServiceProcess
+from rewardhub.launcher import ServiceProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN = ROOT / "examples" / "data" / "addition_train.jsonl"

@@ -12,6 +12,9 @@ Two ways to do that behind one interface (``submit``, ``call``, ``close``):
   step in a thread and costs nothing in a child. The caller pays only for pickling the samples.
   The scorer factory must pickle (a class, or a partial of one); the child starts from the fork
   server and imports only this package's client side, not the caller's modules.
+
+This is the client run off the caller's thread: it imports the vocabulary and the launcher, never
+the service's code (``tests/test_layering.py`` keeps it so).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from multiprocessing import Pipe
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
-from rewardhub.execution.processes import WorkerProcess
+from rewardhub.launcher import WorkerProcess
 from rewardhub.types import Result, Sample
 
 __all__ = ["RewardProcess", "RewardProcessError", "RewardWorker", "Scored", "Scorer", "ScorerFactory"]

@@ -9,6 +9,7 @@ This module imports nothing of ours: everything else imports it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,6 +29,7 @@ __all__ = [
     "VerifierSpec",
     "WeightedSum",
     "WeightedTerm",
+    "verifier_label",
 ]
 
 Status = Literal["ok", "timeout", "error"]
@@ -91,6 +93,32 @@ VerifierSpec = str | VerifierRef | WeightedSum | Gate
 WeightedTerm.model_rebuild()
 WeightedSum.model_rebuild()
 Gate.model_rebuild()
+
+
+def verifier_label(spec: VerifierSpec | Mapping[str, Any] | None) -> str:
+    """A short name for a verifier spec, for metric names and logs.
+
+    A verifier's registered name (``"math"``, ``{"name": "math", ...}``); ``sum`` or ``gate`` for a
+    composition; ``default`` for no spec (the service's default verifier decides). One function,
+    so that a trainer and every adapter name the same spec the same way.
+    """
+    if spec is None:
+        return "default"
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, VerifierRef):
+        return spec.name
+    if isinstance(spec, WeightedSum):
+        return "sum"
+    if isinstance(spec, Gate):
+        return "gate"
+    if isinstance(spec, Mapping):
+        if "name" in spec:
+            return str(spec["name"])
+        for key in ("sum", "gate"):
+            if key in spec:
+                return key
+    return "composite"
 
 
 class Sample(_Wire):

@@ -57,10 +57,10 @@ Rewards = RewardWorker | RewardProcess
 def reward_service(cfg: TrainConfig) -> Iterator[str]:
     """The URL of the reward service: the configured one, or an embedded one started here."""
     if cfg.reward.embedded:
-        from rewardhub.server import EmbeddedServer, ServiceProcess
+        from rewardhub.launcher import ServiceProcess, ServiceThread
 
         workers = cfg.reward.embedded_workers
-        server = ServiceProcess(workers) if cfg.reward.embedded_in == "subprocess" else EmbeddedServer(workers=workers)
+        server = ServiceProcess(workers) if cfg.reward.embedded_in == "subprocess" else ServiceThread(workers=workers)
         with server as url:
             yield url
     elif cfg.reward.url is not None:

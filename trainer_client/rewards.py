@@ -19,7 +19,7 @@ from rewardhub.trainer.config import RewardConfig
 from torch import Tensor
 
 from rewardhub.background import RewardProcess, RewardWorker, Scored, Scorer, ScorerFactory
-from rewardhub.types import OK, Result
+from rewardhub.types import OK, Result, verifier_label
 
 __all__ = [
     "RewardBatch",
@@ -43,21 +43,6 @@ class RewardBatch:
     details: tuple[dict[str, Any], ...]
     steps: tuple[list[float] | None, ...]  # dense per-step/token rewards (implicit PRM), else None
     labels: tuple[str, ...]  # which verifier judged each sample, for the per-verifier breakdown
-
-
-def verifier_label(spec: Any) -> str:
-    """A short name for a verifier spec: its registered name, or ``sum``/``gate`` for compositions."""
-    if spec is None:
-        return "default"
-    if isinstance(spec, str):
-        return spec
-    if isinstance(spec, dict):
-        if "name" in spec:
-            return str(spec["name"])
-        for key in ("sum", "gate"):
-            if key in spec:
-                return key
-    return type(spec).__name__.lower()
 
 
 def to_reward_batch(results: Sequence[Result], labels: Sequence[str]) -> RewardBatch:

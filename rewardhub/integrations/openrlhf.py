@@ -21,13 +21,11 @@ may have been truncated from the left to fit. :func:`split_query` recovers the r
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import threading
 from collections.abc import Sequence
 from typing import Any
 
+from rewardhub.integrations.common import as_reference, service_spec, shared_client, verifier_spec
 from rewardhub.integrations.logs import batch_logs
 from rewardhub.types import Result, Sample
 
@@ -75,7 +73,7 @@ def split_query(query: str, prompt: str | None) -> str:
 
 def openrlhf_samples(queries: Sequence[str], prompts: Sequence[str | None], labels: Sequence[Any]) -> list[Sample]:
     return [
-        Sample(prompt=prompt, response=split_query(query, prompt), reference=label)
+        Sample(prompt=prompt, response=split_query(query, prompt), reference=as_reference(label))
         for query, prompt, label in zip(queries, prompts, labels, strict=True)
     ]
 
@@ -94,9 +92,6 @@ def openrlhf_answer(results: Sequence[Result]) -> dict[str, Any]:
 
 # --- the trainer side: reward_func for ``--remote_rm_url path/to/openrlhf_reward_func.py`` ------
 
-_client_lock = threading.Lock()
-_client: Any = None
-
 
 def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **kwargs: Any) -> dict[str, Any]:
     """OpenRLHF's ``reward_func(queries, prompts, labels)``, answered by the service.
@@ -107,12 +102,13 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
     ``get_reward_verifier`` decides. Returns tensors, as OpenRLHF's examples do: ``rewards``,
     ``scores`` (clipped to 0-1) and numeric ``extra_logs``. A service that cannot be reached or
     refuses the request raises: OpenRLHF then logs the failure instead of training on a made-up 0.
+    OpenRLHF calls it from many threads at once; they share one client (per service and process).
     """
     import torch
 
-    client = _shared_client()
-    spec = _verifier_from_env()
-    labels = list(labels) if labels is not None else [None] * len(queries)
+    client = shared_client(service_spec())
+    spec = verifier_spec()
+    labels = [as_reference(label) for label in labels] if labels is not None else [None] * len(queries)
     if spec is None:
         body = {"query": list(queries), "prompts": list(prompts), "labels": labels}
         answer = client.request("POST", "/get_reward", body)
@@ -124,21 +120,3 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
         "scores": torch.tensor(answer["scores"], dtype=torch.float32),
         "extra_logs": {k: torch.tensor(v, dtype=torch.float32) for k, v in answer["extra_logs"].items()},
     }
-
-
-def _verifier_from_env() -> Any:
-    raw = os.environ.get("REWARDHUB_VERIFIER", "").strip()
-    if not raw:
-        return None
-    return json.loads(raw) if raw[0] in '{["' else raw
-
-
-def _shared_client() -> Any:
-    """One client per process: OpenRLHF calls ``reward_func`` from many threads at once."""
-    global _client
-    with _client_lock:
-        if _client is None:
-            from rewardhub.client import RewardClient
-
-            _client = RewardClient(os.environ.get("REWARDHUB_URL"), api_key=os.environ.get("REWARDHUB_API_KEY"))
-        return _client

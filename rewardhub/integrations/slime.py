@@ -13,20 +13,23 @@ remote RM at the service: ``--rm-type remote_rm --rm-url http://HOST:8000/v1/com
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
 from collections.abc import Sequence
 from typing import Any
 
+from rewardhub.integrations.common import (
+    as_reference,
+    chat_prompt,
+    json_fields,
+    service_spec,
+    shared_async_client,
+    verifier_spec,
+)
 from rewardhub.integrations.logs import sample_logs
 from rewardhub.types import OK, ChatMessage, Result, Sample
 
 __all__ = ["reward", "sample_from_slime", "slime_answer", "slime_prompt"]
 
 DEFAULT_VERIFIER = "math"
-
-_clients: dict[Any, Any] = {}
 
 
 async def reward(args: Any, sample: Any, **kwargs: Any) -> dict[str, Any] | list[dict[str, Any]]:
@@ -36,7 +39,7 @@ async def reward(args: Any, sample: Any, **kwargs: Any) -> dict[str, Any] | list
     samples = [sample_from_slime(s, index) for index, s in enumerate(slime_samples)]
     if group is not None:  # slime hands over one prompt's samples: a group, even without group_index
         samples = [s if s.group is not None else s.model_copy(update={"group": "group"}) for s in samples]
-    results = await _client().score(samples)
+    results = await shared_async_client(service_spec()).score(samples)  # one client per event loop
     answers = [slime_answer(result) for result in results]
     return answers if group is not None else answers[0]
 
@@ -44,15 +47,15 @@ async def reward(args: Any, sample: Any, **kwargs: Any) -> dict[str, Any] | list
 def sample_from_slime(sample: Any, index: int = 0) -> Sample:
     """A rewardhub sample from a slime ``Sample`` (prompt, response, label, metadata)."""
     metadata = dict(getattr(sample, "metadata", None) or {})
-    spec = metadata.pop("verifier", None) or _default_verifier()
+    spec = metadata.pop("verifier", None) or verifier_spec(default=DEFAULT_VERIFIER)
     return Sample(
         id=str(getattr(sample, "index", index)),
         prompt=slime_prompt(getattr(sample, "prompt", None)),
         response=getattr(sample, "response", "") or "",
-        reference=getattr(sample, "label", None),
+        reference=as_reference(getattr(sample, "label", None)),
         verifier=spec,
         group=str(getattr(sample, "group_index", "") or "") or None,
-        metadata={k: v for k, v in metadata.items() if _jsonable(v)},
+        metadata=json_fields(metadata),
     )
 
 
@@ -71,43 +74,4 @@ def slime_answer(result: Result) -> dict[str, Any]:
 
 def slime_prompt(prompt: Any) -> str | list[ChatMessage] | None:
     """slime's prompt is text or chat messages (whose content may be a list of parts)."""
-    if prompt is None or isinstance(prompt, str):
-        return prompt
-    return [ChatMessage(role=str(m.get("role", "user")), content=_content(m.get("content"))) for m in prompt]
-
-
-def _content(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return str(content)
-
-
-def _default_verifier() -> Any:
-    raw = os.environ.get("REWARDHUB_VERIFIER", "").strip()
-    if not raw:
-        return DEFAULT_VERIFIER
-    return json.loads(raw) if raw[0] in '{["' else raw
-
-
-def _client() -> Any:
-    """One async client per event loop (slime's rollout runs on one loop)."""
-    from rewardhub.client import AsyncRewardClient
-
-    loop = asyncio.get_running_loop()
-    for stale in [key for key in _clients if key.is_closed()]:
-        del _clients[stale]
-    if loop not in _clients:
-        _clients[loop] = AsyncRewardClient(os.environ.get("REWARDHUB_URL"), api_key=os.environ.get("REWARDHUB_API_KEY"))
-    return _clients[loop]
-
-
-def _jsonable(value: Any) -> bool:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return False
-    return True
+    return chat_prompt(prompt)

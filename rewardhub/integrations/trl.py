@@ -22,14 +22,21 @@ is its async twin, which TRL runs concurrently with other async reward functions
 
 from __future__ import annotations
 
-import asyncio
 import math
-import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from rewardhub.integrations.common import (
+    as_reference,
+    chat_prompt,
+    content_text,
+    service_spec,
+    shared_async_client,
+    shared_client,
+    verifier_label,
+)
 from rewardhub.integrations.logs import batch_logs
-from rewardhub.types import OK, ChatMessage, Result, Sample, VerifierSpec
+from rewardhub.types import OK, Result, Sample, VerifierSpec
 
 __all__ = [
     "REFERENCE_COLUMNS",
@@ -57,8 +64,9 @@ def reward_func(
 ) -> RewardFunction:
     """A TRL reward function scoring completions with ``verifier`` on the service at ``url``.
 
-    ``url`` defaults to ``REWARDHUB_URL``, ``api_key`` to ``REWARDHUB_API_KEY``; ``name`` (what TRL
-    logs it as) to ``rewardhub_<verifier>``. ``client`` replaces the HTTP client (tests).
+    ``url`` defaults to ``REWARDHUB_URL``, ``api_key`` to ``REWARDHUB_API_KEY`` (read at each call);
+    ``name`` (what TRL logs it as) to ``rewardhub_<verifier>``. Every reward function of a process
+    shares one client per service; ``client`` replaces it (tests).
     """
     return RewardFunction(verifier, url, api_key=api_key, reference_key=reference_key, name=name, client=client)
 
@@ -89,13 +97,13 @@ class _Base:
     ) -> None:
         self.verifier = verifier
         self.url = url
-        self.api_key = api_key if api_key is not None else os.environ.get("REWARDHUB_API_KEY")
+        self.api_key = api_key
         self.reference_key = reference_key
-        self.__name__ = name or f"rewardhub_{_label(verifier)}"
+        self.__name__ = name or f"rewardhub_{verifier_label(verifier)}"
         self._client = client
 
     def __getstate__(self) -> dict[str, Any]:
-        """Picklable (TRL and accelerate may copy reward functions): the HTTP client stays behind."""
+        """Picklable (TRL and accelerate may copy reward functions): an injected client stays behind."""
         state = dict(self.__dict__)
         state["_client"] = None
         return state
@@ -118,18 +126,13 @@ class RewardFunction(_Base):
         completion_ids: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
-        if self._client is None:
-            from rewardhub.client import RewardClient
-
-            self._client = RewardClient(self.url, api_key=self.api_key)
-        results = self._client.score(self._samples(prompts, completions, kwargs), self.verifier)
+        client = self._client if self._client is not None else shared_client(service_spec(self.url, self.api_key))
+        results = client.score(self._samples(prompts, completions, kwargs), self.verifier)
         return self._finish(results, kwargs)
 
 
 class AsyncRewardFunction(_Base):
     """TRL reward function (async). Build it with :func:`async_reward_func`."""
-
-    _loop: asyncio.AbstractEventLoop | None = None
 
     async def __call__(
         self,
@@ -138,23 +141,10 @@ class AsyncRewardFunction(_Base):
         completion_ids: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
-        client = self._async_client()
+        # an async client lives on one event loop: the shared one is this loop's
+        client = self._client if self._client is not None else shared_async_client(service_spec(self.url, self.api_key))
         results = await client.score(self._samples(prompts, completions, kwargs), self.verifier)
         return self._finish(results, kwargs)
-
-    def _async_client(self) -> Any:
-        """An async client lives on one event loop; a call from another loop gets a fresh one."""
-        loop = asyncio.get_running_loop()
-        if self._client is None or (self._loop is not None and self._loop is not loop):
-            from rewardhub.client import AsyncRewardClient
-
-            self._client, self._loop = AsyncRewardClient(self.url, api_key=self.api_key), loop
-        return self._client
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()
-        state.pop("_loop", None)
-        return state
 
 
 def trl_rewards(results: Sequence[Result]) -> list[float | None]:
@@ -172,7 +162,7 @@ def build_samples(
     groups: dict[str, str] = {}
     samples = []
     for prompt, completion, reference in zip(prompts, completions, references, strict=True):
-        prompt_value = _prompt(prompt)
+        prompt_value = chat_prompt(prompt)
         key = (
             prompt_value if isinstance(prompt_value, str) else "\n".join(f"{m.role}: {m.content}" for m in prompt_value)
         )
@@ -188,11 +178,11 @@ def completion_text(completion: Any) -> str:
     if isinstance(completion, str):
         return completion
     if isinstance(completion, Mapping):
-        return _content_text(completion.get("content"))
+        return content_text(completion.get("content"))
     if isinstance(completion, Sequence):
         messages = [m for m in completion if isinstance(m, Mapping)]
         assistant = [m for m in messages if m.get("role") == "assistant"] or messages
-        return "\n".join(_content_text(m.get("content")) for m in assistant)
+        return "\n".join(content_text(m.get("content")) for m in assistant)
     raise TypeError(f"cannot read a completion of type {type(completion).__name__}")
 
 
@@ -221,41 +211,4 @@ def _references(columns: Mapping[str, Any], reference_key: str | None, n: int) -
     values = list(values)
     if len(values) != n:
         raise ValueError(f"reference column has {len(values)} values for {n} completions")
-    return values
-
-
-def _prompt(prompt: Any) -> str | list[ChatMessage] | None:
-    if prompt is None or isinstance(prompt, str):
-        return prompt
-    if isinstance(prompt, Sequence):
-        return [
-            ChatMessage(role=str(m.get("role", "user")), content=_content_text(m.get("content")))
-            for m in prompt
-            if isinstance(m, Mapping)
-        ]
-    return str(prompt)
-
-
-def _content_text(content: Any) -> str:
-    """Message content as text: a string, or the text blocks of a multimodal content list."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Sequence):
-        return "".join(
-            block.get("text", "") if isinstance(block, Mapping) else str(block)
-            for block in content
-            if not isinstance(block, Mapping) or block.get("type", "text") == "text"
-        )
-    return str(content)
-
-
-def _label(verifier: Any) -> str:
-    if isinstance(verifier, str):
-        return verifier
-    if isinstance(verifier, Mapping):
-        if "name" in verifier:
-            return str(verifier["name"])
-        return next((key for key in ("sum", "gate") if key in verifier), "composite")
-    return getattr(verifier, "name", None) or "composite"
+    return [as_reference(value) for value in values]

@@ -21,13 +21,11 @@ Each call returns a dict with the same keys for every sample, as verl's managers
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rewardhub.integrations.common import as_reference, json_fields, service_spec, shared_async_client, shared_client
 from rewardhub.integrations.logs import batch_logs, sample_logs
 from rewardhub.types import OK, Result, Sample, VerifierSpec
 
@@ -111,7 +109,7 @@ def compute_score(
 ) -> dict[str, Any]:
     """verl's per-sample reward function, answered by the service."""
     sample, spec = _sample(data_source, solution_str, ground_truth, extra_info, verifier, routes)
-    [result] = _sync_client(url, api_key).score([sample], spec)
+    [result] = shared_client(service_spec(url, api_key)).score([sample], spec)
     return verl_result(result)
 
 
@@ -129,7 +127,7 @@ async def compute_score_async(
 ) -> dict[str, Any]:
     """The async twin of :func:`compute_score` (verl awaits coroutine functions)."""
     sample, spec = _sample(data_source, solution_str, ground_truth, extra_info, verifier, routes)
-    [result] = await _async_client(url, api_key).score([sample], spec)
+    [result] = await shared_async_client(service_spec(url, api_key)).score([sample], spec)
     return verl_result(result)
 
 
@@ -153,7 +151,7 @@ def compute_score_batch(
     ]
     # each sample carries its own spec: one request serves a batch that mixes data sources
     samples = [Sample.model_validate({**sample.model_dump(), "verifier": spec}) for sample, spec in planned]
-    results = _sync_client(url, api_key).score(samples) if samples else []
+    results = shared_client(service_spec(url, api_key)).score(samples) if samples else []
     components = {key: values for key, values in batch_logs(results).items() if key.startswith("component/")}
     return [
         {**verl_result(result), **{key: values[i] for key, values in components.items()}}
@@ -184,57 +182,6 @@ def _sample(
 ) -> tuple[Sample, Any]:
     spec = verifier if verifier is not None else route(data_source, routes)
     info = dict(extra_info or {})
-    metadata = {"data_source": data_source, **{k: _plain(v) for k, v in info.items() if _jsonable(v)}}
+    metadata = {"data_source": data_source, **json_fields(info)}
     prompt = info.get("question") if isinstance(info.get("question"), str) else None
-    return Sample(prompt=prompt, response=solution_str, reference=_plain(ground_truth), metadata=metadata), spec
-
-
-def _plain(value: Any) -> Any:
-    """Ground truths arrive as numpy arrays and scalars from parquet; the wire wants JSON."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _jsonable(value: Any) -> bool:
-    try:
-        json.dumps(_plain(value))
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-_clients: dict[tuple[Any, ...], Any] = {}
-_clients_lock = threading.Lock()
-
-
-def _sync_client(url: str | None, api_key: str | None) -> Any:
-    """One client per service and process: verl calls ``compute_score`` from many threads."""
-    from rewardhub.client import RewardClient
-
-    key = ("sync", url, api_key)
-    with _clients_lock:
-        if key not in _clients:
-            _clients[key] = RewardClient(url, api_key=_api_key(api_key))
-        return _clients[key]
-
-
-def _async_client(url: str | None, api_key: str | None) -> Any:
-    """One async client per service and event loop (an async client cannot change loops)."""
-    from rewardhub.client import AsyncRewardClient
-
-    key = ("async", asyncio.get_running_loop(), url, api_key)
-    with _clients_lock:
-        for stale in [k for k in _clients if k[0] == "async" and k[1].is_closed()]:
-            del _clients[stale]
-        if key not in _clients:
-            _clients[key] = AsyncRewardClient(url, api_key=_api_key(api_key))
-        return _clients[key]
-
-
-def _api_key(api_key: str | None) -> str | None:
-    return api_key if api_key is not None else os.environ.get("REWARDHUB_API_KEY")
+    return Sample(prompt=prompt, response=solution_str, reference=as_reference(ground_truth), metadata=metadata), spec

@@ -121,7 +121,6 @@ def test_a_sample_that_cannot_be_judged_says_so_in_every_channel(composite_url: 
 def test_reward_func_file_loads_the_way_openrlhf_loads_it(composite_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REWARDHUB_URL", composite_url)
     monkeypatch.delenv("REWARDHUB_VERIFIER", raising=False)
-    monkeypatch.setattr("rewardhub.integrations.openrlhf._client", None)
     spec = importlib.util.spec_from_file_location("reward_func", reward_func_file.__file__)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -139,7 +138,6 @@ def test_reward_func_scores_with_the_verifier_named_in_the_environment(
 ) -> None:
     monkeypatch.setenv("REWARDHUB_URL", composite_url)
     monkeypatch.setenv("REWARDHUB_VERIFIER", '{"name": "exact", "config": {"case_sensitive": true}}')
-    monkeypatch.setattr("rewardhub.integrations.openrlhf._client", None)
     out = reward_func_file.reward_func(["Q: Paris", "Q: paris"], ["Q: ", "Q: "], ["Paris", "Paris"])
     assert out["rewards"].tolist() == [1.0, 0.0]
     assert out["extra_logs"]["status/ok"].tolist() == [1.0, 1.0]
@@ -169,7 +167,6 @@ def test_openrlhfs_own_single_turn_executor_reads_the_answer(
 
     monkeypatch.setenv("REWARDHUB_URL", composite_url)
     monkeypatch.delenv("REWARDHUB_VERIFIER", raising=False)
-    monkeypatch.setattr("rewardhub.integrations.openrlhf._client", None)
     from_file = agent.SingleTurnAgentExecutor(reward_func_file.__file__)
     [answer] = asyncio.run(from_file._fetch_rewards_via_func(["Q: 41"], ["Q: "], ["42"]))
     assert read_single(answer)["reward"].item() == 0.0

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import rewardhub.integrations as integrations
-from rewardhub.integrations import graders, logs, openrlhf, slime, trl, verl
+from rewardhub.integrations import common, graders, logs, openrlhf, slime, trl, verl
 
 
 def test_integration_modules() -> None:
-    assert integrations.__all__ == ["logs", "openrlhf", "slime", "trl", "verl"]
+    assert integrations.__all__ == ["common", "logs", "openrlhf", "slime", "trl", "verl"]
 
 
 def test_each_trainers_entry_points() -> None:
@@ -16,10 +16,13 @@ def test_each_trainers_entry_points() -> None:
     assert {"reward_func", "openrlhf_answer", "split_query"} <= set(openrlhf.__all__)
     assert {"reward", "slime_answer"} <= set(slime.__all__)
     assert {"batch_logs", "sample_logs"} <= set(logs.__all__)
+    assert {"service_spec", "verifier_spec", "shared_client", "shared_async_client", "content_text"} <= set(
+        common.__all__
+    )
     assert {"GraderRunner", "RunGraderRequest", "parse_formula"} <= set(graders.__all__)
 
 
 def test_every_exported_name_exists() -> None:
-    for module in (integrations, graders, logs, openrlhf, slime, trl, verl):
+    for module in (integrations, common, graders, logs, openrlhf, slime, trl, verl):
         for name in module.__all__:
             assert hasattr(module, name), f"{module.__name__}.{name}"

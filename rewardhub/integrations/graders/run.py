@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rewardhub.errors import InvalidRequest, UnknownVerifier
+from rewardhub.integrations.common import content_text
 from rewardhub.integrations.graders.formula import FormulaError, parse_formula
 from rewardhub.integrations.graders.python_grader import run_python_grader
 from rewardhub.integrations.graders.shapes import (
@@ -167,7 +168,7 @@ def _sample(grader: SimpleGrader, scope: dict[str, Any]) -> Sample:
 
 def _judge_sample(grader: ScoreModelGrader, scope: dict[str, Any]) -> Sample:
     """``score_model`` as the ``judge`` verifier grading on the grader's range."""
-    messages = [ChatMessage(role=m.role, content=render(_text(m.content), scope)) for m in grader.input]
+    messages = [ChatMessage(role=m.role, content=render(content_text(m.content), scope)) for m in grader.input]
     system = "\n\n".join(m.content for m in messages if m.role in ("system", "developer"))
     prompt = [m for m in messages if m.role not in ("system", "developer")] or messages
     low, high = grader.range or (0.0, 1.0)
@@ -202,12 +203,6 @@ def _on_range(sample: Sample, result: Result) -> Result:
         return result
     low, high = sample.metadata["score_model_range"]
     return result.model_copy(update={"score": low + result.score * (high - low)})
-
-
-def _text(content: str | list[dict[str, Any]]) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(str(part.get("text", "")) for part in content if part.get("type") in (None, "input_text", "text"))
 
 
 def _combine(formula: Any, results: dict[str, Result]) -> Result:
