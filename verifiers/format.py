@@ -16,7 +16,6 @@ from pydantic import Field
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 
-
 _TAG = re.compile(r"</?[A-Za-z][\w:.-]*\s*/?>")
 
 

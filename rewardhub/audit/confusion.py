@@ -112,7 +112,8 @@ def judge_case(
 
 def failure_class(result: Result) -> str:
     """Why the verifier said what it said: status, then its reason and the rule that matched."""
-    reason = result.details.get("reason") or result.details.get("verdict") or result.details.get("short_circuit")
+    details = result.details
+    reason = details.get("reason") or details.get("verdict") or details.get("short_circuit") or _test_verdicts(details)
     rule = result.details.get("rule")
     text = str(reason) if reason else ("scored" if result.status == OK else "")
     if rule and reason:
@@ -120,6 +121,15 @@ def failure_class(result: Result) -> str:
     if result.status != OK:
         return f"{result.status}: {text}" if text else result.status
     return text
+
+
+def _test_verdicts(details: dict[str, Any]) -> str | None:
+    """The verdicts of the failed tests of a code result (``runtime_error+wrong_answer``)."""
+    tests = details.get("tests")
+    if not isinstance(tests, list):
+        return None
+    failed = sorted({str(t.get("verdict")) for t in tests if isinstance(t, dict) and not t.get("passed")})
+    return "+".join(failed) if failed else "all_passed"
 
 
 def class_counts(outcomes: Sequence[Outcome]) -> dict[str, dict[str, int]]:
