@@ -58,6 +58,14 @@ def text_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _spec_name(spec: Any) -> str:
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, dict) and "name" in spec:
+        return f"{spec['name']} {json.dumps(spec.get('config') or {})}"[:80]
+    return "a composite verifier"
+
+
 def _one_line(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     text = text.replace("\n", "\\n")
@@ -78,7 +86,16 @@ def plot_report(report: dict[str, Any], confusion: Confusion, path: Path) -> Non
     left.imshow(table, cmap="Blues")
     for row in range(2):
         for col in range(2):
-            left.text(col, row, str(table[row][col]), ha="center", va="center", fontsize=16)
+            dark = table[row][col] > max(max(r) for r in table) / 2
+            left.text(
+                col,
+                row,
+                str(table[row][col]),
+                ha="center",
+                va="center",
+                fontsize=16,
+                color="white" if dark else "black",
+            )
     left.set_xticks([0, 1], ["right", "wrong"])
     left.set_yticks([0, 1], ["accepted", "rejected"])
     left.set_xlabel("label")
@@ -92,15 +109,16 @@ def plot_report(report: dict[str, Any], confusion: Confusion, path: Path) -> Non
     bars += [(f"FN {name}", count, "tab:blue") for name, count in _counts(report["false_negatives"]).items()]
     if bars:
         names, counts, colors = zip(*bars, strict=True)
-        right.barh(range(len(bars)), counts, color=colors)
+        right.barh(range(len(bars)), counts, color=colors, height=0.6)
+        right.xaxis.get_major_locator().set_params(integer=True)
         right.set_yticks(range(len(bars)), [name[:48] for name in names], fontsize=8)
-        right.invert_yaxis()
+        right.set_ylim(max(len(bars), 6) - 0.5, -0.5)  # top down, and a lone bar stays a bar
     else:
         right.text(0.5, 0.5, "no wrong verdicts", ha="center", va="center", transform=right.transAxes)
     right.set_xlabel("cases")
     exploits = report["exploits"]
     right.set_title(f"wrong verdicts per failure class; exploits rewarded: {exploits['rewarded']}/{exploits['tried']}")
-    figure.suptitle(f"audit of {report['verifier'] if isinstance(report['verifier'], str) else 'composite verifier'}")
+    figure.suptitle(f"audit of {_spec_name(report['verifier'])}")
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
