@@ -189,3 +189,11 @@ def test_cli_refuses_a_bad_cases_file_with_its_line(capsys: pytest.CaptureFixtur
     bad.write_text('{"response": "1", "reference": "1", "expected": "maybe"}\n')
     assert main(["audit", "math", "--cases", str(bad)]) == 2
     assert "bad.jsonl:1" in capsys.readouterr().err
+
+
+def test_cases_and_exploits_together_over_the_sample_limit_are_413(http: httpx.Client) -> None:
+    cases = [{"response": "1", "reference": "1", "expected": True}] * 4990  # + 30 math exploits > 5000
+    reply = http.post("/v1/audit", json={"verifier": "math", "cases": cases})
+    assert reply.status_code == 413, reply.text
+    assert reply.json()["error"]["detail"] == {"limit": 5000}
+    assert http.post("/v1/audit", json={"verifier": "math", "cases": cases, "exploits": []}).status_code == 200
