@@ -93,9 +93,30 @@ async def _run_local(
 async def _run_remote(
     args: argparse.Namespace, spec: VerifierSpec, cases: list[AuditCase], registry: Registry, chosen: list[str] | None
 ) -> Audit:
-    from rewardhub.client import AsyncRewardClient
+    from rewardhub.client import AsyncRewardClient, ClientError
 
-    async with AsyncRewardClient(args.url, api_key=args.api_key) as client:
+    try:
+        return await _audit_through(
+            AsyncRewardClient(args.url, api_key=args.api_key, max_retries=2),
+            spec,
+            cases,
+            registry,
+            chosen,
+            args.threshold,
+        )
+    except ClientError as exc:
+        raise RewardhubError(f"audit through {args.url} failed: {exc}") from None
+
+
+async def _audit_through(
+    client: Any,
+    spec: VerifierSpec,
+    cases: list[AuditCase],
+    registry: Registry,
+    chosen: list[str] | None,
+    threshold: float,
+) -> Audit:
+    async with client:
         if chosen is not None:
             exploits = [exploit for name in chosen for exploit in load_corpus(name)]
         else:
@@ -103,7 +124,7 @@ async def _run_remote(
                 exploits = exploits_for(spec, registry)
             except UnknownVerifier:  # a plugin the server has and this process does not
                 exploits = await _exploits_by_server_kind(client, spec)
-        return await run_audit(client_score_fn(client), spec, cases, exploits, args.threshold)
+        return await run_audit(client_score_fn(client), spec, cases, exploits, threshold)
 
 
 async def _exploits_by_server_kind(client: Any, spec: VerifierSpec) -> list[Exploit]:

@@ -197,3 +197,19 @@ def test_cases_and_exploits_together_over_the_sample_limit_are_413(http: httpx.C
     assert reply.status_code == 413, reply.text
     assert reply.json()["error"]["detail"] == {"limit": 5000}
     assert http.post("/v1/audit", json={"verifier": "math", "cases": cases, "exploits": []}).status_code == 200
+
+
+def test_a_verifier_only_the_server_knows_is_audited_through_it(
+    capsys: pytest.CaptureFixture[str], service_url: str, tmp_path: Path
+) -> None:
+    cases = tmp_path / "sleepy.jsonl"
+    cases.write_text(json.dumps({"response": "0", "reference": None, "expected": True}) + "\n")
+    code, out = run_cli(capsys, "test_sleepy", "--cases", str(cases), "--url", service_url, "--json")
+    report = json.loads(out)
+    assert code == 0 and report["n"] == 1 and report["recall"] == 1.0
+    assert report["exploits"]["tried"] == 0  # a rule verifier of no known family faces no corpus
+
+
+def test_an_unreachable_server_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "math", "--url", "http://127.0.0.1:9"]) == 2
+    assert "audit through http://127.0.0.1:9 failed" in capsys.readouterr().err
