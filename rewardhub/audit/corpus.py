@@ -24,7 +24,14 @@ __all__ = ["CORPORA", "corpora_for", "load_corpus"]
 
 CORPORA = ("math", "code", "judge", "format", "tool_call")
 
-_BY_NAME = {"math": "math", "code": "code", "judge": "judge", "format": "format", "tool_call": "tool_call"}
+_BY_NAME: dict[str, str | None] = {
+    "math": "math",
+    "code": "code",
+    "judge": "judge",
+    "format": "format",
+    "tool_call": "tool_call",
+    "rubric": None,  # its reference is a rubric, not the gold answers the judge corpus attacks with
+}
 _BY_KIND = {"code": "code", "judge": "judge"}
 
 
@@ -42,7 +49,9 @@ def corpora_for(spec: VerifierSpec, registry: Registry) -> list[str]:
     found: list[str] = []
     for leaf in leaves(resolve(spec, registry)):
         cls = registry.verifier_class(leaf.name)
-        family = getattr(cls, "exploit_corpus", None) or _BY_NAME.get(leaf.name) or _BY_KIND.get(cls.kind)
+        family = getattr(cls, "exploit_corpus", None)
+        if family is None:
+            family = _BY_NAME[leaf.name] if leaf.name in _BY_NAME else _BY_KIND.get(cls.kind)
         if family and family not in found:
             found.append(family)
     return found
