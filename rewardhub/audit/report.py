@@ -2,8 +2,8 @@
 
 The picture has two panels: the confusion table (accepted / rejected against right / wrong) and
 bars counting the wrong verdicts per failure class, false positives in red and false negatives
-in blue, with the exploits that were rewarded in the title. It is drawn with matplotlib's
-headless Agg backend, so it works on a server without a display.
+in blue, with the exploits that were rewarded in the title. It is drawn on a bare matplotlib
+``Figure`` (the Agg canvas, no pyplot), so it works on a server without a display.
 """
 
 from __future__ import annotations
@@ -74,15 +74,14 @@ def _one_line(value: Any) -> str:
 
 def plot_report(report: dict[str, Any], confusion: Confusion, path: Path) -> None:
     try:
-        import matplotlib
+        from matplotlib.figure import Figure  # no pyplot: no global backend or figure state to disturb
     except ModuleNotFoundError:
         raise RewardhubError("--plot needs matplotlib: pip install 'rewardhub[audit]'") from None
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
 
     table = [[confusion.tp, confusion.fp], [confusion.fn, confusion.tn]]
 
-    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 5), gridspec_kw={"width_ratios": [1, 1.6]})
+    figure = Figure(figsize=(12, 5))
+    left, right = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.6]})
     left.imshow(table, cmap="Blues")
     for row in range(2):
         for col in range(2):
@@ -120,5 +119,4 @@ def plot_report(report: dict[str, Any], confusion: Confusion, path: Path) -> Non
     right.set_title(f"wrong verdicts per failure class; exploits rewarded: {exploits['rewarded']}/{exploits['tried']}")
     figure.suptitle(f"audit of {_spec_name(report['verifier'])}")
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    figure.savefig(path, dpi=100)  # drawn by the Agg canvas: works without a display
