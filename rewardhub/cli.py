@@ -1,4 +1,4 @@
-"""``rewardhub serve | worker | score | verifiers``."""
+"""``rewardhub serve | worker | score | audit | verifiers``."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from rewardhub.audit.command import add_arguments as add_audit_arguments
 from rewardhub.errors import RewardhubError
 from rewardhub.logging import configure_logging
 from rewardhub.settings import Settings
@@ -79,6 +80,10 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--chunk", type=int, default=2000, help="samples in flight at once")
     score.set_defaults(func=_score)
 
+    audit = sub.add_parser("audit", help="measure a verifier on labelled cases and on the exploit corpus")
+    add_audit_arguments(audit)
+    audit.set_defaults(func=_audit)
+
     listing = sub.add_parser("verifiers", help="list the installed verifiers")
     listing.add_argument("--plugin", action="append", default=None, metavar="FILE.py")
     listing.add_argument("--json", action="store_true", help="full descriptions with config schemas, as JSON")
@@ -126,6 +131,12 @@ def _verifiers(args: argparse.Namespace) -> int:
     for info in registry.describe():
         print(f"{info['name']:<22} {info['kind']:<6} {info['description'][:90]}  [{registry.origin(info['name'])}]")
     return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from rewardhub.audit.command import audit_command
+
+    return audit_command(args)
 
 
 def _score(args: argparse.Namespace) -> int:

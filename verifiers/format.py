@@ -2,15 +2,26 @@
 
 Judges: the response opens with the think tag (after optional whitespace), closes it exactly
 once, and is followed by a non-empty answer; optionally the answer must itself be wrapped in
-answer tags. Does not judge whether the reasoning or the answer is right.
+answer tags. Markup alone is not content: a reasoning block or an answer made only of empty tags
+(``<think><step></step></think>``, ``<answer></answer>``) counts as empty. Does not judge whether
+the reasoning or the answer is right.
 """
 
 from __future__ import annotations
+
+import re
 
 from pydantic import Field
 
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+
+_TAG = re.compile(r"</?[A-Za-z][\w:.-]*\s*/?>")
+
+
+def has_content(text: str) -> bool:
+    """Whether ``text`` says anything once tags and whitespace are gone."""
+    return bool(_TAG.sub("", text).strip())
 
 
 def check_format(text: str, think: tuple[str, str], answer: tuple[str, str] | None, prefilled: bool) -> str | None:
@@ -24,7 +35,7 @@ def check_format(text: str, think: tuple[str, str], answer: tuple[str, str] | No
     if body.count(open_tag) or body.count(close_tag) != 1:
         return "think_tags_unbalanced"
     reasoning, rest = body.split(close_tag)
-    if not reasoning.strip():
+    if not has_content(reasoning):
         return "empty_reasoning"
     rest = rest.strip()
     if answer is not None:
@@ -36,7 +47,7 @@ def check_format(text: str, think: tuple[str, str], answer: tuple[str, str] | No
         ):
             return "answer_tags_missing"
         rest = rest[len(a_open) : -len(a_close)].strip()
-    if not rest:
+    if not has_content(rest):
         return "empty_answer"
     return None
 

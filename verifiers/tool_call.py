@@ -16,7 +16,11 @@ expected value (extra arguments are the schema's business). Strings compare case
 whitespace-insensitively unless ``string_match="exact"``; numbers by value, never ``True == 1``.
 With ``partial_credit``, a call with the right name earns the weighted share of schema validity and
 of the expected arguments it got right; a wrong name is always 0. With several calls, the best
-one counts. It does not run the tool, and does not judge whether calling it was wise.
+one counts, except that calling the expected tool several times with different arguments scores 0
+(``reason: extra_calls``): spraying every plausible argument is a hedge, not an answer.
+``extra_calls`` sets that policy ("reject": any second distinct call scores 0; "allow": the best
+call counts whatever else was called). It does not run the tool, and does not judge whether
+calling it was wise.
 """
 
 from __future__ import annotations
@@ -157,6 +161,12 @@ class ToolCallVerifier(Verifier):
         string_match: Literal["normalised", "exact"] = Field(
             "normalised", description="How string argument values compare: case/whitespace-insensitive, or exactly."
         )
+        extra_calls: Literal["other_tools", "reject", "allow"] = Field(
+            "other_tools",
+            description="'other_tools': calls to other tools are ignored, but the expected tool called with different "
+            "arguments more than once scores 0; 'reject': any second distinct call scores 0; 'allow': the best call "
+            "counts.",
+        )
 
     def score(self, sample: Sample, config: Config) -> Result:
         expected = _expected(sample.reference)
@@ -164,10 +174,22 @@ class ToolCallVerifier(Verifier):
         calls = extract_calls(sample.response)
         if not calls:
             return Result.ok(0.0, calls_found=0)
+        hedged = _hedged_calls(calls, expected.name, config.extra_calls)
+        if hedged:
+            return Result.ok(0.0, calls_found=len(calls), reason="extra_calls", distinct_calls=hedged)
         verdicts = [judge_call(call, expected, schema, config) for call in calls]
         best = max(verdicts, key=lambda v: (v.score, v.details["name_ok"]))  # on a tie, the right tool explains more
         malformed = sum(call.name is None for call in calls)
         return Result.ok(best.score, calls_found=len(calls), malformed_calls=malformed, best_call=best.details)
+
+
+def _hedged_calls(calls: list[ToolCall], expected_name: str, policy: str) -> int:
+    """The number of distinct calls that make a hedge under ``policy`` (0 when there is none)."""
+    if policy == "allow":
+        return 0
+    counted = calls if policy == "reject" else [call for call in calls if call.name == expected_name]
+    distinct = {(call.name, json.dumps(call.arguments, sort_keys=True, default=str)) for call in counted}
+    return len(distinct) if len(distinct) > 1 else 0
 
 
 def _expected(reference: Any) -> ExpectedCall:

@@ -85,6 +85,16 @@ def test_choice_with_a_non_letter_reference_is_an_error():
         ("<think>work</think><answer>42</answer>", {"answer_open": "<answer>", "answer_close": "</answer>"}, "ok"),
         ("<think>work</think>42", {"answer_open": "<answer>", "answer_close": "</answer>"}, "answer_tags_missing"),
         ("work</think>42", {"think_prefilled": True}, "ok"),
+        # markup alone is not content
+        ("<think><step></step> <step/></think>42", {}, "empty_reasoning"),
+        ("<think>work</think><answer></answer>", {}, "empty_answer"),
+        (
+            "<think>work</think><answer> </answer>",
+            {"answer_open": "<answer>", "answer_close": "</answer>"},
+            "empty_answer",
+        ),
+        ("<think>a < b and c > d</think>42", {}, "ok"),  # comparisons are not tags
+        ("<think><step>3 + 4 = 7</step></think>7", {}, "ok"),
     ],
 )
 def test_format(response, config, reason):

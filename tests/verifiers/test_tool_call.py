@@ -122,6 +122,29 @@ def test_reference_shapes(reference, response, expected):
     assert score(response, reference).score == expected
 
 
+PARIS = {"city": "Paris", "unit": "celsius"}
+
+
+@pytest.mark.parametrize(
+    ("response", "policy", "expected"),
+    [
+        # the expected tool sprayed with several argument sets is a hedge
+        (hermes("get_weather", {"city": "London", "unit": "celsius"}) + hermes("get_weather", PARIS), None, 0.0),
+        (hermes("get_weather", PARIS) + hermes("get_weather", {**PARIS, "unit": "fahrenheit"}), None, 0.0),
+        (hermes("get_weather", PARIS) + hermes("get_weather", PARIS), None, 1.0),  # a repeat is no hedge
+        (hermes("get_time", {}) + hermes("get_weather", PARIS), None, 1.0),  # other tools are the task's business
+        (hermes("get_time", {}) + hermes("get_weather", PARIS), "reject", 0.0),
+        (hermes("get_weather", PARIS) + hermes("get_weather", PARIS), "reject", 1.0),
+        (hermes("get_weather", {"city": "London", "unit": "celsius"}) + hermes("get_weather", PARIS), "allow", 1.0),
+    ],
+)
+def test_extra_calls(response, policy, expected):
+    result = score(response, **({"extra_calls": policy} if policy else {}))
+    assert result.status == "ok" and result.score == expected
+    if expected == 0.0:
+        assert result.details["reason"] == "extra_calls"
+
+
 def test_details_explain_the_best_call():
     result = score(
         hermes("get_time", {}) + hermes("get_weather", {"city": "Lyon", "unit": "kelvin"}), partial_credit=True

@@ -4,8 +4,11 @@ The rules, each chosen so that a wrong answer never scores (precision first) whi
 spellings of a right one do:
 
 - numbers are exact fractions: ``1/2^{99}`` is not ``1/2^{98}``; ``5.0`` is ``5``. A decimal gold
-  states its precision (``85.71`` accepts ``600/7``); a decimal answer to an exact gold needs
-  ``decimal_places`` digits (``0.333333`` is ``1/3``, ``0.33`` is not).
+  states its precision (``85.71`` accepts ``600/7``); a decimal answer to an exact gold is accepted
+  when it has ``decimal_places`` digits (``0.333333`` is ``1/3``), or, when the gold has no exact
+  decimal (``600/7``, ``\\sqrt{2}``), when it is the gold correctly rounded to the places shown
+  with at least ``rounded_digits`` significant digits (``85.71`` is ``600/7``; ``0.33`` is not
+  ``1/3``; ``0.13`` is never ``1/8``, which could have been written exactly).
 - percent: ``28%`` against ``28`` or ``0.28`` is decided by ``percent``, never by accident.
 - degrees: ``90^\\circ`` is ``\\pi/2`` when the other side is in radians.
 - tuples and intervals are ordered and keep their brackets (``[0,9)`` is not ``(0,9)``); sets and
@@ -23,6 +26,7 @@ spellings of a right one do:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
@@ -68,6 +72,7 @@ class Policy:
     order: Literal["auto", "ordered", "unordered"] = "auto"
     rename_variables: Literal["never", "bound", "always"] = "bound"
     relations_as_sets: bool = True
+    rounded_digits: int = 4
 
 
 def equivalent(gold: Value, answer: Value, policy: Policy) -> str | None:
@@ -244,6 +249,10 @@ def _collections(g: Value, a: Value, p: Policy) -> str | None:
         gs, as_ = _as_sympy_set(g), _as_sympy_set(a)
         return "set" if gs is not None and as_ is not None and _sympy_sets_equal(gs, as_) else None
     gi, ai = _as_items(g), _as_items(a)
+    if gi is not None and ai is not None:
+        gi, ai = _extremes_in_order(gi, ai), _extremes_in_order(ai, gi)
+        if gi is None or ai is None:
+            return None
     if gi is None or ai is None:
         # a one-element list or set against a scalar: "\boxed{5}, \boxed{5}" is 5
         single = gi if ai is None else ai
@@ -265,6 +274,33 @@ def _collections(g: Value, a: Value, p: Policy) -> str | None:
     if all(any(_equal(x, y, p) for y in as_) for x in gs) and all(any(_equal(x, y, p) for x in gs) for y in as_):
         return "set"
     return None
+
+
+_MAX_LABEL = re.compile(r"(?:the)?(?:max|maximum|largest|greatest|highest)(?:value)?")
+_MIN_LABEL = re.compile(r"(?:the)?(?:min|minimum|smallest|least|lowest)(?:value)?")
+
+
+def _extremes_in_order(side: Items, other: Items) -> Items | None:
+    """``Maximum = 2, Minimum = 1`` against an unlabelled pair: the values as the list (min, max).
+
+    The labels say which value is which, so the pair can meet a gold written in either order
+    (a bare list is unordered); a maximum below its minimum is no answer (None). Anything else
+    comes back unchanged.
+    """
+    if len(side.items) != 2 or any(isinstance(v, Labeled) for v in other.items):
+        return side
+    labels = [v.label.lower() if isinstance(v, Labeled) else "" for v in side.items]
+    kinds = ["max" if _MAX_LABEL.fullmatch(x) else "min" if _MIN_LABEL.fullmatch(x) else "" for x in labels]
+    if sorted(kinds) != ["max", "min"]:
+        return side
+    low, high = (side.items[kinds.index("min")], side.items[kinds.index("max")])
+    assert isinstance(low, Labeled) and isinstance(high, Labeled)
+    lv, hv = _sympy_of(low.value), _sympy_of(high.value)
+    if lv is None or hv is None or not (is_constant(lv) and is_constant(hv)):
+        return side
+    if bool((hv - lv).is_negative):
+        return None
+    return Items((low.value, high.value), "list", "")
 
 
 def _ordered(g: Items, a: Items, p: Policy) -> bool | None:
@@ -335,12 +371,37 @@ def _as_sympy_set(value: Value) -> Any | None:
         if value.kind == "list" and value.items and all(isinstance(v, Relation) for v in value.items):
             parts = [_univariate_set(v) for v in value.items]  # "x < -8 or x > 8"
             return None if any(s is None for s in parts) else sympy.Union(*parts)
+        if value.kind == "list" and any(isinstance(v, Relation) for v in value.items):
+            return _alternatives_set(value.items)  # "a <= -2 or a = 1"
         if value.kind in ("set", "list"):
             elements = [_sympy_of(v) for v in value.items]
             return None if any(e is None for e in elements) else sympy.FiniteSet(*elements)
         return None
     element = _sympy_of(value)
     return None if element is None else sympy.FiniteSet(element)
+
+
+def _alternatives_set(items: tuple[Value, ...]) -> Any | None:
+    """The set that relations and labelled values of one variable describe together
+    (``a \\le -2`` or ``a = 1`` is ``(-\\infty, -2] \\cup \\{1\\}``), or None when they speak of
+    different variables or something else is in the list."""
+    relations = [v for v in items if isinstance(v, Relation)]
+    names = {str(s).lower() for r in relations for s in r.expr.free_symbols}
+    if len(names) != 1 or any(len(r.expr.free_symbols) != 1 for r in relations):
+        return None
+    parts = []
+    for item in items:
+        if isinstance(item, Relation):
+            part = _univariate_set(item)
+        elif isinstance(item, Labeled) and item.label.lower() in names:
+            value = _sympy_of(item.value)
+            part = None if value is None or isinstance(value, sympy.Set) else sympy.FiniteSet(value)
+        else:
+            return None
+        if part is None:
+            return None
+        parts.append(part)
+    return sympy.Union(*parts)
 
 
 def _sympy_sets_equal(g: Any, a: Any) -> bool:
@@ -458,7 +519,24 @@ def _numbers_close(g: Fraction, gd: int | None, a: Fraction, ad: int | None, p: 
         return abs(a - g) <= Fraction(1, 2 * 10**gd)  # the gold is rounded to gd places
     if ad is not None and gd is None and ad >= p.decimal_places:
         return abs(a - g) <= Fraction(1, 10**ad)  # the answer is rounded to ad places (one unit of slack)
+    if ad is not None and gd is None and p.rounded_digits and not _terminates(g):
+        # 85.71 for 600/7: no exact decimal exists, so a correctly rounded one with enough digits is the answer
+        return _significant_digits(a, ad) >= p.rounded_digits and abs(a - g) <= Fraction(1, 2 * 10**ad)
     return False
+
+
+def _terminates(value: Fraction) -> bool:
+    """Whether the value has a finite decimal expansion (its denominator has no prime but 2 and 5)."""
+    q = value.denominator
+    for prime in (2, 5):
+        while q % prime == 0:
+            q //= prime
+    return q == 1
+
+
+def _significant_digits(value: Fraction, places: int) -> int:
+    """Digits shown from the first nonzero one: 85.71 has 4, 0.0012 has 2."""
+    return len(str(int(abs(value) * 10**places)).lstrip("0")) or 1
 
 
 def _irrational_close(ge: Any, gd: int | None, ae: Any, ad: int | None, p: Policy) -> bool:
@@ -470,6 +548,10 @@ def _irrational_close(ge: Any, gd: int | None, ae: Any, ad: int | None, p: Polic
         return bool(difference <= sympy.Rational(1, 2 * 10**gd))
     if ad is not None and gd is None and ad >= p.decimal_places:
         return bool(difference <= sympy.Rational(1, 10**ad))
+    shown = _exact(ae) if ad is not None else None
+    if shown is not None and gd is None and p.rounded_digits:  # 1.414 for \sqrt{2}
+        assert ad is not None
+        return _significant_digits(shown, ad) >= p.rounded_digits and bool(difference <= sympy.Rational(1, 2 * 10**ad))
     return False
 
 

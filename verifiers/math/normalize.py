@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["normalize", "python_to_latex"]
+__all__ = ["normalize", "python_to_latex", "repair_escapes"]
 
 _UNICODE = {
     "−": "-",
@@ -92,6 +92,19 @@ _SUBSTITUTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\{(\d{1,3}),(\d{3})\}", r"{\1\2}"),  # "\frac{12}{5,525}": a braced number, not a list
         (r"\\frac\s*(\d)\s*\{", r"\\frac{\1}{"),
         (r"\\frac\s*\{([^{}]*)\}\s*(\d)", r"\\frac{\1}{\2}"),
+        # TeX takes one token as an unbraced argument: \frac{1+a}c, \frac a{b+1}, \frac ab, \frac{1}\pi
+        (r"\\frac\s*\{([^{}]*)\}\s*([A-Za-z]|\\[A-Za-z]+(?![A-Za-z])(?!\s*\{))", r"\\frac{\1}{\2}"),
+        (r"\\frac\s*([A-Za-z])\s*\{", r"\\frac{\1}{"),
+        (r"\\frac\s*(\d)\s*(\\[A-Za-z]+)(?![A-Za-z])(?!\s*\{)", r"\\frac{\1}{\2}"),
+        (r"\\frac\s+([A-Za-z0-9])\s*([A-Za-z0-9])", r"\\frac{\1}{\2}"),
+        # ordinal suffixes of an integer: 12^{th}, 12^{\text{th}}, 12^\text{th}, 1\text{st}, 2nd
+        (
+            r"(?<![\d.])(\d+)\s*(?:\^\s*\{\s*(?:st|nd|rd|th)\s*\}"
+            r"|\^\s*\{\s*\\(?:text|textrm|mathrm)\s*\{\s*(?:st|nd|rd|th)\s*\}\s*\}"
+            r"|(?:\^\s*)?\\(?:text|textrm|mathrm)\s*\{\s*(?:st|nd|rd|th)\s*\}"
+            r"|(?:\^\s*)?(?:st|nd|rd|th)(?![A-Za-z]))",
+            r"\1",
+        ),
         (r"\\sqrt\s*(\d)", r"\\sqrt{\1}"),
         (r"\\[dt]binom", r"\\binom"),
         (r"\\(?:leqslant|leq|le)(?![a-zA-Z])|<=", r" \\le "),
@@ -125,6 +138,7 @@ _TRAILING = re.compile(r"(?:[\s.,;:]|\\\\|\\(?=$))+$")
 @lru_cache(maxsize=16384)
 def normalize(text: str) -> str:
     """The canonical spelling of one answer (see the module docstring for what it covers)."""
+    text = repair_escapes(text)
     text = _UNICODE_ROOT.sub(_unicode_root, text)
     text = text.translate(_UNICODE_TABLE)
     text = _MARKDOWN_BOLD.sub(r"\1", text)  # before "**" is read as a power
@@ -146,6 +160,33 @@ _PY_FUNCS = re.compile(r"(?<![A-Za-z\\])(sin|cos|tan|log|ln)\s*(?=\()")
 def _unicode_root(match: re.Match[str]) -> str:
     """``√12`` is the root of 12 (in LaTeX ``\\sqrt12`` would be ``\\sqrt{1}2``)."""
     return "\\sqrt{" + match.group(1) + "}"
+
+
+# A JSON or Python string written with single backslashes turns "\\frac" into a form feed and "rac",
+# "\\text" into a tab and "ext": the control character stands where the backslash and the letter were.
+_ESCAPED_LETTER = {"\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\r": "r"}
+_MACROS = frozenset(
+    "alpha approx angle arcsin arccos arctan ast "
+    "boxed beta binom bar bmod bigcup bigcap bot because backslash "
+    "text textbf textit textrm times theta tan tau to triangle top tfrac tbinom therefore tilde "
+    "neq ne nu nabla not notin "
+    "vec varphi vee varepsilon vartheta varnothing vdots "
+    "frac forall "
+    "right rightarrow rho rangle rfloor rceil rbrace rvert".split()
+)
+_DAMAGED = re.compile(r"\\?([\a\b\t\n\v\f\r])([A-Za-z]+)")
+
+
+def repair_escapes(text: str) -> str:
+    """Undo JSON/Python escapes that ate a LaTeX command's backslash (a form feed + ``rac`` is
+    ``\\frac``; a backslash already before it is that command's own). Only where the letters that
+    follow make a known command, so a real tab or line break stays what it is."""
+
+    def restore(match: re.Match[str]) -> str:
+        name = _ESCAPED_LETTER[match.group(1)] + match.group(2)
+        return "\\" + name if name in _MACROS else match.group(0)
+
+    return _DAMAGED.sub(restore, text)
 
 
 def python_to_latex(text: str) -> str:

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import Field
 from rewardhub.verifiers.math.compare import Incomparable, Policy, equivalent
 from rewardhub.verifiers.math.extract import ANCHORS, Extraction, extract_answer, extract_gold, prepare
-from rewardhub.verifiers.math.normalize import normalize
+from rewardhub.verifiers.math.normalize import normalize, repair_escapes
 from rewardhub.verifiers.math.parse import CACHE_SIZE, Unparseable, parse_normalized
 from rewardhub.verifiers.math.screen import Limits, TooComplex, screen
 from rewardhub.verifiers.math.values import Value
@@ -83,6 +83,15 @@ class MathVerifier(Verifier):
             True,
             description="A decimal gold states its own precision: 85.71 accepts 600/7 and 85.714, not 85.7.",
         )
+        rounded_digits: int = Field(
+            4,
+            ge=0,
+            le=30,
+            description="A decimal answer to a gold with no exact decimal (600/7, \\sqrt{2}) is accepted when it is "
+            "the gold correctly rounded to the places shown (within half a unit of the last digit) and shows at least "
+            "this many significant digits: 85.71 for 600/7, 1.414 for \\sqrt{2}; 0.33 for 1/3 is not. A gold with an "
+            "exact decimal (1/8) is never met by a rounding (0.13). 0 turns this off.",
+        )
         relative_tolerance: float = Field(
             0.0, ge=0.0, le=0.1, description="Also accept numbers within this relative distance (0 = exact rules only)."
         )
@@ -105,7 +114,7 @@ class MathVerifier(Verifier):
             False,
             description="One switch for the strict reading, overriding the fields it names: percent='fraction', "
             "gold_precision=False (a decimal gold must be met exactly), order='ordered', rename_variables='never', "
-            "relations_as_sets=False, relative_tolerance=0.",
+            "relations_as_sets=False, relative_tolerance=0, rounded_digits=0.",
         )
         max_answer_chars: int = Field(
             1000, ge=10, le=100_000, description="Longest extracted answer that is parsed; longer is 'too complex'."
@@ -124,7 +133,8 @@ class MathVerifier(Verifier):
             "extracted": _shown(candidates[0].text) if candidates else None,
             "anchor": candidates[0].anchor if candidates else None,
         }
-        if sample.response.strip() == gold_text.strip() or prepare(sample.response).strip() == gold_text.strip():
+        response = repair_escapes(sample.response)
+        if response.strip() == gold_text.strip() or prepare(response).strip() == gold_text.strip():
             return Result.ok(1.0, **details, reason="identical")
         limits = Limits(max_chars=config.max_answer_chars)
         gold = _read_gold(gold_text, limits)
@@ -191,7 +201,7 @@ def _gold_text(reference: Any) -> str:
             if key in reference:
                 return _gold_text(reference[key])
         raise VerifierError(f"math reference object needs an 'answer' field, got {json.dumps(reference)[:200]}")
-    text = str(reference)
+    text = repair_escapes(str(reference))  # a gold that went through a JSON or Python escape
     if not text.strip():
         raise VerifierError("math reference (gold answer) is empty")
     return text
@@ -227,6 +237,7 @@ def _policy(config: MathVerifier.Config) -> Policy:
             order="ordered",
             rename_variables="never",
             relations_as_sets=False,
+            rounded_digits=0,
         )
     return Policy(
         percent=config.percent,
@@ -236,4 +247,5 @@ def _policy(config: MathVerifier.Config) -> Policy:
         order=config.order,
         rename_variables=config.rename_variables,
         relations_as_sets=config.relations_as_sets,
+        rounded_digits=config.rounded_digits,
     )
