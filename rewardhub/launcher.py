@@ -18,7 +18,6 @@ What is here imports nothing of the service at module level (``tests/test_layeri
 from __future__ import annotations
 
 import ctypes
-import io
 import os
 import signal
 import socket
@@ -28,11 +27,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from multiprocessing import forkserver, popen_forkserver, process, reduction, spawn, util
-from multiprocessing.context import set_spawning_popen
 from typing import Any
 
 import httpx
+
+from rewardhub.processes import WorkerProcess
 
 __all__ = ["ServiceProcess", "ServiceThread", "WorkerProcess", "free_port"]
 
@@ -210,35 +209,3 @@ _PR_SET_PDEATHSIG = 1
 # guard, would recursively start services in its own workers. These workers need nothing from
 # ``__main__`` (their target lives in an importable module), so this process class drops the
 # main-module entries from the preparation data; everything else is the standard fork-server launch.
-
-_MAIN_KEYS = ("init_main_from_path", "init_main_from_name")
-
-
-class _Popen(popen_forkserver.Popen):
-    def _launch(self, process_obj: process.BaseProcess) -> None:  # mirrors popen_forkserver.Popen._launch
-        prep_data = spawn.get_preparation_data(process_obj._name)  # type: ignore[attr-defined]
-        for key in _MAIN_KEYS:
-            prep_data.pop(key, None)
-        buf = io.BytesIO()
-        set_spawning_popen(self)
-        try:
-            reduction.dump(prep_data, buf)
-            reduction.dump(process_obj, buf)
-        finally:
-            set_spawning_popen(None)
-        self.sentinel, w = forkserver.connect_to_new_process(self._fds)
-        parent_w = os.dup(w)
-        self.finalizer = util.Finalize(self, util.close_fds, (parent_w, self.sentinel))
-        with open(w, "wb", closefd=True) as f:
-            f.write(buf.getbuffer())
-        self.pid = forkserver.read_signed(self.sentinel)
-
-
-class WorkerProcess(process.BaseProcess):
-    """A ``multiprocessing`` process started by the fork server, without the caller's ``__main__``."""
-
-    _start_method = "forkserver"
-
-    @staticmethod
-    def _Popen(process_obj: process.BaseProcess) -> _Popen:
-        return _Popen(process_obj)

@@ -20,10 +20,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from rewardhub.calls import Call
 from rewardhub.compose import Leaf, Node, combine, leaves, resolve
 from rewardhub.errors import InvalidRequest, RewardhubError
 from rewardhub.execution.base import Executor, ProgressCallback
-from rewardhub.execution.calls import Call
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
 from rewardhub.types import OK, Result, Sample, VerifierKind, VerifierSpec

@@ -8,7 +8,7 @@ raise :class:`~rewardhub.errors.VerifierError` to report that it could not judge
 Verifiers never know where they run: the execution layer calls ``score_batch`` (whose default
 scores each sample with ``score``; model verifiers override it to batch on the device) or
 ``score_group``, in a worker process, a Celery worker or, for ``inline`` verifiers, in place,
-always through :func:`rewardhub.execution.calls.run_call`.
+always through :func:`rewardhub.calls.run_call`.
 """
 
 from __future__ import annotations

@@ -113,8 +113,8 @@ def evaluate_file(path: str | Path, scorer: Scorer, threshold: float = 0.5, batc
 
 def local_scorer(verifier: Verifier, config: VerifierConfig) -> Scorer:
     """Score in this process: the verifier's own batching, errors as in the service (the same
-    :func:`~rewardhub.execution.calls.run_call`, on a registry of this verifier's class)."""
-    from rewardhub.execution.calls import Call, run_call
+    :func:`~rewardhub.calls.run_call`, on a registry of this verifier's class)."""
+    from rewardhub.calls import Call, run_call
     from rewardhub.registry import Registry
 
     registry = Registry([type(verifier)])

@@ -34,7 +34,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SURFACE = frozenset({"rewardhub.types", "rewardhub.client", "rewardhub.background", "rewardhub.launcher"})
+SURFACE = frozenset(
+    {"rewardhub.types", "rewardhub.client", "rewardhub.background", "rewardhub.launcher", "rewardhub.processes"}
+)
 """What a caller may import of rewardhub, besides its own package."""
 
 CALLER_PACKAGES = {
@@ -55,13 +57,6 @@ SURFACE_EXCEPTIONS = {
 
 SERVICE = ("rewardhub.api", "rewardhub.execution", "rewardhub.server")
 """The service's own code: what callers and verifiers must never import."""
-
-KNOWN_VERIFIER_IMPORTS = {
-    ("rewardhub.models.processbench", "rewardhub.execution.batching"): "issue 12: ProcessBench's local scorer "
-    "borrows execution's exception-to-status wrapper (score_batch_safely), one of the two wrappers being merged on "
-    "another branch. Point it at the one that remains, outside execution/, then delete this entry.",
-}
-"""Imports of the service by verifier packages that exist today, each with the way out; nothing may join."""
 
 KNOWN_CYCLES = {
     frozenset(
@@ -210,11 +205,7 @@ def test_the_vocabulary_imports_nothing_of_ours() -> None:
 
 @pytest.mark.parametrize("package", ["rewardhub.verifiers", "rewardhub.models"])
 def test_verifiers_never_import_the_service(package: str) -> None:
-    wrong = [
-        _where(module, found)
-        for module, found in _verifier_imports_of_the_service(package)
-        if (module, found.target) not in KNOWN_VERIFIER_IMPORTS
-    ]
+    wrong = [_where(module, found) for module, found in _verifier_imports_of_the_service(package)]
     assert not wrong, "; ".join(wrong)
 
 
@@ -226,20 +217,6 @@ def _verifier_imports_of_the_service(package: str) -> list[tuple[str, Import]]:
         for found in imports_of(module)
         if any(_within(found.target, side) for side in SERVICE)
     ]
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="known imports listed in KNOWN_VERIFIER_IMPORTS; once one is gone this passes, and strict xfail "
-    "fails the run: delete its entry",
-)
-def test_the_known_verifier_imports_are_gone() -> None:
-    found = {
-        (module, i.target)
-        for p in ("rewardhub.verifiers", "rewardhub.models")
-        for module, i in _verifier_imports_of_the_service(p)
-    }
-    assert not set(KNOWN_VERIFIER_IMPORTS) & found
 
 
 def test_importing_every_caller_loads_none_of_the_service() -> None:

@@ -6,8 +6,8 @@ The choice lives here and nowhere else: the API, the pipeline and the verifiers 
 
 from __future__ import annotations
 
+from rewardhub.calls import Call, run_call
 from rewardhub.execution.base import Executor, ProgressCallback
-from rewardhub.execution.calls import Call, run_call
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
 

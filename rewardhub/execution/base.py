@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 
-from rewardhub.execution.calls import Call
+from rewardhub.calls import Call
 from rewardhub.types import Result
 
 __all__ = ["Executor", "ProgressCallback"]

@@ -12,7 +12,7 @@ for company, then go to the device together.
   used by one thread at a time.
 - Identical samples (same prompt, response, reference and metadata) waiting or running together
   are scored once and share the result.
-- A batch runs through :func:`~rewardhub.execution.calls.run_call`, like every other call: one
+- A batch runs through :func:`~rewardhub.calls.run_call`, like every other call: one
   that raises is retried one sample at a time, so a bad sample fails alone; exceptions become
   that sample's ``status: "error"`` (a VerifierError keeps its message), never a score.
 - ``timeout_s`` in the config bounds the caller's wait (``status: "timeout"``). A thread cannot be
@@ -29,8 +29,8 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from rewardhub.calls import Call, failure, run_call
 from rewardhub.errors import ExecutionError
-from rewardhub.execution.calls import Call, failure, run_call
 from rewardhub.registry import Registry
 from rewardhub.types import TIMEOUT, Result, Sample, VerifierKind
 from rewardhub.verifier import VerifierConfig

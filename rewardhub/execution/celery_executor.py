@@ -36,9 +36,9 @@ from typing import Any
 from celery import states
 from kombu.utils.url import maybe_sanitize_url
 
+from rewardhub.calls import Call, failure, run_call
 from rewardhub.errors import ExecutionError, Overloaded
 from rewardhub.execution.base import Executor, ProgressCallback
-from rewardhub.execution.calls import Call, failure, run_call
 from rewardhub.execution.celery_app import (
     HARD_GRACE_S,
     SOFT_GRACE_S,

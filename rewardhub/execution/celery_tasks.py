@@ -1,7 +1,7 @@
 """The Celery task and its payloads: what travels between the API process and a worker.
 
 A task is a thin adapter (like a web view): validate the payload, make the request id current,
-hand the chunk to the worker's runtime (which calls :func:`~rewardhub.execution.calls.run_call`
+hand the chunk to the worker's runtime (which calls :func:`~rewardhub.calls.run_call`
 in a killable process, or the verifier's batch method for model verifiers), dump the outcome.
 Payloads are pydantic models with ``extra="forbid"`` so a worker of another version fails loudly
 instead of guessing; on the wire they are plain JSON.
@@ -14,7 +14,7 @@ from typing import Any
 from celery import Celery
 from pydantic import BaseModel, ConfigDict, Field
 
-from rewardhub.execution.calls import Call
+from rewardhub.calls import Call
 from rewardhub.logging import request_context
 from rewardhub.types import Result, Sample, VerifierKind
 
@@ -26,7 +26,7 @@ class _Payload(BaseModel):
 
 
 class CallPayload(_Payload):
-    """One :class:`~rewardhub.execution.calls.Call`, with its config as plain data (the worker
+    """One :class:`~rewardhub.calls.Call`, with its config as plain data (the worker
     validates it again against its own registry)."""
 
     verifier: str

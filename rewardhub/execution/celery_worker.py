@@ -43,8 +43,8 @@ from typing import Any
 from celery import Celery, signals
 from celery.exceptions import SoftTimeLimitExceeded
 
+from rewardhub.calls import Call, failure, run_call
 from rewardhub.errors import RewardhubError
-from rewardhub.execution.calls import Call, failure, run_call
 from rewardhub.execution.celery_app import QUEUES, create_celery_app, queue_for_kind
 from rewardhub.execution.celery_tasks import CallPayload, ChunkOutcome, ChunkPayload
 from rewardhub.execution.pool import WorkerPool

@@ -18,9 +18,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from rewardhub.calls import Call, failure, run_call
 from rewardhub.errors import ExecutionError, Overloaded
 from rewardhub.execution.base import Executor, ProgressCallback
-from rewardhub.execution.calls import Call, failure, run_call
 from rewardhub.execution.pool import WorkerPool
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings

@@ -33,9 +33,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from rewardhub.calls import Call, failure, run_call
 from rewardhub.errors import ExecutionError
-from rewardhub.execution.calls import Call, failure, run_call
-from rewardhub.execution.processes import WorkerProcess
+from rewardhub.processes import WorkerProcess
 from rewardhub.types import TIMEOUT, Result
 
 __all__ = ["WorkerPool"]

@@ -9,8 +9,8 @@ import pydantic
 import pytest
 from celery_support import broker_url, redis_result_url
 
+from rewardhub.calls import Call
 from rewardhub.errors import ExecutionError
-from rewardhub.execution.calls import Call
 from rewardhub.execution.celery_app import (
     KindRouter,
     broker_options,

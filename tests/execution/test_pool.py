@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rewardhub.execution.calls import Call
+from rewardhub.calls import Call
 from rewardhub.execution.pool import WorkerPool
 from rewardhub.registry import Registry
 from rewardhub.types import Sample

@@ -34,7 +34,7 @@ def test_openai_backend_needs_a_url() -> None:
 
 
 def test_a_classifier_over_http_is_unsupported_not_zero() -> None:
-    from rewardhub.execution.calls import Call, run_call
+    from rewardhub.calls import Call, run_call
     from rewardhub.registry import Registry
 
     cfg = OutcomeRM.Config(model="m", backend="openai", base_url="http://127.0.0.1:9/v1", api_key_env=None)

@@ -72,7 +72,7 @@ def test_a_too_long_sample_fails_alone(tiny_models: dict[str, str]) -> None:
 
 
 def test_a_missing_model_is_an_error_not_a_score(tmp_path: object) -> None:
-    from rewardhub.execution.calls import Call, run_call
+    from rewardhub.calls import Call, run_call
     from rewardhub.registry import Registry
 
     call = Call("outcome_rm", config(str(tmp_path) + "/nothing-here"), (Sample(response="4"),), "model", 60.0)

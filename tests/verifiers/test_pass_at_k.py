@@ -6,7 +6,7 @@ from itertools import combinations
 import pytest
 from rewardhub.verifiers.group.pass_at_k import PassAtKVerifier, group_pass_at_k, sample_pass_at_k
 
-from rewardhub.execution.calls import Call, run_call
+from rewardhub.calls import Call, run_call
 from rewardhub.registry import Registry
 from rewardhub.types import Sample
 

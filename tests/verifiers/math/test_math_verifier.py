@@ -12,9 +12,9 @@ from pydantic import ValidationError
 from rewardhub.verifiers.math import verifier as math_verifier
 from rewardhub.verifiers.math.verifier import MathVerifier
 
+from rewardhub.calls import run_call
 from rewardhub.errors import VerifierError
 from rewardhub.execution.base import Executor
-from rewardhub.execution.calls import run_call
 from rewardhub.registry import ENTRY_POINT_GROUP, Registry
 from rewardhub.scoring import Scorer
 from rewardhub.settings import Settings

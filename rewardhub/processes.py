@@ -5,7 +5,8 @@ so a trainer script that starts an embedded service at top level, without an
 ``if __name__ == "__main__"`` guard, would recursively start services in its own workers. Our
 workers need nothing from ``__main__`` (their target lives in this package), so this process
 class drops the main-module entries from the preparation data; everything else is the standard
-fork-server launch.
+fork-server launch. It imports nothing of ours: the local pool's workers and the trainer's
+reward child (a caller) both use it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from multiprocessing import forkserver, popen_forkserver, process, reduction, sp
 from multiprocessing.context import set_spawning_popen
 
 __all__ = ["WorkerProcess"]
+
 
 _MAIN_KEYS = ("init_main_from_path", "init_main_from_name")
 
@@ -41,6 +43,8 @@ class _Popen(popen_forkserver.Popen):
 
 
 class WorkerProcess(process.BaseProcess):
+    """A ``multiprocessing`` process started by the fork server, without the caller's ``__main__``."""
+
     _start_method = "forkserver"
 
     @staticmethod

@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 import pytest
 
+from rewardhub.calls import Call, run_call
 from rewardhub.errors import VerifierError
-from rewardhub.execution.calls import Call, run_call
 from rewardhub.registry import Registry
 from rewardhub.types import Result, Sample, VerifierKind
 from rewardhub.verifier import Verifier, VerifierConfig
