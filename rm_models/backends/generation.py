@@ -150,7 +150,7 @@ def _top_alternatives(tokenizer: Any, logits: Sequence[torch.Tensor], k: int | N
     assert k is not None
     steps = []
     for step_logits in logits:  # [B, V] raw logits of one step
-        top = torch.log_softmax(step_logits.float(), dim=-1).topk(k)
+        top = torch.log_softmax(step_logits.float(), dim=-1).topk(min(k, step_logits.shape[-1]))
         values, indices = top.values.cpu().tolist(), top.indices.cpu().tolist()
         steps.append(
             [
