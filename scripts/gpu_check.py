@@ -42,6 +42,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 TEST_PATHS = ("tests/models", "tests/trainer/rollout")
 TOY_CONFIG = ROOT / "examples" / "toy_addition.yaml"
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+"""Every model is built locally: a stray hub lookup should fail at once, not wait on a network
+that a GPU machine does not have."""
 
 
 @dataclass
@@ -103,7 +106,7 @@ def run_logged(command: list[str], log: Path, timeout_s: float, env: dict[str, s
         out.flush()
         try:
             return subprocess.run(
-                command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+                command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **OFFLINE, **(env or {})},
                 timeout=timeout_s,
             ).returncode  # fmt: skip
         except subprocess.TimeoutExpired:
