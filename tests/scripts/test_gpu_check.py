@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import subprocess
@@ -93,3 +94,14 @@ def test_the_budget_never_gives_a_stage_more_than_is_left() -> None:
     assert 9.0 < budget.limit(60.0) <= 10.0
     assert budget.limit(2.0) == 2.0
     assert gpu_check.Budget(-1.0).limit(60.0) == 0.0
+
+
+def test_the_full_plan_sizes_each_stage_for_a_gpu() -> None:
+    gpu_check = load_module()
+    parse = argparse.Namespace
+    gpu = gpu_check.Plan.from_args(parse(device="cuda", quick=False, out="o", budget_s=420.0, steps=100))
+    assert gpu.train_steps == 100 and gpu.train_overrides == ()
+    assert gpu.bench_args[gpu.bench_args.index("--hidden") + 1] == "1024"  # real work for the GPU
+    assert gpu.bench_args[gpu.bench_args.index("--samples") + 1] == "1024"
+    quick = gpu_check.Plan.from_args(parse(device="cpu", quick=True, out="o", budget_s=420.0, steps=100))
+    assert quick.train_steps == 3 and "--repeats" in quick.bench_args
