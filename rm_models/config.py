@@ -15,10 +15,12 @@ from pydantic import Field, model_validator
 
 from rewardhub.verifier import VerifierConfig
 
-__all__ = ["BackendName", "BackendSpec", "JudgeConfig", "ModelConfig", "backend_spec"]
+__all__ = ["DEVICE_PATTERN", "BackendName", "BackendSpec", "JudgeConfig", "ModelConfig", "backend_spec"]
 
 BackendName = Literal["transformers", "vllm", "openai"]
 Dtype = Literal["auto", "float32", "float16", "bfloat16"]
+DEVICE_PATTERN = r"^(auto|cpu|mps|cuda(:\d+)?)$"
+"""The device strings a model config accepts; anything else is a 422 before any work starts."""
 
 
 class ModelConfig(VerifierConfig):
@@ -30,9 +32,14 @@ class ModelConfig(VerifierConfig):
         description="`transformers` (CPU or GPU), `vllm` (in-process engine, GPU) or `openai` (an OpenAI-compatible HTTP endpoint).",
     )
     device: str = Field(
-        "auto", description="Torch device for `transformers`: `auto` picks cuda when present, else cpu."
+        "auto",
+        pattern=DEVICE_PATTERN,
+        description="Torch device for `transformers`: `auto` (cuda when present, else cpu), `cpu`, `cuda`, `cuda:N`, `mps`.",
     )
-    dtype: Dtype = Field("auto", description="Weights dtype: `auto` is bfloat16 on GPU and float32 on CPU.")
+    dtype: Dtype = Field(
+        "auto",
+        description="Weights dtype: `auto` is bfloat16 on a GPU that has it (float16 on older GPUs), float32 on CPU.",
+    )
     trust_remote_code: bool = Field(
         False, description="Allow the model repository's own modelling code (needed by some PRMs)."
     )

@@ -3,34 +3,66 @@
 One backend object per model (see ``get_backend``) holds the tokenizer and up to three heads of
 that checkpoint, each loaded on first use: a sequence classifier (outcome RMs), a token
 classifier (Qwen2.5-Math-PRM style PRMs) and a causal LM (Math-Shepherd PRMs, implicit PRMs,
-small judges). Batches are sorted by length and right-padded, so a sample's position indices are
-the same alone or in a batch; what it does not do is share the GPU with vLLM or split a model
-over several devices.
+small judges).
+
+Scoring batches are sorted by length and right-padded, so a sample's positions are the same
+alone or in a batch and each row is read at its own positions; generation left-pads (see
+:mod:`~rewardhub.models.backends.padding` and :mod:`~rewardhub.models.backends.generation`).
+What keeps a GPU healthy under a long-running service:
+
+- weights in bfloat16 on a GPU (see :mod:`~rewardhub.models.backends.placement`), every
+  forward pass under ``torch.inference_mode`` with the KV cache off (a scoring pass never
+  reuses it, and it would hold every layer's keys and values until the pass ends);
+- logits computed only at the positions that are read (``logits_to_keep``) and turned to
+  float32 one row at a time, so a long batch never holds a [batch, length, vocabulary]
+  float32 tensor;
+- nothing of a batch outlives it (answers leave as Python floats); a chunk that runs out of
+  GPU memory is retried in halves, down to one sequence, and only a single sequence that does
+  not fit is that sample's error.
+
+What it does not do is share the GPU with vLLM in one process or split a model over devices.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
-from rewardhub.models.backends.base import Backend, ChatReply, ChatRequest, TokenAlternatives
+import torch
+from rewardhub.models.backends.base import Backend, ChatReply, ChatRequest
+from rewardhub.models.backends.chunking import run_in_chunks, split_rows
+from rewardhub.models.backends.generation import chat_replies
+from rewardhub.models.backends.padding import longest_first, right_pad
+from rewardhub.models.backends.placement import (
+    DevicePlacementError,
+    resolve_device,
+    resolve_dtype,
+    should_release_cache,
+)
 from rewardhub.models.config import BackendSpec
 from rewardhub.models.errors import BackendError
 
 __all__ = ["TransformersBackend"]
 
 Head = Literal["sequence", "token", "causal"]
+T = TypeVar("T")
 
 
 class TransformersBackend(Backend):
     def __init__(self, spec: BackendSpec) -> None:
         super().__init__(spec)
-        import torch  # the [models] extra: imported only when a model backend is built
-
-        self._torch = torch
-        self.device = torch.device(_pick_device(spec.device, torch.cuda.is_available()))
-        self.dtype = _pick_dtype(spec.dtype, self.device.type, torch)
+        cuda_devices = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        mps = getattr(torch.backends, "mps", None)
+        try:
+            device = resolve_device(spec.device, cuda_devices, bool(mps and mps.is_available()))
+        except DevicePlacementError as exc:
+            raise BackendError(str(exc)) from exc
+        self.device = torch.device(device)
+        bf16 = self.device.type == "cuda" and torch.cuda.is_bf16_supported()
+        self.dtype = getattr(torch, resolve_dtype(spec.dtype, self.device.type, bf16))
         self._lock = threading.Lock()
         self._tokenizer: Any = None
         self._models: dict[Head, Any] = {}
@@ -52,6 +84,11 @@ class TransformersBackend(Backend):
             return AutoTokenizer.from_pretrained(self.spec.model, trust_remote_code=self.spec.trust_remote_code)
         except (OSError, ValueError) as exc:
             raise BackendError(f"cannot load tokenizer of {self.spec.model!r}: {exc}") from exc
+
+    @property
+    def pad_id(self) -> int:
+        pad = self.tokenizer.pad_token_id
+        return 0 if pad is None else int(pad)
 
     def model(self, head: Head) -> Any:
         model = self._models.get(head)
@@ -83,52 +120,60 @@ class TransformersBackend(Backend):
             model = cls.from_pretrained(self.spec.model, **options)
         except (OSError, ValueError) as exc:
             raise BackendError(f"cannot load {self.spec.model!r} as a {head} model: {exc}") from exc
-        return model.to(self.device).eval()
+        try:
+            return model.to(self.device).eval()
+        except torch.cuda.OutOfMemoryError:
+            pass  # leave the handler first, so the half-moved weights can be freed
+        del model
+        self.release_cache(force=True)
+        raise BackendError(f"{self.spec.model!r} does not fit in the free memory of {self.device}")
 
     # ---- batching ------------------------------------------------------------------------
 
-    def _padded_chunks(self, batch: Sequence[Sequence[int]], batch_size: int) -> Iterator[tuple[list[int], Any, Any]]:
-        """(original indices, input_ids, attention_mask) per chunk, longest first, right-padded."""
-        torch = self._torch
-        pad_id = self.tokenizer.pad_token_id
-        pad_id = 0 if pad_id is None else pad_id
-        order = sorted(range(len(batch)), key=lambda i: len(batch[i]), reverse=True)
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
-            width = len(batch[chunk[0]])
-            ids = torch.full((len(chunk), width), pad_id, dtype=torch.long)
-            mask = torch.zeros((len(chunk), width), dtype=torch.long)
-            for row, index in enumerate(chunk):
-                seq = batch[index]
-                ids[row, : len(seq)] = torch.tensor(list(seq), dtype=torch.long)
-                mask[row, : len(seq)] = 1
-            yield chunk, ids.to(self.device), mask.to(self.device)
-
     def _map(
-        self, batch: Sequence[Sequence[int]], batch_size: int, run: Callable[[Any, Any, list[int]], list[Any]]
-    ) -> list[Any]:
-        """Run ``run(ids, mask, lengths)`` per padded chunk and put the answers back in input order."""
+        self,
+        batch: Sequence[Sequence[int]],
+        batch_size: int,
+        run: Callable[[torch.Tensor, torch.Tensor, list[int]], list[T]],
+    ) -> list[T]:
+        """``run(ids, mask, rows)`` per right-padded chunk (``rows``: indices into ``batch``);
+        the answers in input order."""
         if any(len(seq) == 0 for seq in batch):
             raise BackendError("cannot run a model on an empty token sequence")
-        out: list[Any] = [None] * len(batch)
-        with self._torch.inference_mode():
-            for chunk, ids, mask in self._padded_chunks(batch, batch_size):
-                lengths = [len(batch[i]) for i in chunk]
-                for index, value in zip(chunk, run(ids, mask, lengths), strict=True):
-                    out[index] = value
-        return out
+
+        def attempt(rows: list[int]) -> list[T]:
+            ids, mask = right_pad([batch[i] for i in rows], self.pad_id)
+            return run(ids.to(self.device), mask.to(self.device), rows)
+
+        def describe(rows: list[int]) -> str:
+            return f"one sequence of {len(batch[rows[0]])} tokens"
+
+        with torch.inference_mode():
+            done = run_in_chunks(longest_first(batch), batch_size, attempt, self.release_cache, describe)
+        self.release_cache()
+        return [done[i] for i in range(len(batch))]
+
+    def release_cache(self, force: bool = False) -> None:
+        """Hand the allocator's unused GPU memory back when it matters (see placement)."""
+        if self.device.type != "cuda":
+            return
+        if force or should_release_cache(
+            torch.cuda.memory_reserved(self.device), torch.cuda.memory_allocated(self.device)
+        ):
+            torch.cuda.empty_cache()
 
     # ---- operations ----------------------------------------------------------------------
 
     def classify(self, batch: Sequence[Sequence[int]], batch_size: int) -> list[list[float]]:
         model = self.model("sequence")
 
-        def run(ids: Any, mask: Any, lengths: list[int]) -> list[list[float]]:
+        def run(ids: torch.Tensor, mask: torch.Tensor, rows: list[int]) -> list[list[float]]:
+            lengths = [len(batch[i]) for i in rows]
             return self._sequence_logits(model, ids, mask, lengths).float().cpu().tolist()
 
         return self._map(batch, batch_size, run)
 
-    def _sequence_logits(self, model: Any, ids: Any, mask: Any, lengths: list[int]) -> Any:
+    def _sequence_logits(self, model: Any, ids: torch.Tensor, mask: torch.Tensor, lengths: list[int]) -> torch.Tensor:
         """[B, labels] logits read at each sequence's last real token.
 
         Decoder classifiers find "the last token" by looking for the pad id, which goes wrong when
@@ -136,23 +181,23 @@ class TransformersBackend(Backend):
         the known length is exact, so that is done whenever the model has the usual
         ``base_model`` + ``score`` layout; other classifiers use their own pooling.
         """
-        torch = self._torch
         score = getattr(model, "score", None)
         base = getattr(model, "base_model", None)
         if isinstance(score, torch.nn.Module) and base is not None and base is not model:
-            hidden = base(input_ids=ids, attention_mask=mask).last_hidden_state
+            hidden = base(input_ids=ids, attention_mask=mask, **_no_cache(base)).last_hidden_state
             last = torch.tensor([n - 1 for n in lengths], device=hidden.device)
             return score(hidden[torch.arange(len(lengths), device=hidden.device), last])
-        return model(input_ids=ids, attention_mask=mask).logits
+        return model(input_ids=ids, attention_mask=mask, **_no_cache(model)).logits
 
     def step_label_probs(self, batch: Sequence[Sequence[int]], tag_id: int, batch_size: int) -> list[list[list[float]]]:
         model = self.model("token")
 
-        def run(ids: Any, mask: Any, lengths: list[int]) -> list[list[list[float]]]:
-            out = model(input_ids=ids, attention_mask=mask)
+        def run(ids: torch.Tensor, mask: torch.Tensor, rows: list[int]) -> list[list[list[float]]]:
+            out = model(input_ids=ids, attention_mask=mask, **_no_cache(model))
             logits = out.logits if hasattr(out, "logits") else out[0]  # [B, T, labels]
-            probs = logits.float().softmax(dim=-1)
-            return [probs[row][ids[row] == tag_id].cpu().tolist() for row in range(len(lengths))]
+            hits = ids == tag_id  # [B, T]
+            picked = logits[hits].float().softmax(dim=-1).cpu()  # [tags in the chunk, labels]
+            return split_rows(picked.tolist(), hits.sum(-1).tolist())
 
         return self._map(batch, batch_size, run)
 
@@ -160,12 +205,15 @@ class TransformersBackend(Backend):
         self, batch: Sequence[Sequence[int]], tag_id: int, candidate_ids: Sequence[int], batch_size: int
     ) -> list[list[list[float]]]:
         model = self.model("causal")
-        candidates = self._torch.tensor(list(candidate_ids), device=self.device)
+        candidates = torch.tensor(list(candidate_ids), device=self.device)
 
-        def run(ids: Any, mask: Any, lengths: list[int]) -> list[list[list[float]]]:
-            logits = model(input_ids=ids, attention_mask=mask).logits  # [B, T, V]
-            picked = logits.index_select(-1, candidates).float().softmax(dim=-1)  # [B, T, C]
-            return [picked[row][ids[row] == tag_id].cpu().tolist() for row in range(len(lengths))]
+        def run(ids: torch.Tensor, mask: torch.Tensor, rows: list[int]) -> list[list[list[float]]]:
+            hits = ids == tag_id  # [B, T]
+            columns = hits.any(0).nonzero().squeeze(-1)  # [K]: every position holding a tag in some row
+            logits = self._causal_logits(model, ids, mask, columns)  # [B, K, V]
+            picked = logits.index_select(-1, candidates).float().softmax(dim=-1)  # [B, K, C]
+            at_tags = hits[:, columns]  # [B, K]
+            return split_rows(picked[at_tags].cpu().tolist(), at_tags.sum(-1).tolist())
 
         return self._map(batch, batch_size, run)
 
@@ -175,85 +223,47 @@ class TransformersBackend(Backend):
         if any(start < 1 or start > len(seq) for seq, start in zip(batch, starts, strict=True)):
             raise BackendError("token log-probabilities need at least one token of context before the first scored one")
         model = self.model("causal")
-        torch = self._torch
 
-        def run(ids: Any, mask: Any, lengths: list[int]) -> list[list[float]]:
-            logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()  # predicts tokens 1..T-1
-            logprobs = torch.log_softmax(logits, dim=-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
-            return [logprobs[row, : n - 1].cpu().tolist() for row, n in enumerate(lengths)]
+        def run(ids: torch.Tensor, mask: torch.Tensor, rows: list[int]) -> list[list[float]]:
+            # the logit at position p predicts token p + 1: row i needs positions starts[i] - 1 .. len - 2
+            first = min(starts[i] for i in rows) - 1
+            logits = self._causal_logits(model, ids, mask, ids.shape[1] - first)  # [B, T - first, V]
+            picked = []
+            for row, index in enumerate(rows):
+                start, stop = starts[index], len(batch[index])
+                row_logits = logits[row, start - 1 - first : stop - 1 - first].float()  # one row in float32
+                targets = ids[row, start:stop].unsqueeze(-1)
+                picked.append(torch.log_softmax(row_logits, dim=-1).gather(-1, targets).squeeze(-1))
+            counts = [len(batch[i]) - starts[i] for i in rows]
+            return split_rows(torch.cat(picked).cpu().tolist(), counts)
 
-        full = self._map(batch, batch_size, run)
-        # full[i][t - 1] is log π(x_t | x_<t); keep t >= start.
-        return [lp[start - 1 :] for lp, start in zip(full, starts, strict=True)]
+        return self._map(batch, batch_size, run)
+
+    def _causal_logits(
+        self, model: Any, ids: torch.Tensor, mask: torch.Tensor, keep: int | torch.Tensor
+    ) -> torch.Tensor:
+        """Logits at the last ``keep`` positions (int) or at the positions ``keep`` (1-D tensor)."""
+        if "logits_to_keep" in _forward_parameters(model):
+            return model(input_ids=ids, attention_mask=mask, logits_to_keep=keep, **_no_cache(model)).logits
+        logits = model(input_ids=ids, attention_mask=mask, **_no_cache(model)).logits
+        return logits[:, -keep:] if isinstance(keep, int) else logits[:, keep]
 
     def chat(self, requests: Sequence[ChatRequest]) -> list[ChatReply | Exception]:
-        replies: list[ChatReply | Exception] = []
-        for request in requests:
-            try:
-                replies.append(self._chat_one(request))
-            except BackendError as exc:
-                replies.append(exc)
-        return replies
-
-    def _chat_one(self, request: ChatRequest) -> ChatReply:
-        prompt = self.render_chat(request.message_dicts(), add_generation_prompt=True)
-        prompt_ids = self.tokenizer(prompt, add_special_tokens=False).input_ids
-        if request.choices:
-            return self._choose(prompt_ids, request.choices)
-        return self._generate(prompt_ids, request)
-
-    def _choose(self, prompt_ids: list[int], choices: Sequence[str]) -> ChatReply:
-        """Constrained decoding over a fixed set: the choice with the highest log-likelihood."""
-        tokenizer = self.tokenizer
-        seqs = [prompt_ids + tokenizer(choice, add_special_tokens=False).input_ids for choice in choices]
-        logprobs = self.token_logprobs(seqs, [len(prompt_ids)] * len(seqs), batch_size=len(seqs))
-        best = max(range(len(choices)), key=lambda i: sum(logprobs[i]))
-        return ChatReply(text=choices[best], finish_reason="stop")
-
-    def _generate(self, prompt_ids: list[int], request: ChatRequest) -> ChatReply:
-        torch = self._torch
-        model = self.model("causal")
-        tokenizer = self.tokenizer
-        ids = torch.tensor([prompt_ids], device=self.device)
-        sampling = request.temperature > 0
-        with torch.inference_mode():
-            out = model.generate(
-                input_ids=ids,
-                attention_mask=torch.ones_like(ids),
-                max_new_tokens=request.max_tokens,
-                do_sample=sampling,
-                temperature=request.temperature if sampling else None,
-                top_p=None,
-                top_k=None,
-                pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
-                eos_token_id=tokenizer.eos_token_id,
-                output_logits=request.top_logprobs is not None,
-                return_dict_in_generate=True,
-            )
-        new = out.sequences[0, len(prompt_ids) :].tolist()
-        logprobs = None
-        if request.top_logprobs is not None:
-            logprobs = tuple(self._alternatives(step[0], request.top_logprobs) for step in out.logits)
-        eos = tokenizer.eos_token_id
-        finish = "stop" if eos is not None and new and new[-1] == eos else "length"
-        return ChatReply(text=tokenizer.decode(new, skip_special_tokens=True), logprobs=logprobs, finish_reason=finish)
-
-    def _alternatives(self, logits: Any, k: int) -> TokenAlternatives:
-        top = self._torch.log_softmax(logits.float(), dim=-1).topk(k)
-        tokens = self.tokenizer.convert_ids_to_tokens(top.indices.tolist())
-        return tuple(
-            (self.tokenizer.convert_tokens_to_string([t]), lp)
-            for t, lp in zip(tokens, top.values.tolist(), strict=True)
-        )
+        try:
+            return chat_replies(self, requests)
+        finally:
+            self.release_cache()
 
 
-def _pick_device(device: str, cuda_available: bool) -> str:
-    if device == "auto":
-        return "cuda" if cuda_available else "cpu"
-    return device
+def _forward_parameters(model: Any) -> frozenset[str]:
+    return _parameters_of(type(model))
 
 
-def _pick_dtype(dtype: str, device_type: str, torch: Any) -> Any:
-    if dtype == "auto":
-        return torch.bfloat16 if device_type == "cuda" else torch.float32
-    return getattr(torch, dtype)
+@functools.cache
+def _parameters_of(cls: type) -> frozenset[str]:
+    return frozenset(inspect.signature(cls.forward).parameters)
+
+
+def _no_cache(model: Any) -> dict[str, bool]:
+    """``use_cache=False`` where the forward names it: a scoring pass never reuses the KV cache."""
+    return {"use_cache": False} if "use_cache" in _forward_parameters(model) else {}

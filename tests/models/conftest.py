@@ -1,7 +1,8 @@
-"""Fixtures of the model-verifier tests: tiny local models and a fake judge endpoint."""
+"""Fixtures of the model-verifier tests: tiny local models, a fake judge endpoint, the device."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,24 @@ from rm_tiny import build_models  # noqa: E402
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return build_models(tmp_path_factory.mktemp("tiny_models"))
+
+
+@pytest.fixture(scope="session")
+def sharp_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The same tiny models with outputs that differ by far more than bfloat16 round-off."""
+    return build_models(tmp_path_factory.mktemp("sharp_models"), initializer_range=0.3)
+
+
+@pytest.fixture(scope="session")
+def device() -> str:
+    """Where the ``gpu`` tests run: REWARDHUB_TEST_DEVICE (default ``cuda``; ``cpu`` runs the same
+    checks without a GPU, which is how scripts/gpu_check.py keeps them from rotting)."""
+    import torch
+
+    name = os.environ.get("REWARDHUB_TEST_DEVICE", "cuda")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device (or REWARDHUB_TEST_DEVICE=cpu)")
+    return name
 
 
 @pytest.fixture(scope="session")

@@ -49,8 +49,9 @@ def build_tokenizer() -> PreTrainedTokenizerFast:
     return fast
 
 
-def _qwen(tokenizer: PreTrainedTokenizerFast, num_labels: int) -> Qwen2Config:
+def _qwen(tokenizer: PreTrainedTokenizerFast, num_labels: int, initializer_range: float) -> Qwen2Config:
     return Qwen2Config(
+        initializer_range=initializer_range,
         vocab_size=len(tokenizer),
         hidden_size=32,
         intermediate_size=64,
@@ -63,8 +64,9 @@ def _qwen(tokenizer: PreTrainedTokenizerFast, num_labels: int) -> Qwen2Config:
     )
 
 
-def _llama(tokenizer: PreTrainedTokenizerFast) -> LlamaConfig:
+def _llama(tokenizer: PreTrainedTokenizerFast, initializer_range: float) -> LlamaConfig:
     return LlamaConfig(
+        initializer_range=initializer_range,
         vocab_size=len(tokenizer),
         hidden_size=32,
         intermediate_size=64,
@@ -84,17 +86,26 @@ def save(model: torch.nn.Module, tokenizer: PreTrainedTokenizerFast, path: Path)
     return str(path)
 
 
-def build_models(root: Path) -> dict[str, str]:
-    """Paths of: outcome RM, Qwen PRM, causal LM, an identical copy of it, and another causal LM."""
+def build_models(root: Path, initializer_range: float = 0.02) -> dict[str, str]:
+    """Paths of: outcome RM, Qwen PRM, causal LM, an identical copy of it, and another causal LM.
+
+    At the default initialisation the outputs are nearly uniform (every step probability near
+    0.5, every next token nearly tied); a larger ``initializer_range`` makes them differ by
+    far more than bfloat16 round-off, which is what the device tests compare across.
+    """
     tokenizer = build_tokenizer()
     torch.manual_seed(0)
     paths = {
-        "outcome": save(Qwen2ForSequenceClassification(_qwen(tokenizer, 1)), tokenizer, root / "outcome"),
-        "prm": save(Qwen2ForTokenClassification(_qwen(tokenizer, 2)), tokenizer, root / "prm"),
+        "outcome": save(
+            Qwen2ForSequenceClassification(_qwen(tokenizer, 1, initializer_range)), tokenizer, root / "outcome"
+        ),
+        "prm": save(Qwen2ForTokenClassification(_qwen(tokenizer, 2, initializer_range)), tokenizer, root / "prm"),
     }
-    causal = LlamaForCausalLM(_llama(tokenizer))
+    causal = LlamaForCausalLM(_llama(tokenizer, initializer_range))
     paths["causal"] = save(causal, tokenizer, root / "causal")
     paths["causal_copy"] = save(causal, tokenizer, root / "causal_copy")
     torch.manual_seed(1)
-    paths["causal_other"] = save(LlamaForCausalLM(_llama(tokenizer)), tokenizer, root / "causal_other")
+    paths["causal_other"] = save(
+        LlamaForCausalLM(_llama(tokenizer, initializer_range)), tokenizer, root / "causal_other"
+    )
     return paths

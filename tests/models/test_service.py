@@ -80,3 +80,11 @@ def test_a_config_without_a_model_is_refused_before_any_work(service: str) -> No
         service + "/v1/score", json={"verifier": "outcome_rm", "samples": [{"response": "x"}]}, timeout=30
     )
     assert response.status_code == 422
+
+
+def test_a_device_that_is_not_a_device_is_refused_before_any_work(service: str, tiny_models: dict[str, str]) -> None:
+    spec = {"name": "outcome_rm", "config": {"model": tiny_models["outcome"], "device": "gpu0"}}
+    response = httpx.post(service + "/v1/score", json={"verifier": spec, "samples": [{"response": "x"}]}, timeout=30)
+    assert response.status_code == 422
+    assert "device" in response.text
+    assert httpx.get(service + "/healthz").status_code == 200  # and the service keeps serving

@@ -1,0 +1,322 @@
+"""Prove the GPU paths on one GPU in a few minutes: model verifiers, reward-model throughput, trainer.
+
+A GPU machine is lent for minutes at a time, so everything it should prove is prepared here and
+runs as one command that stays under 8 minutes on one GPU with only torch and transformers
+preinstalled (scripts/gpu_check.sh installs the rest from a local wheelhouse):
+
+1. **environment**: torch, transformers, the device, whether it has bfloat16;
+2. **model verifier tests**: the ``gpu``-marked tests of tests/models and tests/trainer/rollout with
+   ``REWARDHUB_TEST_DEVICE`` set to the device (outcome RM, PRM, implicit PRM and judge generation
+   in bfloat16 through the transformers backend; the lean decoder and the rollout engine);
+3. **rm_throughput**: ``bench/rm_throughput.py`` on the device, the service under 64 concurrent
+   single-sample requests against a batched transformers forward at the same batch size;
+4. **toy trainer**: ``examples/toy_addition.yaml`` for 100 steps on the device with the lean
+   decoder and with transformers rollouts, and on the CPU; seconds per step (median from the
+   second step on: the first pays for start-up) and the speed-up over the CPU run.
+
+Every stage runs under its own time limit inside one overall budget, and each is reported even
+when an earlier one failed. The summary table is printed at the end and written to
+``OUT/summary.md`` (with ``OUT/summary.json`` and each stage's log beside it); the exit code is 1
+when any stage failed. ``--device cpu --quick`` is the shortened run CI makes
+(tests/scripts/test_gpu_check.py), so this script cannot rot without a GPU to run it on.
+
+    scripts/gpu_check.sh [--device cuda] [--out runs/gpu_check] [--budget-s 420]
+    scripts/gpu_check.sh --device cpu --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+TEST_PATHS = ("tests/models", "tests/trainer/rollout")
+TOY_CONFIG = ROOT / "examples" / "toy_addition.yaml"
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+"""Every model is built locally: a stray hub lookup should fail at once, not wait on a network
+that a GPU machine does not have."""
+
+
+@dataclass
+class Row:
+    """One line of the summary table."""
+
+    check: str
+    device: str
+    ok: bool
+    result: str
+    detail: str = ""
+    seconds: float = 0.0
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    """What one run does: the device, the sizes of each stage, and the time it may take."""
+
+    device: str
+    quick: bool
+    out: Path
+    budget_s: float
+    train_steps: int
+    train_overrides: tuple[str, ...]
+    bench_args: tuple[str, ...]
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Plan:
+        if args.quick:
+            steps, train = 3, ("rollout.prompts_per_step=8", "rollout.group_size=4", "eval.max_prompts=2")
+            bench = ("--samples", "32", "--concurrency", "8", "--batch-size", "8", "--repeats", "1")
+            bench += ("--hidden", "64", "--layers", "2")
+        else:
+            steps, train = args.steps, ()
+            # a 100M-parameter RM: big enough that the forward pass is real work on a GPU
+            bench = ("--samples", "1024", "--repeats", "5", "--hidden", "1024", "--layers", "8")
+            if not args.device.startswith("cuda"):
+                bench = ("--samples", "256", "--repeats", "3")
+        return cls(args.device, args.quick, Path(args.out), args.budget_s, steps, train, bench)
+
+
+class Budget:
+    """The time left to the whole run; a stage gets at most its own limit and what is left."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+
+    def limit(self, stage_limit: float) -> float:
+        return max(0.0, min(stage_limit, self.deadline - time.monotonic()))
+
+
+def run_logged(command: list[str], log: Path, timeout_s: float, env: dict[str, str] | None = None) -> int | None:
+    """Run ``command`` from the repository root with its output in ``log``; the exit code, or None
+    when it ran out of time (it is killed then)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as out:
+        out.write("$ " + " ".join(command) + "\n")
+        out.flush()
+        try:
+            return subprocess.run(
+                command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **OFFLINE, **(env or {})},
+                timeout=timeout_s,
+            ).returncode  # fmt: skip
+        except subprocess.TimeoutExpired:
+            out.write(f"\n[gpu_check] killed after {timeout_s:.0f} s\n")
+            return None
+
+
+def tail(log: Path, lines: int = 3) -> str:
+    text = log.read_text(errors="replace").strip().splitlines() if log.exists() else []
+    return " / ".join(line.strip() for line in text[-lines:])[-300:]
+
+
+# ---------------------------------------------------------------------------------- the stages
+
+
+def check_environment(plan: Plan) -> Row:
+    import torch
+    import transformers
+
+    numbers: dict[str, Any] = {"torch": torch.__version__, "transformers": transformers.__version__}
+    if plan.device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            return Row("environment", plan.device, False, "torch sees no CUDA device", f"torch {torch.__version__}")
+        index = torch.device(plan.device).index or 0
+        free, total = torch.cuda.mem_get_info(index)
+        numbers |= {
+            "gpu": torch.cuda.get_device_name(index),
+            "bf16": torch.cuda.is_bf16_supported(),
+            "cuda": torch.version.cuda,
+            "free_gib": round(free / 1024**3, 1),
+            "total_gib": round(total / 1024**3, 1),
+        }
+        where = f"{numbers['gpu']}, CUDA {numbers['cuda']}, {numbers['free_gib']}/{numbers['total_gib']} GiB free"
+        where += ", bf16" if numbers["bf16"] else ", no bf16 (fp16 is used)"
+    else:
+        where = f"{os.cpu_count()} CPUs"
+    result = f"torch {numbers['torch']}, transformers {numbers['transformers']}"
+    return Row("environment", plan.device, True, result, where, numbers=numbers)
+
+
+def check_tests(plan: Plan, budget: Budget) -> Row:
+    report = plan.out / "tests.xml"
+    command = [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", f"--junitxml={report}"]
+    command += [str(ROOT / path) for path in TEST_PATHS]
+    log = plan.out / "logs" / "tests.log"
+    code = run_logged(command, log, budget.limit(240), env={"REWARDHUB_TEST_DEVICE": plan.device})
+    if code is None or not report.exists():
+        return Row("model verifier + rollout tests (gpu-marked)", plan.device, False, "did not finish", tail(log))
+    suite = ET.parse(report).getroot()
+    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    assert suite is not None
+    counts = {key: int(suite.get(key, 0)) for key in ("tests", "failures", "errors", "skipped")}
+    passed = counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"]
+    failed = [
+        f"{case.get('classname', '').rsplit('.', 1)[-1]}::{case.get('name')}"
+        for case in suite.iter("testcase")
+        if case.find("failure") is not None or case.find("error") is not None
+    ]
+    ok = code == 0 and passed > 0
+    result = f"{passed} passed, {counts['failures'] + counts['errors']} failed, {counts['skipped']} skipped"
+    detail = (
+        "failed: " + ", ".join(failed) if failed else "outcome RM, PRM, implicit PRM, judge; lean decoder, rollouts"
+    )
+    return Row("model verifier + rollout tests (gpu-marked)", plan.device, ok, result, detail, numbers=counts)
+
+
+def check_rm_throughput(plan: Plan, budget: Budget) -> Row:
+    out = plan.out / "rm_throughput.json"
+    command = [sys.executable, str(ROOT / "bench" / "rm_throughput.py"), "--device", plan.device, "--json", str(out)]
+    command += list(plan.bench_args)
+    log = plan.out / "logs" / "rm_throughput.log"
+    code = run_logged(command, log, budget.limit(180))
+    if code != 0 or not out.exists():
+        return Row("rm_throughput", plan.device, False, "did not finish" if code is None else f"exit {code}", tail(log))
+    r = json.loads(out.read_text())
+    result = (
+        f"service {r['service_sps']:.0f}/s vs batched forward {r['baseline_sps']:.0f}/s ({r['ratio']:.2f}x), "
+        f"{r['dtype']}"
+    )
+    detail = (
+        f"{r['samples']} samples, batch {r['batch_size']}, {r['concurrency']} clients, median of {r['repeats']}; "
+        f"scores agree to {r['max_abs_diff']:.1e} ({r['diff_of_spread']:.2%} of spread), "
+        f"pair order {r['pair_order_agreement']:.2%}; service batches {r['service_mean_batch']:.1f}"
+    )
+    agree = r["pair_order_agreement"] >= 0.99
+    return Row("rm_throughput", plan.device, agree, result, detail, numbers=r)
+
+
+def check_trainer(plan: Plan, budget: Budget, device: str, lean: bool) -> Row:
+    name = f"toy trainer, {'lean decoder' if lean else 'transformers'} rollouts"
+    run_dir = plan.out / f"train_{device.replace(':', '')}_{'lean' if lean else 'hf'}"
+    overrides = [
+        f"output_dir={run_dir}",
+        f"steps={plan.train_steps}",
+        f"device={device}",
+        f"rollout.lean_decoder={str(lean).lower()}",
+        "logging.progress=false",
+        "checkpoint.save_final=false",
+        *plan.train_overrides,
+    ]
+    command = [sys.executable, "-m", "rewardhub.trainer.cli", str(TOY_CONFIG), *overrides, "--quiet"]
+    log = plan.out / "logs" / f"{run_dir.name}.log"
+    started = time.monotonic()
+    code = run_logged(command, log, budget.limit(150))
+    wall = time.monotonic() - started
+    rows = _metric_rows(run_dir / "metrics.jsonl")
+    if code != 0 or len(rows) < plan.train_steps:
+        return Row(name, device, False, "did not finish" if code is None else f"exit {code}", tail(log), wall)
+    step_s = [row["time/step_s"] for row in rows]
+    timed = step_s[1:] or step_s
+    numbers = {
+        "steps": len(rows),
+        "median_step_s": statistics.median(timed),
+        "mean_step_s": statistics.fmean(timed),
+        "first_step_s": step_s[0],
+        "wall_s": wall,
+        "reward_first": rows[0].get("reward/mean"),
+        "reward_last": rows[-1].get("reward/mean"),
+        "eval_reward_last": rows[-1].get("eval/reward_mean"),
+        "mismatch_kl_max": max(row.get("rollout/mismatch_kl") or 0.0 for row in rows),
+        "entropy_last": rows[-1].get("actor/entropy"),
+    }
+    mismatch_ok = numbers["mismatch_kl_max"] < 1e-3  # same weights: round-off only
+    result = f"{numbers['median_step_s']:.3f} s/step (median of {len(timed)}), {wall:.0f} s wall"
+    detail = (
+        f"reward {_fmt(numbers['reward_first'])} -> {_fmt(numbers['reward_last'])}, entropy "
+        f"{_fmt(numbers['entropy_last'])}, max mismatch KL {numbers['mismatch_kl_max']:.1e}"
+    )
+    return Row(name, device, mismatch_ok, result, detail, wall, numbers)
+
+
+def _metric_rows(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+# ---------------------------------------------------------------------------------- the table
+
+
+def speedups(rows: list[Row]) -> None:
+    """Add the speed-up over the CPU run to each trainer row on another device."""
+    cpu = {r.check: r for r in rows if r.device == "cpu" and r.ok and "median_step_s" in r.numbers}
+    for row in rows:
+        base = cpu.get(row.check) or next(iter(cpu.values()), None)
+        if row.device != "cpu" and row.ok and base is not None and "median_step_s" in row.numbers:
+            factor = base.numbers["median_step_s"] / row.numbers["median_step_s"]
+            row.numbers["speedup_vs_cpu"] = factor
+            row.result += f"; {factor:.2f}x the CPU run"
+
+
+def table(rows: list[Row], plan: Plan, total_s: float) -> str:
+    head = [
+        f"# GPU check ({'quick, ' if plan.quick else ''}device {plan.device}, {total_s:.0f} s)",
+        "",
+        "| check | device | ok | result | detail |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    body = [
+        f"| {r.check} | {r.device} | {'yes' if r.ok else 'NO'} | {r.result} | {r.detail.replace('|', '/')} |"
+        for r in rows
+    ]
+    return "\n".join(head + body) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cuda", help="cuda, cuda:N or cpu")
+    parser.add_argument("--quick", action="store_true", help="a shortened run (about a minute on a CPU)")
+    parser.add_argument("--out", default=str(ROOT / "runs" / "gpu_check"), help="where the table and logs go")
+    parser.add_argument(
+        "--budget-s", type=float, default=420.0, help="overall time limit (installing from a wheelhouse comes first)"
+    )
+    parser.add_argument("--steps", type=int, default=100, help="trainer steps per run (not --quick)")
+    args = parser.parse_args(argv)
+    plan = Plan.from_args(args)
+    plan.out.mkdir(parents=True, exist_ok=True)
+    budget = Budget(plan.budget_s)
+    started = time.monotonic()
+
+    # most needed first: if the budget runs out, what is cut is the extra transformers-rollout run
+    stages: list[Callable[[], Row]] = [
+        lambda: check_tests(plan, budget),
+        lambda: check_rm_throughput(plan, budget),
+        lambda: check_trainer(plan, budget, plan.device, lean=True),
+    ]
+    if plan.device != "cpu":
+        stages.append(lambda: check_trainer(plan, budget, "cpu", lean=True))
+    stages.append(lambda: check_trainer(plan, budget, plan.device, lean=False))
+    rows = [check_environment(plan)]
+    for stage in stages:
+        if not rows[0].ok:
+            break
+        began = time.monotonic()
+        row = stage() if budget.limit(1e9) > 5 else Row("(skipped)", plan.device, False, "out of time")
+        row.seconds = row.seconds or time.monotonic() - began
+        rows.append(row)
+        print(f"[gpu_check] {row.check} on {row.device}: {'ok' if row.ok else 'FAILED'} - {row.result}", flush=True)
+    speedups(rows)
+    text = table(rows, plan, time.monotonic() - started)
+    print("\n" + text)
+    (plan.out / "summary.md").write_text(text)
+    (plan.out / "summary.json").write_text(json.dumps([asdict(r) for r in rows], indent=2, default=str))
+    print(f"written to {plan.out / 'summary.md'}")
+    return 0 if all(r.ok for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
