@@ -47,5 +47,6 @@ class Limits:
         return replace(self, **changes)  # type: ignore[arg-type]
 
 
-COMPILE_LIMITS = Limits(timeout_s=20.0, memory_mb=1024, max_processes=16, max_file_mb=256, max_output_bytes=256 << 10)
-"""For compilers: slower and hungrier than the programs they build, and they fork (cc1plus, as, ld)."""
+COMPILE_LIMITS = Limits(timeout_s=20.0, memory_mb=1024, max_processes=64, max_file_mb=256, max_output_bytes=256 << 10)
+"""For compilers: slower and hungrier than the programs they build, and they fork (cc1plus, as, ld) and
+run threads (javac is a JVM, ``go build`` runs the compiler and linker beside itself)."""

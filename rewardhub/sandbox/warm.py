@@ -31,14 +31,17 @@ RECORD_CAP = 16 << 20
 
 @dataclass(frozen=True)
 class Execution:
-    """One piece of work for the server: a native program, a Python program, or writing files."""
+    """One piece of work for the server: a native program, a Python program, writing files, or
+    reading files back (``fetch``, as the program's user)."""
 
-    kind: Literal["argv", "python", "write"]
+    kind: Literal["argv", "python", "write", "fetch"]
     limits: Limits
     argv: tuple[str, ...] = ()
     payload: dict[str, Any] | None = field(default=None)
     """Read by the forked child after the fork, so the server never holds it."""
     stdin: bytes = b""
+    env: dict[str, str] = field(default_factory=dict)
+    """Added to the sandbox's fixed environment for a native program."""
 
 
 class WarmSandbox:
@@ -108,6 +111,7 @@ class WarmSandbox:
             "op": "exec",
             "kind": execution.kind,
             "argv": list(execution.argv),
+            "env": execution.env,
             "limits": limits.rlimits(self.isolation.memory_limit == "rlimit", self.isolation.other_tasks()),
             "fds": list(pipes),
         }
