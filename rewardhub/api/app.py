@@ -54,7 +54,7 @@ def create_app(
     return app
 
 
-OPTIONAL_ROUTERS = ("rewardhub.api.sandbox_routes", "rewardhub.api.compat_routes")
+OPTIONAL_ROUTERS = ("rewardhub.api.sandbox_routes", "rewardhub.api.sandbox_fusion", "rewardhub.api.compat_routes")
 
 
 def _optional_routers() -> list[APIRouter]:
