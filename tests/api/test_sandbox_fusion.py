@@ -16,7 +16,6 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 
 import httpx
