@@ -18,6 +18,8 @@ What it does not do: share builds between processes, or notice a compiler that r
 
 from __future__ import annotations
 
+import base64
+import functools
 import hashlib
 import json
 import threading
@@ -38,6 +40,11 @@ WAIT_S = 300.0
 class Artifact:
     data: bytes
     executable: bool = False
+
+    @functools.cached_property
+    def encoded(self) -> dict[str, str | bool]:
+        """How the sandbox's file writer takes it; encoded once, however many jobs reuse the build."""
+        return {"base64": base64.b64encode(self.data).decode("ascii"), "executable": self.executable}
 
 
 @dataclass(frozen=True)

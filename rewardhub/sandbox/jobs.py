@@ -64,7 +64,7 @@ class Job:
             key = build_key(self.language, self.code, files)
             built, cached = self.builds.build(key, lambda: self._compile(everything, compile_limits, keep=True))
             if cached:
-                artifacts = {path: _encoded_bytes(a.data, a.executable) for path, a in built.artifacts.items()}
+                artifacts = {path: artifact.encoded for path, artifact in built.artifacts.items()}
                 self._unwritten = {**everything, **artifacts}
                 compiler = built.compiler
                 built = Build(

@@ -118,7 +118,7 @@ LANGUAGES: tuple[Language, ...] = (
         "go",
         "main.go",
         run=("./main",),
-        compile=("go", "build", "-o", "main", "main.go"),
+        compile=("go", "build", "-ldflags=-s -w", "-o", "main", "main.go"),
         env=(("GOMAXPROCS", "2"), ("GOMEMLIMIT", "{memory_mb}MiB")),
         compile_env=(("GOMAXPROCS", "2"), ("GO111MODULE", "off"), ("GOFLAGS", "-p=2")),
         aliases=("golang",),
