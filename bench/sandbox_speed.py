@@ -28,10 +28,11 @@ Every side's verdicts are compared (stdout, or pass/fail) and the agreement is p
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import select
 import shutil
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -40,8 +41,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from multiprocessing import get_context
-from multiprocessing.connection import Connection
 
 from rewardhub.sandbox import LANGUAGES, Limits, SandboxPool, SandboxSettings, language
 
@@ -108,91 +107,93 @@ class BareProject:
 
 # --- (w) a warm, unisolated, pre-forked interpreter pool ----------------------------------------
 
-PRELOAD = ("json", "math", "collections", "itertools", "functools", "re", "typing", "numpy")
+WARM_WORKER = r"""
+import json, os, struct, sys
+
+for name in ("json", "math", "collections", "itertools", "functools", "re", "typing", "numpy"):
+    try:
+        __import__(name)
+    except ImportError:
+        pass
+requests, answers = os.fdopen(0, "rb", buffering=0), os.fdopen(1, "wb", buffering=0)
 
 
-def _warm_worker(connection: Connection) -> None:
-    """Imports once, then for each request forks a child that runs the code on the given stdin."""
-    for name in PRELOAD:
+def recv():
+    head = requests.read(4)
+    return json.loads(requests.read(struct.unpack("!I", head)[0])) if len(head) == 4 else None
+
+
+while (request := recv()) is not None:
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
         try:
-            __import__(name)
-        except ImportError:
-            pass
-    while True:
-        try:
-            code, stdin = connection.recv()
-        except EOFError:
-            return
-        in_read, in_write = os.pipe()
-        out_read, out_write = os.pipe()
-        pid = os.fork()
-        if pid == 0:
+            os.dup2(in_read, 0)
+            os.dup2(out_write, 1)
+            for fd in (in_read, in_write, out_read, out_write):
+                os.close(fd)
+            sys.stdin, sys.stdout = open(0, closefd=False), open(1, "w", closefd=False)
+            exec(compile(request["code"], "main.py", "exec"), {"__name__": "__main__"})
+            status = 0
+        except SystemExit as exc:
+            status = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:
             status = 1
-            try:
-                os.dup2(in_read, 0)
-                os.dup2(out_write, 1)
-                for fd in (in_read, in_write, out_read, out_write):
-                    os.close(fd)
-                sys.stdin = open(0, closefd=False)  # noqa: SIM115 (the child's own stdin, for its life)
-                sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
-                exec(compile(code, "main.py", "exec"), {"__name__": "__main__"})
-                sys.stdout.flush()
-                status = 0
-            except SystemExit as exc:
-                sys.stdout.flush()
-                status = exc.code if isinstance(exc.code, int) else 1
-            except BaseException:
-                status = 1
-            finally:
-                os._exit(status)
-        os.close(in_read)
-        os.close(out_write)
-        os.write(in_write, stdin.encode())
-        os.close(in_write)
-        out = bytearray()
-        while chunk := os.read(out_read, 1 << 16):
-            out += chunk
-        os.close(out_read)
-        _, status = os.waitpid(pid, 0)
-        connection.send((os.waitstatus_to_exitcode(status), out.decode()))
+        finally:
+            sys.stdout.flush()
+            os._exit(status)
+    os.close(in_read)
+    os.close(out_write)
+    os.write(in_write, request["stdin"].encode())
+    os.close(in_write)
+    out = bytearray()
+    while chunk := os.read(out_read, 1 << 16):
+        out += chunk
+    os.close(out_read)
+    _, status = os.waitpid(pid, 0)
+    data = json.dumps([os.waitstatus_to_exitcode(status), out.decode()]).encode()
+    answers.write(struct.pack("!I", len(data)) + data)
+"""
+"""A lean worker: a fresh interpreter that imports what the sandbox's server preloads, then forks a
+child per run. Its own process, not a fork of this benchmark (whose memory would slow every fork)."""
 
 
 class WarmPool:
     """``size`` pre-forked Python workers; a run takes an idle one (threads wait for one)."""
 
     def __init__(self, size: int) -> None:
-        context = get_context("fork")
-        self._idle: list[Connection] = []
-        self._processes = []
-        for _ in range(size):
-            ours, theirs = context.Pipe()
-            process = context.Process(target=_warm_worker, args=(theirs,), daemon=True)
-            process.start()
-            self._idle.append(ours)
-            self._processes.append(process)
+        self._workers = [
+            subprocess.Popen([sys.executable, "-I", "-c", WARM_WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            for _ in range(size)
+        ]
+        self._idle = list(self._workers)
         self._cond = threading.Condition()
 
     def run(self, code: str, stdin: str = "") -> tuple[int, str]:
         with self._cond:
             while not self._idle:
                 self._cond.wait()
-            connection = self._idle.pop()
+            worker = self._idle.pop()
         try:
-            connection.send((code, stdin))
-            ready, _, _ = select.select([connection], [], [], LIMITS.timeout_s)
-            if not ready:
-                raise TimeoutError("warm worker did not answer")
-            return connection.recv()
+            assert worker.stdin is not None and worker.stdout is not None
+            data = json.dumps({"code": code, "stdin": stdin}).encode()
+            worker.stdin.write(struct.pack("!I", len(data)) + data)
+            worker.stdin.flush()
+            (size,) = struct.unpack("!I", worker.stdout.read(4))
+            status, out = json.loads(worker.stdout.read(size))
+            return status, out
         finally:
             with self._cond:
-                self._idle.append(connection)
+                self._idle.append(worker)
                 self._cond.notify()
 
     def close(self) -> None:
-        for connection in self._idle:
-            connection.close()
-        for process in self._processes:
-            process.join(timeout=5)
+        for worker in self._workers:
+            assert worker.stdin is not None
+            worker.stdin.close()
+            worker.wait(timeout=10)
 
 
 # --- measuring --------------------------------------------------------------------------------

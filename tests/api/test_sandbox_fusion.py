@@ -162,6 +162,16 @@ def test_a_compile_error_has_no_run_and_summarises_as_compile_failed(url):
     assert summary_run_code_result(answer, mapping) == "compile"
 
 
+def test_the_build_has_a_timeout_of_its_own_and_a_timed_out_build_is_not_kept(url):
+    code = PROGRAMS["java"].replace("s.nextLong() + s.nextLong()", "s.nextLong() - s.nextLong()")
+    mapping = SummaryMapping(CompileTimeout="compile timeout", RunTimeout="run timeout")
+    hurried = run(url, code=code, language="java", stdin="50 8\n", compile_timeout=0.05, run_timeout=20)
+    assert (hurried.status, hurried.compile_result.status, hurried.run_result) == ("Failed", "TimeLimitExceeded", None)
+    assert summary_run_code_result(hurried, mapping) == "compile timeout"
+    patient = run(url, code=code, language="java", stdin="50 8\n", compile_timeout=30, run_timeout=20)
+    assert (patient.status, patient.run_result.stdout) == ("Success", "42\n")
+
+
 def test_a_crash_and_a_timeout_summarise_as_sandbox_fusion_says(url):
     mapping = SummaryMapping(CompileFailed="compile", RunFailed="run", RunTimeout="slow")
     crashed = run(url, code="import sys\nprint('partial')\nsys.exit(3)", language="python")
