@@ -293,7 +293,9 @@ def _execute(pool: SandboxPool, chosen: SandboxLanguage, body: RunCodeRequest) -
             fetched = job.fetch(body.fetch_files) if body.fetch_files else {}
     except SandboxError as exc:
         return _Outcome(compile_result, run_result, {}, sandbox_error=exc.message)
-    encoded = {path: base64.b64encode(artifact.data).decode("ascii") for path, artifact in fetched.items()}
+    # files only, under the names asked for (SandboxFusion skips a folder: so do we)
+    wanted = set(body.fetch_files)
+    encoded = {path: base64.b64encode(a.data).decode("ascii") for path, a in fetched.items() if path in wanted}
     return _Outcome(compile_result, run_result, encoded, message)
 
 

@@ -6,8 +6,9 @@
 
 Layers, bottom up: ``inside/`` (the fork server and Python harness that run in the sandbox),
 ``isolation`` with its backends (``bwrap``, ``docker``, ``unsafe``) and ``cgroups``, ``warm`` (one
-sandbox and its protocol), ``streams`` and ``verdicts`` (the parent's side of a run), ``jobs``
-and ``pool`` (what callers use). ``testcases``, ``asserts`` and ``compare`` are the trusted
+sandbox and its protocol), ``streams`` and ``verdicts`` (the parent's side of a run), ``jobs``,
+``builds`` (compiled submissions kept by source hash) and ``pool`` (what callers use); ``languages``
+declares the nine languages. ``testcases``, ``asserts`` and ``compare`` are the trusted
 half of the ``code`` verifier's harness.
 
 What it covers: no network, own pid/IPC/UTS namespaces, read-only system, private size-capped

@@ -208,12 +208,12 @@ def test_files_go_in_as_base64_and_fetch_files_come_back(url):
         code=code,
         language="python",
         files={"in/blob.bin": base64.b64encode(blob).decode(), "skipped.txt": None},
-        fetch_files=["out.txt", "deep/copy.bin", "never-written.txt"],
+        fetch_files=["out.txt", "deep/copy.bin", "never-written.txt", "deep"],
     )
     assert answer.status == RunStatus.Success, answer
     assert base64.b64decode(answer.files["out.txt"]) == str(sum(blob)).encode()
     assert base64.b64decode(answer.files["deep/copy.bin"]) == blob[::-1]
-    assert "never-written.txt" not in answer.files  # SandboxFusion leaves out what does not exist
+    assert answer.files.keys() == {"out.txt", "deep/copy.bin"}  # what does not exist, or is a folder, is left out
 
 
 def test_a_compiled_program_reads_input_files_too(url):
