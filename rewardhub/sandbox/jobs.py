@@ -105,6 +105,7 @@ class Job:
         if written.verdict != "ok":
             raise SandboxError(f"could not write the program's files: {written.stderr.strip() or written.verdict}")
         env = dict(self.language.compile_env)
+        limits = limits.with_(reserved_mb=max(limits.reserved_mb, self.language.reserved_mb))
         compiler = self.sandbox.run(Execution("argv", limits, argv=self.language.compile, env=env))
         artifacts: dict[str, Artifact] = {}
         if compiler.ok and keep:
@@ -136,6 +137,8 @@ class Job:
     ) -> RunResult:
         """Run the program once: on ``stdin``, or (Python only) for one function-call or assert ``test``."""
         limits = limits or Limits()
+        if self.language.reserved_mb > limits.reserved_mb:
+            limits = limits.with_(reserved_mb=self.language.reserved_mb)
         data = stdin.encode() if isinstance(stdin, str) else stdin
         files, self._unwritten = self._unwritten, None
         if not self.language.in_process:

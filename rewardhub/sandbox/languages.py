@@ -47,6 +47,9 @@ class Language:
     compile_env: tuple[tuple[str, str], ...] = ()
     tools: tuple[str, ...] = ()
     """Commands that must be installed besides ``run[0]`` and ``compile[0]``."""
+    reserved_mb: int = 0
+    """Address space its runtime (and its compiler's) reserves but does not use: added to the
+    RLIMIT_AS of the fallback memory limit, which counts reservations (a memory cgroup does not)."""
 
     def available(self) -> bool:
         """Whether this machine has the tools where the sandbox looks (the sandbox sees the host's /usr)."""
@@ -67,6 +70,15 @@ def _sizes(limits: Limits) -> dict[str, int]:
 
 _JVM = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto")
 """Short-lived programs: one GC thread and the quick compiler start fastest and use the fewest threads."""
+
+_V8_RESERVED_MB = 1 << 20
+"""V8 reserves its pointer cage and sandbox up front (about a terabyte of address space): under
+RLIMIT_AS, node cannot start at all unless that much is allowed. Its heap is then held to
+``--max-old-space-size`` by V8 itself; a memory cgroup is the real cap."""
+
+_GO_RESERVED_MB = 16 << 10
+"""The go command is linked with cgo: each of its threads takes the stack rlimit (1 GiB in the
+sandbox, for deep recursion) as address space, and its runtime reserves arenas besides."""
 
 _TRANSPILE_TS = """
 const ts = require('typescript');
@@ -103,6 +115,7 @@ LANGUAGES: tuple[Language, ...] = (
         "main.js",
         run=("node", "--max-old-space-size={heap_mb}", "main.js"),
         aliases=("js", "node", "nodejs"),
+        reserved_mb=_V8_RESERVED_MB,
     ),
     Language(
         "typescript",
@@ -113,6 +126,7 @@ LANGUAGES: tuple[Language, ...] = (
         artifacts=("main.js",),
         aliases=("ts",),
         tools=("tsc",),
+        reserved_mb=_V8_RESERVED_MB,
     ),
     Language(
         "go",
@@ -122,6 +136,7 @@ LANGUAGES: tuple[Language, ...] = (
         env=(("GOMAXPROCS", "2"), ("GOMEMLIMIT", "{memory_mb}MiB")),
         compile_env=(("GOMAXPROCS", "2"), ("GO111MODULE", "off"), ("GOFLAGS", "-p=2")),
         aliases=("golang",),
+        reserved_mb=_GO_RESERVED_MB,
     ),
     Language(
         "java",
@@ -138,6 +153,7 @@ LANGUAGES: tuple[Language, ...] = (
             "Main.java",
         ),
         artifacts=("classes",),
+        reserved_mb=4096,
     ),
     Language(
         "rust",

@@ -22,6 +22,9 @@ class Limits:
     max_open_files: int = 256
     max_output_bytes: int = 1 << 20
     """stdout and stderr together; the parent stops reading and kills the run past it."""
+    reserved_mb: int = 0
+    """Address space a runtime reserves without using it (the JVM's class space, Go's arenas, V8's
+    cage), allowed on top of ``memory_mb`` where memory can only be capped by RLIMIT_AS."""
 
     @property
     def cpu_s(self) -> int:
@@ -40,7 +43,7 @@ class Limits:
             "fsize": self.max_file_mb << 20,
             "nofile": self.max_open_files,
             "nproc": self.max_processes + other_tasks,
-            "address_space": (self.memory_mb << 20) if address_space else None,
+            "address_space": ((self.memory_mb + self.reserved_mb) << 20) if address_space else None,
         }
 
     def with_(self, **changes: object) -> Limits:

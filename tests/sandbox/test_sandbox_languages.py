@@ -398,3 +398,19 @@ def test_go_gets_a_soft_memory_limit_and_few_threads(pool):
     code = 'package main\n\nimport (\n\t"fmt"\n\t"os"\n)\n\nfunc main() {\n\tfmt.Println(os.Getenv("GOMAXPROCS"), os.Getenv("GOMEMLIMIT"))\n}\n'
     result = pool.run("go", code, limits=QUICK.with_(timeout_s=10.0, memory_mb=300))
     assert result.stdout == "2 300MiB\n", result.stderr
+
+
+@pytest.fixture(scope="module")
+def rlimited() -> Iterator[SandboxPool]:
+    pool = SandboxPool(SandboxSettings(concurrency=1, memory_limit="rlimit"))
+    yield pool
+    pool.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_runtime_starts_under_the_address_space_fallback(rlimited, lang):
+    """Where no memory cgroup can be made, memory is RLIMIT_AS, which counts what the JVM, Go and V8
+    reserve and never use: each language declares that reservation, and still builds and runs."""
+    result = rlimited.run(lang, ADD[lang], stdin="20 22\n", limits=LIMITS)
+    assert (result.verdict, result.stdout) == ("ok", "42\n"), result.stderr[-500:]
+    assert result.details["memory_limit"] == "rlimit"
