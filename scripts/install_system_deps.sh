@@ -3,18 +3,43 @@
 #   bwrap  (bubblewrap: the kernel isolation of the local sandbox backend)
 #   g++    (C and C++ programs; gcc comes with it)
 #   node   (JavaScript programs)
+#   go     (Go programs: golang-go)
+#   javac  (Java programs: default-jdk-headless)
+#   rustc  (Rust programs: rustc)
+#   tsc    (TypeScript programs: node-typescript, compiled to JavaScript and run by node)
+#   bash   (Bash programs)
 #   python3-seccomp (libseccomp's bindings for the system Python: builds the sandbox's system-call filter)
 # Debian/Ubuntu (apt-get) only; elsewhere it says what to install. Needs root, or sudo.
+#
+# A tool counts as present only where the sandbox can see it: programs run with
+# PATH=/usr/local/bin:/usr/bin:/bin and a read-only /usr, so a compiler in a home folder
+# (rustup's ~/.cargo/bin, say) does not count.
 set -eu
 
+SANDBOX_PATH=/usr/local/bin:/usr/bin:/bin
+have() { PATH=$SANDBOX_PATH command -v "$1" >/dev/null 2>&1; }
+
 missing=""
-command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
-command -v g++ >/dev/null 2>&1 || missing="$missing g++"
-command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+have bwrap || missing="$missing bubblewrap"
+have g++ || missing="$missing g++"
+have node || missing="$missing nodejs"
+have go || missing="$missing golang-go"
+have javac || missing="$missing default-jdk-headless"
+have rustc || missing="$missing rustc"
+have tsc || missing="$missing node-typescript"
+have bash || missing="$missing bash"
 /usr/bin/python3 -c "import seccomp" >/dev/null 2>&1 || missing="$missing python3-seccomp"
 
+versions() {
+    echo "system dependencies present: bwrap $(bwrap --version 2>/dev/null | cut -d' ' -f2), g++ $(g++ -dumpversion)," \
+        "node $(node --version), $(PATH=$SANDBOX_PATH go version | cut -d' ' -f3)," \
+        "javac $(PATH=$SANDBOX_PATH javac -version 2>&1 | cut -d' ' -f2), $(PATH=$SANDBOX_PATH rustc --version | cut -d' ' -f1-2)," \
+        "tsc $(PATH=$SANDBOX_PATH tsc --version | cut -d' ' -f2), bash ${BASH_VERSION:-$(bash -c 'echo $BASH_VERSION')}," \
+        "python3-seccomp"
+}
+
 if [ -z "$missing" ]; then
-    echo "system dependencies present: bwrap $(bwrap --version 2>/dev/null | cut -d' ' -f2), g++ $(g++ -dumpversion), node $(node --version)"
+    versions
     exit 0
 fi
 
@@ -37,4 +62,4 @@ echo "installing:$missing"
 $as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 # shellcheck disable=SC2086 # the package list is meant to split into words
 $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
-bwrap --version
+versions

@@ -44,7 +44,10 @@ router = APIRouter(dependencies=[Depends(require_key)])
 class SandboxRunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    language: str = Field("python", description="python, c, cpp or javascript (and their usual aliases).")
+    language: str = Field(
+        "python",
+        description="python, c, cpp, javascript, typescript, go, java, rust or bash (and their usual aliases).",
+    )
     code: str = Field(description="The program's source.")
     stdin: str = Field("", description="Fed to the program's standard input.")
     files: dict[str, str] = Field(

@@ -26,6 +26,7 @@ What it does not do: hide /usr and the interpreter's installed packages (read-on
 from __future__ import annotations
 
 import functools
+import glob
 import os
 import re
 import shutil
@@ -67,6 +68,8 @@ ETC_FILES = (
     "/etc/nsswitch.conf",
 )
 """All of /etc a program gets: the dynamic loader's, the compilers' alternatives, names of users."""
+TOOLCHAIN_ETC = ("/etc/java-*",)
+"""Configuration that toolchains keep in /etc (the JVM reads its jvm.cfg and security files there)."""
 
 TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 STACK_LIMIT_KB = 1 << 20
@@ -187,7 +190,13 @@ class BwrapIsolation(Isolation):
 
     def launch(self, driver_args: list[str]) -> tuple[subprocess.Popen[bytes], socket.socket]:
         python = self.settings.python
-        read_only = ["/usr", *ETC_FILES, *(p for p in interpreter_paths(python) if not p.startswith("/usr/"))]
+        toolchains = sorted(path for pattern in TOOLCHAIN_ETC for path in glob.glob(pattern))
+        read_only = [
+            "/usr",
+            *ETC_FILES,
+            *toolchains,
+            *(p for p in interpreter_paths(python) if not p.startswith("/usr/")),
+        ]
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         filter_fd = sealed_fd(self.seccomp) if self.seccomp is not None else None
         command = bwrap_command(

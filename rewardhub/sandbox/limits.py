@@ -22,6 +22,9 @@ class Limits:
     max_open_files: int = 256
     max_output_bytes: int = 1 << 20
     """stdout and stderr together; the parent stops reading and kills the run past it."""
+    reserved_mb: int = 0
+    """Address space a runtime reserves without using it (the JVM's class space, Go's arenas, V8's
+    cage), allowed on top of ``memory_mb`` where memory can only be capped by RLIMIT_AS."""
 
     @property
     def cpu_s(self) -> int:
@@ -40,12 +43,13 @@ class Limits:
             "fsize": self.max_file_mb << 20,
             "nofile": self.max_open_files,
             "nproc": self.max_processes + other_tasks,
-            "address_space": (self.memory_mb << 20) if address_space else None,
+            "address_space": ((self.memory_mb + self.reserved_mb) << 20) if address_space else None,
         }
 
     def with_(self, **changes: object) -> Limits:
         return replace(self, **changes)  # type: ignore[arg-type]
 
 
-COMPILE_LIMITS = Limits(timeout_s=20.0, memory_mb=1024, max_processes=16, max_file_mb=256, max_output_bytes=256 << 10)
-"""For compilers: slower and hungrier than the programs they build, and they fork (cc1plus, as, ld)."""
+COMPILE_LIMITS = Limits(timeout_s=20.0, memory_mb=1024, max_processes=64, max_file_mb=256, max_output_bytes=256 << 10)
+"""For compilers: slower and hungrier than the programs they build, and they fork (cc1plus, as, ld) and
+run threads (javac is a JVM, ``go build`` runs the compiler and linker beside itself)."""

@@ -11,10 +11,11 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from rewardhub.sandbox.builds import BuildCache
 from rewardhub.sandbox.bwrap import BwrapIsolation, find_bwrap
 from rewardhub.sandbox.cgroups import sweep
 from rewardhub.sandbox.docker import DockerIsolation
@@ -22,7 +23,7 @@ from rewardhub.sandbox.errors import SandboxError
 from rewardhub.sandbox.isolation import CGROUP_PREFIX, Isolation, lease_uid, uid_taken
 from rewardhub.sandbox.jobs import Job
 from rewardhub.sandbox.languages import Language, language
-from rewardhub.sandbox.limits import Limits
+from rewardhub.sandbox.limits import COMPILE_LIMITS, Limits
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sandbox.syscall_filter import bpf_program
 from rewardhub.sandbox.unsafe import UnsafeIsolation
@@ -43,6 +44,8 @@ class SandboxPool:
                 bpf_program(self.settings.seccomp_python)
         if self.settings.backend != "docker" and os.geteuid() == 0:
             sweep(CGROUP_PREFIX, _held)  # cgroups of sandboxes whose worker was killed
+        self.builds = BuildCache(self.settings.build_cache_mb << 20)
+        """Compiled submissions, shared by every job of this pool (a submission compiles once)."""
         self._idle: list[WarmSandbox] = []
         self._live = 0
         self.started = 0
@@ -56,7 +59,7 @@ class SandboxPool:
         chosen = lang if isinstance(lang, Language) else language(lang)
         sandbox = self._acquire()
         try:
-            yield Job(sandbox, chosen, code)
+            yield Job(sandbox, chosen, code, self.builds)
         finally:
             self._release(sandbox)
 
@@ -65,12 +68,13 @@ class SandboxPool:
         lang: str,
         code: str,
         stdin: str | bytes = b"",
-        files: dict[str, str] | None = None,
+        files: Mapping[str, str | bytes] | None = None,
         limits: Limits | None = None,
+        compile_limits: Limits = COMPILE_LIMITS,
     ) -> RunResult:
         """Build and run one program once (``POST /v1/sandbox/run``)."""
         with self.job(lang, code) as job:
-            failed_build = job.setup(files)
+            failed_build = job.setup(files, compile_limits)
             return failed_build or job.run(stdin, limits)
 
     def warm_up(self, count: int = 1) -> None:

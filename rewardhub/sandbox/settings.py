@@ -61,6 +61,9 @@ class SandboxSettings(BaseSettings):
     recycle_after: int = Field(
         500, ge=1, description="Jobs a warm sandbox serves before it is replaced by a fresh one."
     )
+    build_cache_mb: int = Field(
+        256, ge=0, description="Memory for compiled submissions kept by source hash (0: compile every time)."
+    )
     start_timeout_s: float = Field(30.0, gt=0, description="How long a new sandbox may take to report ready.")
     memory_limit: Literal["auto", "cgroup", "rlimit"] = Field(
         "auto", description="auto: a memory cgroup where the machine allows one, else RLIMIT_AS per process."

@@ -26,6 +26,8 @@ KILL_GRACE_S = 5.0
 DRAIN_S = 2.0
 """How long pipes may stay open after the run ended (every writer is dead by then)."""
 CHUNK = 1 << 16
+WRITE_CHUNK = 1 << 20
+"""Writes go out in up to this much at a time (the payload pipe is widened to match)."""
 
 
 @dataclass
@@ -150,7 +152,7 @@ def _on_control(seen: Pumped, control: socket.socket, selector: selectors.BaseSe
 def _on_writable(fd: int, pending: dict[int, memoryview], selector: selectors.BaseSelector) -> None:
     data = pending[fd]
     try:
-        written = os.write(fd, data[:CHUNK]) if data else 0
+        written = os.write(fd, data[:WRITE_CHUNK]) if data else 0
     except BlockingIOError:
         return
     except OSError:  # the reader is gone (the program exited or closed stdin): the rest is moot

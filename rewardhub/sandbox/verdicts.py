@@ -36,7 +36,15 @@ VERDICTS: tuple[Verdict, ...] = (
     "sandbox_error",
 )
 
-_ALLOCATION_FAILURES = ("MemoryError", "std::bad_alloc", "JavaScript heap out of memory", "Cannot allocate memory")
+_ALLOCATION_FAILURES = (
+    "MemoryError",  # Python
+    "std::bad_alloc",  # C++
+    "JavaScript heap out of memory",  # node (V8's heap, sized from the run's memory)
+    "Cannot allocate memory",  # ENOMEM from the C library
+    "java.lang.OutOfMemoryError",  # the JVM (its heap is sized from the run's memory)
+    "fatal error: runtime: out of memory",  # Go
+    "memory allocation of",  # Rust's "memory allocation of N bytes failed"
+)
 
 
 @dataclass(frozen=True)

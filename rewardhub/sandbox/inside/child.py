@@ -12,6 +12,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import resource
@@ -61,12 +62,15 @@ def become_program(message: dict[str, Any], fds: list[int], server: Any) -> int:
     if server.can_change_uid:
         drop_to(server.program_uid)
     os.chdir(server.scratch[0])
+    if kind == "fetch":
+        return _fetch(server.scratch[0], payload.get("paths", []), int(payload.get("max_bytes", 0)))
     if kind == "argv":
         for number in (signal.SIGPIPE, signal.SIGXFSZ):  # what a shell would give a native program
             signal.signal(number, signal.SIG_DFL)
         argv = message["argv"]
+        env = {**os.environ, **message.get("env", {})}
         try:
-            os.execve(shutil.which(argv[0]) or argv[0], argv, dict(os.environ))
+            os.execve(shutil.which(argv[0], path=env.get("PATH")) or argv[0], argv, env)
         except OSError as exc:
             os.write(2, f"cannot execute {argv[0]}: {exc.strerror}\n".encode())
             return 127
@@ -126,10 +130,14 @@ def drop_to(uid: int) -> None:
     os.setresuid(uid, uid, uid)
 
 
-def _write_files(root: str, files: dict[str, str]) -> int:
-    """Write the run's input files, read-only, as the server's user (the program cannot change them)."""
+def _write_files(root: str, files: dict[str, Any]) -> int:
+    """Write the run's input files, read-only, as the server's user (the program cannot change them).
+
+    A file is text, or ``{"base64": ..., "executable": bool}`` for bytes (binary inputs, a cached
+    build's program).
+    """
     os.umask(0o022)
-    for relative, text in files.items():
+    for relative, content in files.items():
         path = os.path.join(root, relative)
         inside = os.path.realpath(path).startswith(os.path.realpath(root) + os.sep)
         if os.path.isabs(relative) or ".." in relative.split("/") or not inside:
@@ -138,9 +146,48 @@ def _write_files(root: str, files: dict[str, str]) -> int:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         if os.path.lexists(path):  # an earlier run's (read-only) input: replaced, never written through
             os.unlink(path)
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(path, 0o444)
+        executable = False
+        if isinstance(content, dict):
+            data, executable = base64.b64decode(content["base64"]), bool(content.get("executable"))
+        else:
+            data = content.encode("utf-8")
+        with open(path, "wb") as handle:
+            handle.write(data)
+        os.chmod(path, 0o555 if executable else 0o444)
+    return 0
+
+
+def _fetch(root: str, paths: list[str], max_bytes: int) -> int:
+    """Print ``{"files": {path: {"base64", "executable"}}}`` for the files (folders: every file in
+    them) under ``root`` that exist, as the program's user: nothing it could not have printed itself."""
+    found: dict[str, dict[str, Any]] = {}
+    total = 0
+    for relative in paths:
+        top = os.path.join(root, relative)
+        if os.path.isabs(relative) or ".." in relative.split("/"):
+            continue
+        if os.path.isdir(top) and not os.path.islink(top):
+            names = [os.path.join(folder, name) for folder, _, files in os.walk(top) for name in files]
+        else:
+            names = [top]
+        for name in names:
+            try:
+                if not os.path.isfile(name):
+                    continue
+                with open(name, "rb") as handle:
+                    data = handle.read(max_bytes - total + 1)
+                mode = os.stat(name).st_mode
+            except OSError:
+                continue
+            total += len(data)
+            if total > max_bytes:
+                os.write(2, f"the files to fetch exceed {max_bytes} bytes\n".encode())
+                return 1
+            entry = {"base64": base64.b64encode(data).decode("ascii"), "executable": bool(mode & 0o111)}
+            found[os.path.relpath(name, root)] = entry
+    view = memoryview(json.dumps({"files": found}).encode())
+    while view:
+        view = view[os.write(1, view[: 1 << 16]) :]
     return 0
 
 
