@@ -30,7 +30,6 @@ trainer count an empty answer as a sandbox failure instead of a wrong one.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import functools
@@ -46,7 +45,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rewardhub.api.body import read_body
-from rewardhub.api.sandbox_routes import DEFAULT_BODY_LIMIT, _admitted, _pool, _runner
+from rewardhub.api.sandbox_routes import DEFAULT_BODY_LIMIT
 from rewardhub.api.service import require_key
 from rewardhub.errors import BadRequest, PayloadTooLarge
 from rewardhub.sandbox import (
@@ -60,6 +59,7 @@ from rewardhub.sandbox import (
 )
 from rewardhub.sandbox import Language as SandboxLanguage
 from rewardhub.sandbox import language as find_language
+from rewardhub.sandbox.service import run_with_pool
 
 __all__ = [
     "SANDBOX_FUSION_LANGUAGES",
@@ -219,10 +219,8 @@ async def run_code(request: Request) -> Any:
     clash = _clash(chosen, body)
     if clash:
         return _refused(422, "invalid_request", clash, [{"loc": ["body", "files"], "msg": clash}])
-    pool = _pool(getattr(settings, "sandbox_backend", None))
-    with _admitted():
-        loop = asyncio.get_running_loop()
-        outcome = await loop.run_in_executor(_runner, functools.partial(_execute, pool, chosen, body))
+    backend = getattr(settings, "sandbox_backend", None)
+    outcome = await run_with_pool(backend, functools.partial(_execute, chosen=chosen, body=body))
     return _answer(outcome.response())
 
 

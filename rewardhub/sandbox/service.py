@@ -20,10 +20,10 @@ import asyncio
 import atexit
 import functools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from rewardhub.errors import Overloaded
 from rewardhub.sandbox.limits import Limits
@@ -31,7 +31,9 @@ from rewardhub.sandbox.pool import SandboxPool, default_pool
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sandbox.verdicts import RunResult
 
-__all__ = ["MAX_WAITING", "pool_for", "run_program"]
+__all__ = ["MAX_WAITING", "pool_for", "run_program", "run_with_pool"]
+
+T = TypeVar("T")
 
 MAX_WAITING = 256
 _runner = ThreadPoolExecutor(max_workers=64, thread_name_prefix="sandbox-run")
@@ -56,6 +58,14 @@ async def run_program(
     with _admitted():
         run = functools.partial(_run, pool, language, code, stdin, files or {}, limits or Limits(), test)
         return await asyncio.get_running_loop().run_in_executor(_runner, run)
+
+
+async def run_with_pool(backend: str | None, work: Callable[[SandboxPool], T]) -> T:
+    """Run ``work(pool)`` off the event loop under the same bound as :func:`run_program`: for callers
+    that drive a job themselves (SandboxFusion's ``/run_code`` compiles, runs and fetches files)."""
+    pool = pool_for(backend)
+    with _admitted():
+        return await asyncio.get_running_loop().run_in_executor(_runner, work, pool)
 
 
 def _run(
