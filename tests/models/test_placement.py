@@ -15,7 +15,8 @@ from rewardhub.models.backends.placement import (
 from rewardhub.models.config import backend_spec
 from rewardhub.models.outcome_rm import OutcomeRM
 
-from rewardhub.execution.batching import score_batch_safely
+from rewardhub.calls import Call, run_call
+from rewardhub.registry import Registry
 from rewardhub.types import Sample
 
 
@@ -84,7 +85,8 @@ def test_a_device_string_outside_the_list_is_a_config_error() -> None:
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message of a machine without CUDA")
 def test_asking_for_cuda_without_one_is_each_samples_error_not_a_crash(tiny_models: dict[str, str]) -> None:
     cfg = OutcomeRM.Config(model=tiny_models["outcome"], device="cuda")
-    results = score_batch_safely(OutcomeRM(), [Sample(response="4"), Sample(response="5")], cfg)
+    samples = (Sample(response="4"), Sample(response="5"))
+    results = run_call(Registry([OutcomeRM]), Call(OutcomeRM.name, cfg, samples, OutcomeRM.kind, 60.0))
     assert [r.status for r in results] == ["error", "error"]
     assert all("no CUDA device" in (r.error or "") for r in results)
 
