@@ -42,7 +42,7 @@ from rewardhub.errors import ExecutionError
 from rewardhub.execution.celery_app import CONNECTION_ERRORS, TASK_SCORE_CHUNK, TimeLimits
 from rewardhub.execution.celery_liveness import SKIP_ORIGIN_GONE, Liveness
 
-__all__ = ["Dispatch", "Dispatcher", "Lost", "Outcome"]
+__all__ = ["Dispatch", "DispatchStats", "Dispatcher", "Lost", "Outcome"]
 
 log = logging.getLogger(__name__)
 

@@ -55,7 +55,7 @@ from rewardhub.execution.celery_app import (
     queue_for_kind,
     result_backend_url,
 )
-from rewardhub.execution.celery_dispatch import Dispatch, Dispatcher, Lost, Outcome
+from rewardhub.execution.celery_dispatch import Dispatch, Dispatcher, DispatchStats, Lost, Outcome
 from rewardhub.execution.celery_jobs import RedisJobJournal
 from rewardhub.execution.celery_liveness import Heartbeat, Liveness, liveness_for
 from rewardhub.execution.celery_tasks import CallPayload, ChunkOutcome, ChunkPayload
@@ -208,6 +208,11 @@ class CeleryExecutor(Executor):
 
     def queue_depth(self) -> int:
         return self._in_flight
+
+    @property
+    def dispatch_stats(self) -> DispatchStats:
+        """What recovering from lost workers and restarted servers has cost so far."""
+        return self._dispatcher.stats
 
     def job_journal(self) -> JobJournal:
         return self._journal
