@@ -11,8 +11,10 @@ records, all in the Redis that holds the results (so they work the same with eit
   that is killed, stopped (SIGSTOP), partitioned or starved of CPU that long is presumed gone.
 - ``rewardhub:task:<task id>:worker``: the node that received a delivery of a chunk (written by the
   worker's main process when the message arrives, before a pool process starts it).
-- ``rewardhub:chunk:<chunk id>:attempt``: the task id of a chunk's latest dispatch; an older
-  delivery that finishes after it learns that it was superseded.
+- ``rewardhub:chunk:<chunk id>:attempt``: the task id of a chunk's latest dispatch. An older
+  delivery skips the chunk, or drops what it scored if the new dispatch happened while it ran:
+  it was presumed lost for a reason (stopped, cut off), and its wall-clock limits, the sandbox's
+  included, may have fired for that reason alone.
 - ``rewardhub:chunk:<chunk id>:settled``: written once the API has taken a chunk's result; any
   later delivery of that chunk is skipped by the worker that gets it.
 
@@ -102,13 +104,15 @@ class Liveness:
             pipe.set(_settled_key(chunk_id), "1", ex=self.ttl_s)
         pipe.execute()
 
-    def skip_reason(self, chunk_id: str, origin: str | None) -> str | None:
+    def skip_reason(self, chunk_id: str, task_id: str, origin: str | None) -> str | None:
         """Why a delivery that is about to start need not run, or None when it should."""
-        keys = [_settled_key(chunk_id)] + ([_alive_key("api", origin)] if origin else [])
+        keys = [_settled_key(chunk_id), _attempt_key(chunk_id)] + ([_alive_key("api", origin)] if origin else [])
         values = self.client.mget(keys)
         if values[0] is not None:
             return SKIP_SETTLED
-        if origin and values[1] is None:
+        if values[1] is not None and _text(values[1]) != task_id:
+            return SKIP_SUPERSEDED  # a newer dispatch of the chunk is out: it will answer
+        if origin and values[2] is None:
             return SKIP_ORIGIN_GONE
         return None
 

@@ -26,9 +26,10 @@ Loss. A whole worker that is killed or stopped keeps its chunks from the broker 
 visibility timeout, so each worker also keeps the records of :mod:`celery_liveness`: its main
 process refreshes a liveness key every ``heartbeat_s`` and records, as each message arrives,
 that it holds that delivery. The API re-dispatches the chunks of a worker whose key expired. A
-delivery about to start is skipped when its chunk is already settled or its API is gone; one
-that finishes after the chunk was dispatched again, with calls that timed out (a stopped worker
-sees its calls overrun), is dropped, since the newer dispatch judges them without the stop.
+delivery about to start is skipped when its chunk is already settled, was dispatched again since,
+or its API is gone; one that finishes after the chunk was dispatched again is dropped: it was
+presumed lost for a reason (a stopped worker sees its calls and sandboxed programs overrun their
+wall-clock limits), and the newer dispatch judges them without it.
 """
 
 from __future__ import annotations
@@ -130,15 +131,14 @@ class WorkerRuntime:
 
     def score_chunk(self, chunk: ChunkPayload, task_id: str, hostname: str) -> ChunkOutcome:
         chunk_id = chunk.chunk_id or task_id
-        skip = self._skip_reason(chunk, chunk_id)
+        skip = self._skip_reason(chunk, chunk_id, task_id)
         if skip is not None:
             log.info("chunk %s (task %s) not scored: %s", chunk_id, task_id, skip, extra={"task_id": task_id})
             return ChunkOutcome(results=[], worker=hostname, delivery=0, skipped=skip)
         outcome = self._score(chunk, chunk_id, hostname)
-        if self._stale(chunk_id, task_id, outcome):
+        if self._superseded(chunk_id, task_id):
             log.warning(
-                "chunk %s was dispatched again while task %s ran, and some of its calls timed out here; "
-                "dropping this delivery's results",
+                "chunk %s was dispatched again while task %s ran; dropping this delivery's results",
                 chunk_id,
                 task_id,
                 extra={"task_id": task_id},
@@ -146,17 +146,17 @@ class WorkerRuntime:
             return ChunkOutcome(results=[], worker=hostname, delivery=outcome.delivery, skipped=SKIP_SUPERSEDED)
         return outcome
 
-    def _skip_reason(self, chunk: ChunkPayload, chunk_id: str) -> str | None:
+    def _skip_reason(self, chunk: ChunkPayload, chunk_id: str, task_id: str) -> str | None:
         if self.liveness is None:
             return None
         try:
-            return self.liveness.skip_reason(chunk_id, chunk.origin)
+            return self.liveness.skip_reason(chunk_id, task_id, chunk.origin)
         except CONNECTION_ERRORS as exc:  # cannot tell: scoring is the safe side
             log.warning("cannot read the state of chunk %s: %s", chunk_id, exc)
             return None
 
-    def _stale(self, chunk_id: str, task_id: str, outcome: ChunkOutcome) -> bool:
-        if self.liveness is None or not any(r.status == TIMEOUT for rs in outcome.results for r in rs):
+    def _superseded(self, chunk_id: str, task_id: str) -> bool:
+        if self.liveness is None:
             return False
         try:
             return self.liveness.superseded(chunk_id, task_id)
