@@ -9,8 +9,8 @@ blocks on the broker. Its loop:
 - **poll** the result backend with one MGET for every delivery still open, sleeping a little
   longer after each empty poll (2 ms up to 50 ms). The first result of a chunk wins: the chunk is
   resolved, marked settled in Redis, and its other deliveries are forgotten, so a late duplicate
-  is dropped. A delivery that skipped the chunk, or failed while another delivery is still open,
-  is not an answer.
+  is dropped. A delivery that skipped the chunk, or an older delivery that failed while a newer
+  one is still open, is not an answer.
 - **sweep**, every ``heartbeat_s``, with the records of :mod:`celery_liveness`:
 
   - a chunk whose every open delivery is held by a worker whose liveness key expired is
@@ -77,6 +77,7 @@ class Dispatch:
 class _Tracked:
     dispatch: Dispatch
     open: set[str] = field(default_factory=set)  # task ids of deliveries that may still answer
+    latest: str = ""  # task id of the latest dispatch
     dispatches: int = 0
     deadline: float = math.inf
     first_failure: float | None = None  # when publishing it started failing
@@ -184,6 +185,7 @@ class Dispatcher:
             self._hold(tracked, now, exc)
             return
         tracked.open.add(task_id)
+        tracked.latest = task_id
         tracked.dispatches += 1
         tracked.first_failure = None
         tracked.deadline = time.monotonic() + self.patience_s + 2 * chunk.limits.hard_s
@@ -239,7 +241,8 @@ class Dispatcher:
             return None
         tracked.open.discard(task_id)
         skipped = _skipped(meta)
-        if skipped is not None or (meta.get("status") != states.SUCCESS and tracked.open):
+        failed_early = meta.get("status") != states.SUCCESS and task_id != tracked.latest
+        if skipped is not None or (failed_early and tracked.open):
             log.info("chunk %s: delivery %s is not an answer (%s)", chunk_id, task_id, skipped or meta.get("status"))
             if not tracked.open or skipped == SKIP_ORIGIN_GONE:
                 self._redispatch(tracked, f"its delivery was not scored ({skipped or meta.get('status')})")
