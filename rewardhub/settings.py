@@ -81,7 +81,7 @@ class Settings(BaseSettings):
         1.0, gt=0, le=30, description="Celery mode: how often workers and API processes refresh their liveness key."
     )
     lost_after_s: float = Field(
-        6.0,
+        10.0,
         gt=0,
         le=300,
         description="Celery mode: a worker or API process whose liveness key is this old is presumed gone "
