@@ -19,6 +19,12 @@ What "nothing is lost" needs from Celery, and where each piece is set:
 - **recycling**: pool processes are replaced after ``MAX_TASKS_PER_CHILD`` chunks or once their
   resident memory passes ``worker_memory_mb``, so a leak in a verifier cannot grow forever.
 - **results** live in the result backend (Redis) for ``result_ttl_s`` seconds.
+- **lost workers** are not left to the broker: a whole worker killed or stopped keeps its chunks
+  from the broker for up to the visibility timeout (an hour on Redis). Workers and API processes
+  keep liveness keys and records of who holds which delivery
+  (:mod:`~rewardhub.execution.celery_liveness`), and the API dispatches a lost worker's chunks
+  again within seconds (:mod:`~rewardhub.execution.celery_dispatch`), with the brokers' default
+  settings. The visibility timeout remains the broker's own backstop.
 
 Routing is by verifier kind: ``rule`` and ``group`` to ``cpu``, ``code`` to ``code``, ``model``
 and ``judge`` to ``gpu`` (:func:`queue_for_kind`). Redis is the default broker and RabbitMQ
