@@ -79,6 +79,7 @@ class _Tracked:
     open: set[str] = field(default_factory=set)  # task ids of deliveries that may still answer
     latest: str = ""  # task id of the latest dispatch
     dispatches: int = 0
+    losses: int = 0  # dispatches again because every delivery was lost (the poison bound counts these)
     deadline: float = math.inf
     first_failure: float | None = None  # when publishing it started failing
 
@@ -93,9 +94,12 @@ class DispatchStats:
 
 
 class Dispatcher:
-    def __init__(self, app: Any, liveness: Liveness, sweep_every_s: float, extra_servers: list[Any]) -> None:
+    def __init__(
+        self, app: Any, liveness: Liveness, origin: str, sweep_every_s: float, extra_servers: list[Any]
+    ) -> None:
         self.app = app
         self.liveness = liveness
+        self.origin = origin  # this API process's liveness name, as its chunks' payloads carry it
         self.sweep_every_s = sweep_every_s
         self.servers = [liveness, *extra_servers]  # Redis servers whose restart loses chunks
         broker = app.rewardhub_broker
@@ -157,15 +161,6 @@ class Dispatcher:
     def _publish(self, tracked: _Tracked) -> None:
         chunk = tracked.dispatch
         now = time.monotonic()
-        if tracked.dispatches >= chunk.calls + EXTRA_DISPATCHES:
-            self._give_up(
-                tracked,
-                Lost(
-                    f"the chunk was dispatched {tracked.dispatches} times and every worker that took it was lost; "
-                    "not dispatched again"
-                ),
-            )
-            return
         if now < self._broker_down_until:
             self._hold(tracked, now)
             return
@@ -201,8 +196,20 @@ class Dispatcher:
             return
         self._unsent[tracked.dispatch.chunk_id] = tracked
 
-    def _redispatch(self, tracked: _Tracked, why: str) -> None:
+    def _redispatch(self, tracked: _Tracked, why: str, loss: bool = True) -> None:
+        """Dispatch a chunk again; a ``loss`` (its deliveries were lost, not merely skipped) counts
+        toward the bound after which the chunk is given up on, like a poison sample."""
+        if loss and tracked.losses + 1 >= tracked.dispatch.calls + EXTRA_DISPATCHES:
+            self._give_up(
+                tracked,
+                Lost(
+                    f"the chunk was dispatched {tracked.dispatches} times and every worker that took it was lost; "
+                    "not dispatched again"
+                ),
+            )
+            return
         log.warning("dispatching chunk %s again: %s", tracked.dispatch.chunk_id, why)
+        tracked.losses += int(loss)
         self.stats.redispatched += 1
         self._publish(tracked)
 
@@ -244,7 +251,10 @@ class Dispatcher:
         failed_early = meta.get("status") != states.SUCCESS and task_id != tracked.latest
         if skipped is not None or (failed_early and tracked.open):
             log.info("chunk %s: delivery %s is not an answer (%s)", chunk_id, task_id, skipped or meta.get("status"))
-            if not tracked.open or skipped == SKIP_ORIGIN_GONE:
+            if skipped == SKIP_ORIGIN_GONE:  # our key was missing (Redis restarted): restore it first
+                self._beat()
+                self._redispatch(tracked, "the worker found no liveness key of this API process", loss=False)
+            elif not tracked.open:
                 self._redispatch(tracked, f"its delivery was not scored ({skipped or meta.get('status')})")
             return None
         for other in tracked.open:  # a late answer of another delivery is dropped
@@ -280,6 +290,7 @@ class Dispatcher:
         if self._server_ids is not None and ids != self._server_ids and self._chunks:
             self.stats.server_restarts += 1
             log.warning("Redis restarted (its run id changed): dispatching %d chunks again", len(self._chunks))
+            self._beat()  # the restarted Redis forgot this process's liveness key too
             for tracked in list(self._chunks.values()):
                 if tracked.dispatch.chunk_id not in self._unsent:
                     self._redispatch(tracked, "Redis restarted")
@@ -295,6 +306,12 @@ class Dispatcher:
             holders = [owners.get(task_id) for task_id in tracked.open]
             if all(holder and holder not in alive for holder in holders):
                 self._redispatch(tracked, f"worker {', '.join(sorted(set(holders)))} is gone")  # type: ignore[arg-type]
+
+    def _beat(self) -> None:
+        try:
+            self.liveness.beat("api", self.origin)
+        except CONNECTION_ERRORS as exc:
+            log.warning("could not refresh this API process's liveness key: %s", exc)
 
     def _expire(self) -> None:
         now = time.monotonic()

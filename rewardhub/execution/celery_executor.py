@@ -170,7 +170,9 @@ class CeleryExecutor(Executor):
             )
         self.instance = uuid.uuid4().hex  # this API process, as workers and job records know it
         self.liveness: Liveness = liveness_for(self.app)
-        self._dispatcher = Dispatcher(self.app, self.liveness, settings.heartbeat_s, self._broker_servers())
+        self._dispatcher = Dispatcher(
+            self.app, self.liveness, self.instance, settings.heartbeat_s, self._broker_servers()
+        )
         self._heartbeat = Heartbeat(self.liveness, "api", self.instance, settings.heartbeat_s, CONNECTION_ERRORS)
         self._journal = RedisJobJournal(self.liveness, self.instance, settings.result_ttl_s)
         self._monitor = _Monitor(self.app, self.options.queue("cpu"))

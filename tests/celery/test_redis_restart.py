@@ -36,7 +36,8 @@ def test_the_service_recovers_after_redis_restarts_while_idle(tmp_path: Path) ->
             with ServiceThread(settings) as service, RewardClient(service.url, max_retries=8, backoff_s=0.5) as client:
                 assert [r.status for r in client.score(samples)] == ["ok"] * 6
                 server.restart()
-                assert [r.status for r in client.score(samples)] == ["ok"] * 6
+                after = client.score(samples)
+                assert [r.status for r in after] == ["ok"] * 6, [r.error for r in after]
                 wait_for(lambda: httpx.get(f"{service.url}/readyz").status_code == 200, 30)
         finally:
             stop_workers([worker])
