@@ -28,8 +28,10 @@ import httpx
 import pytest
 from celery_support import (
     PLUGIN,
+    PrivateRedis,
     ServiceThread,
     Worker,
+    broker_url,
     celery_settings,
     launch_worker,
     start_worker,
@@ -160,8 +162,15 @@ def assert_all_answered_once_and_right(log: list[Request], faults: list[Fault]) 
     assert problems == [], problems[:10]
 
 
-def test_chaos_in_celery_mode(redis_up: None, tmp_path: Path) -> None:
-    settings = celery_settings("chaos", chunk_size=8, sample_timeout_s=5.0, code_timeout_s=10.0, max_timeout_s=10.0)
+def test_chaos_in_celery_mode(own_redis: PrivateRedis, tmp_path: Path) -> None:
+    settings = celery_settings(
+        "chaos",
+        broker_url=broker_url("chaos", 0, own_redis.port),
+        chunk_size=8,
+        sample_timeout_s=5.0,
+        code_timeout_s=10.0,
+        max_timeout_s=10.0,
+    )
     workers: list[Worker] = start_workers(settings, tmp_path, 2)
     workers.append(start_worker(settings, tmp_path, queues="code"))
     alive = list(workers)

@@ -18,7 +18,6 @@ import pytest
 import redis
 from celery_support import (
     REDIS,
-    REDIS_DB,
     ApiProcess,
     PrivateRedis,
     ServiceThread,
@@ -26,7 +25,6 @@ from celery_support import (
     broker_url,
     celery_settings,
     rabbit_url,
-    redis_result_url,
     start_worker,
     start_workers,
     stop_workers,
@@ -91,9 +89,11 @@ def stop_then_resume(workers: list[Worker], settings: Settings) -> None:
     workers[0].signal_tree(signal.SIGCONT)
 
 
-def test_kill_9_of_a_whole_worker_is_recovered_in_seconds_on_redis_defaults(redis_up: None, tmp_path: Path) -> None:
-    settings = celery_settings("lossk", chunk_size=2)
-    ledger = redis.Redis(host=REDIS[0], port=REDIS[1], db=REDIS_DB)
+def test_kill_9_of_a_whole_worker_is_recovered_in_seconds_on_redis_defaults(
+    own_redis: PrivateRedis, tmp_path: Path
+) -> None:
+    settings = celery_settings("lossk", chunk_size=2, broker_url=broker_url("lossk", 0, own_redis.port))
+    ledger = redis.Redis(host=REDIS[0], port=own_redis.port)
     response, recovered_s, redispatched = fault_mid_batch(
         settings, tmp_path, lambda workers: workers[0].kill_tree(), ledger
     )
@@ -104,16 +104,15 @@ def test_kill_9_of_a_whole_worker_is_recovered_in_seconds_on_redis_defaults(redi
 
 @pytest.mark.parametrize("broker", ["redis", "rabbitmq"])
 def test_a_worker_stopped_longer_than_the_detection_window_then_resumed(
-    broker: str, redis_up: None, tmp_path: Path, request: pytest.FixtureRequest
+    broker: str, own_redis: PrivateRedis, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
+    results = f"redis://{REDIS[0]}:{own_redis.port}/0"
     if broker == "rabbitmq":
         request.getfixturevalue("rabbit_up")
-        settings = celery_settings(
-            "lossr", chunk_size=2, broker_url=rabbit_url("lossr"), result_backend=redis_result_url()
-        )
+        settings = celery_settings("lossr", chunk_size=2, broker_url=rabbit_url("lossr"), result_backend=results)
     else:
-        settings = celery_settings("losss", chunk_size=2)
-    ledger = redis.Redis(host=REDIS[0], port=REDIS[1], db=REDIS_DB)
+        settings = celery_settings("losss", chunk_size=2, broker_url=broker_url("losss", 0, own_redis.port))
+    ledger = redis.Redis(host=REDIS[0], port=own_redis.port)
     try:
         response, recovered_s, redispatched = fault_mid_batch(
             settings, tmp_path, lambda workers: stop_then_resume(workers, settings), ledger
@@ -147,15 +146,18 @@ def job(url: str, job_id: str) -> dict:
     return response.json()
 
 
-def test_jobs_of_a_restarted_api_are_served_or_marked_failed_never_forgotten(redis_up: None, tmp_path: Path) -> None:
-    settings = celery_settings("lossapi", chunk_size=2)
+def test_jobs_of_a_restarted_api_are_served_or_marked_failed_never_forgotten(
+    own_redis: PrivateRedis, tmp_path: Path
+) -> None:
+    settings = celery_settings("lossapi", chunk_size=2, broker_url=broker_url("lossapi", 0, own_redis.port))
     worker = start_worker(settings, tmp_path)
     first, second = ApiProcess(settings, tmp_path), ApiProcess(settings, tmp_path)
     try:
         first.start()
         finished = httpx.post(f"{first.url}/v1/jobs", json={"samples": SLOW[:2]}, timeout=30).json()["job_id"]
         wait_until(lambda: job(first.url, finished)["status"] == "done", 60)
-        running = httpx.post(f"{first.url}/v1/jobs", json={"samples": SLOW}, timeout=30).json()["job_id"]
+        long_job = [{**s, "id": f"{k}-{s['id']}"} for k in range(3) for s in SLOW]  # 24 s of work for one worker
+        running = httpx.post(f"{first.url}/v1/jobs", json={"samples": long_job}, timeout=30).json()["job_id"]
         wait_until(lambda: job(first.url, running)["status"] == "running")
         first.kill()
         second.start()
@@ -165,9 +167,10 @@ def test_jobs_of_a_restarted_api_are_served_or_marked_failed_never_forgotten(red
         wait_until(lambda: job(second.url, running)["status"] == "failed", 60)
         lost = job(second.url, running)
         assert "stopped before the job finished" in lost["error"] and lost["results"] is None
-        assert lost["progress"]["total"] == len(SLOW)
+        assert lost["progress"]["total"] == len(long_job)
 
-        # the worker drops the chunks nobody waits for, and the new API is served at once
+        # the worker drops the chunks nobody waits for (once the dead API's key has expired), and
+        # the new API is served
         wait_until(lambda: "not scored: origin_gone" in worker.log_text(), 60)
         fresh = httpx.post(f"{second.url}/v1/score", json={"samples": SLOW[:2]}, timeout=60)
         assert [r["status"] for r in fresh.json()["results"]] == ["ok", "ok"]
