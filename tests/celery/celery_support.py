@@ -106,8 +106,12 @@ def stop_workers(workers: list[Worker]) -> None:
 def start_workers(settings: Settings, tmp: Path, n: int, queues: str = "cpu") -> list[Worker]:
     """``n`` workers started side by side (each takes seconds to import its verifiers)."""
     workers = [launch_worker(settings, tmp, queues) for _ in range(n)]
-    for worker in workers:
-        worker.hostname = wait_for_worker(settings, worker.process)
+    try:
+        for worker in workers:
+            worker.hostname = wait_for_worker(settings, worker.process)
+    except BaseException:
+        stop_workers(workers)  # none is left running when one fails to come up
+        raise
     return workers
 
 
@@ -115,7 +119,11 @@ def start_worker(
     settings: Settings, tmp: Path, queues: str = "cpu", concurrency: int | None = 1, env: dict[str, str] | None = None
 ) -> Worker:
     worker = launch_worker(settings, tmp, queues, concurrency, env)
-    worker.hostname = wait_for_worker(settings, worker.process)
+    try:
+        worker.hostname = wait_for_worker(settings, worker.process)
+    except BaseException:
+        stop_workers([worker])
+        raise
     return worker
 
 
