@@ -1,6 +1,6 @@
 """Load and fault benchmark: the service under sustained load, local mode against Celery mode.
 
-    python bench/load.py [--duration 60] [--modes local,celery,fault] [--workers 2]
+    python bench/load.py [--duration 60] [--modes local,celery,fault,lost-worker] [--workers 2]
 
 For each mode the service runs as real processes on loopback (``rewardhub serve``; in Celery
 mode plus ``--workers`` processes of ``rewardhub worker`` on the Redis at 127.0.0.1:6379) and
@@ -17,12 +17,20 @@ throughput (samples/s and requests/s), p50/p99 latency of single and batch reque
 of 5xx answers and transport errors (goal: 0), of 429s, and the API process's RSS at start, at
 its peak and at the end (goal: flat).
 
-The fault run (``fault``) is Celery mode again, with a 60 s visibility timeout (and a 0.3 s
-per-sample limit, so 64-sample chunks fit under it), and kills one
-worker with kill -9 (it and its children) a third of the way in. Every request is awaited to
-the end; samples lost = samples sent minus samples answered with any status (goal: 0; the dead
-worker's chunks come back after the visibility timeout, so they show in the latency tail, not as
-loss). The statuses are printed too: a ``timeout`` is a judged sample, not a lost one.
+The fault run (``fault``) is Celery mode again, on Redis with its default settings (an hour of
+visibility timeout), and kills one worker with kill -9 (it and its children) a third of the way
+in. Every request is awaited to the end; samples lost = samples sent minus samples answered with
+any status (goal: 0). Time to recover = from the kill until every request that was out at that
+moment is answered (the API re-dispatches the dead worker's chunks once its liveness key
+expires; the broker alone would hand them back after the hour). The statuses are printed too: a
+``timeout`` is a judged sample, not a lost one.
+
+The lost-worker run (``lost-worker``) is the operator's case: one ``/v1/score`` of ``--big``
+(40,000) ``math`` samples on ``--workers`` Celery workers, with one whole worker kill -9'd
+``--kill-at`` (2.5) seconds in. Its baseline is the same request with no kill, on the same
+service, runs alternating (``--repeat`` each); printed: the medians of both, their difference
+(what the loss cost), time to recover (kill to answer), samples lost, and whether every
+verdict of the faulted run equals the clean run's.
 
 Everything runs on this machine: the load generator shares the cores with the service, which
 caps the numbers on a small machine; compare the modes with each other, run for run.
@@ -34,11 +42,13 @@ import argparse
 import asyncio
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +72,8 @@ class Tally:
     status_429: int = 0
     transport_errors: int = 0
     other: dict[int, int] = field(default_factory=dict)
+    spans: list[tuple[float, float]] = field(default_factory=list)  # (sent, answered) of every request
+    kills: list[float] = field(default_factory=list)
 
 
 def samples(n: int, offset: int) -> list[dict]:
@@ -82,11 +94,14 @@ async def client_loop(url: str, kind: str, size: int, until: float, tally: Tally
             offset += size
             tally.samples_sent += size
             started = time.perf_counter()
+            sent = time.monotonic()
             try:
                 response = await http.post("/v1/score", json=body)
             except httpx.HTTPError:
                 tally.transport_errors += 1
                 continue
+            finally:
+                tally.spans.append((sent, time.monotonic()))
             tally.requests += 1
             if response.status_code == 200:
                 tally.latencies[kind].append(time.perf_counter() - started)
@@ -132,18 +147,15 @@ class RssSampler:
 class Service:
     """``rewardhub serve`` and, in Celery mode, its workers, as subprocesses of this script."""
 
-    def __init__(self, mode: str, workers: int, max_pending: int, visibility_s: int) -> None:
+    def __init__(self, mode: str, workers: int, max_pending: int) -> None:
         self.mode = mode
         self.port = free_port()
         self.env = {**os.environ, "REWARDHUB_MAX_PENDING_SAMPLES": str(max_pending), "REWARDHUB_LOG_LEVEL": "warning"}
         if mode != "local":
             prefix = f"bench{uuid.uuid4().hex[:6]}-"
-            self.env["REWARDHUB_BROKER_URL"] = (
-                f"redis://127.0.0.1:6379/14?visibility_timeout={visibility_s}&queue_prefix={prefix}"
-            )
+            # Redis with its default settings; only the queue names are the benchmark's own
+            self.env["REWARDHUB_BROKER_URL"] = f"redis://127.0.0.1:6379/14?queue_prefix={prefix}"
             self.env["REWARDHUB_MAX_TIMEOUT_S"] = "10"
-            if visibility_s < 3600:  # chunk limits must fit under the short timeout of the fault run
-                self.env["REWARDHUB_SAMPLE_TIMEOUT_S"] = self.env["REWARDHUB_MAX_TIMEOUT_S"] = "0.3"
         self.workers = workers
         self.api: subprocess.Popen[bytes] | None = None
         self.worker_procs: list[subprocess.Popen[bytes]] = []
@@ -234,6 +246,7 @@ async def drive(service: Service, args: argparse.Namespace, tally: Tally, kill_a
         async def killer() -> None:
             await asyncio.sleep(kill_at)
             service.kill_worker(0)
+            tally.kills.append(time.monotonic())
             print(f"  kill -9 worker 0 (and its children) at t={kill_at:.0f}s", flush=True)
 
         loops.append(killer())
@@ -271,13 +284,24 @@ def report(mode: str, tally: Tally, rss: RssSampler, seconds: float) -> None:
     )
     for message, count in sorted(tally.errors.items(), key=lambda item: -item[1])[:5]:
         print(f"    {count} x {message}")
+    for kill in tally.kills:
+        print(
+            f"  time to recover  {time_to_recover(tally.spans, kill):6.1f} s   (kill until every request then out is answered)"
+        )
+
+
+def time_to_recover(spans: list[tuple[float, float]], fault: float) -> float:
+    """From ``fault`` until every request that was out at that moment has its answer."""
+    return max((answered for sent, answered in spans if sent <= fault <= answered), default=fault) - fault
 
 
 def run_mode(mode: str, args: argparse.Namespace) -> None:
+    if mode == "lost-worker":
+        lost_worker(args)
+        return
     kind = "local" if mode == "local" else "celery"
-    visibility = 60 if mode == "fault" else 3600
     tally = Tally()
-    with Service(kind, args.workers, args.max_pending, visibility) as service:
+    with Service(kind, args.workers, args.max_pending) as service:
         assert service.api is not None
         with RssSampler(service.api.pid) as rss:
             started = time.monotonic()
@@ -291,10 +315,67 @@ def run_mode(mode: str, args: argparse.Namespace) -> None:
     )
 
 
+def big_request(url: str, n: int, kill: Callable[[], None] | None, kill_at: float) -> tuple[float, float, list]:
+    """One request of ``n`` math samples; ``kill`` runs ``kill_at`` seconds in. Returns the seconds
+    to the answer, from the kill to the answer, and the results."""
+    timer = threading.Timer(kill_at, kill) if kill else None
+    started = time.monotonic()
+    if timer:
+        timer.start()
+    response = httpx.post(f"{url}/v1/score", json={"verifier": "math", "samples": samples(n, 0)}, timeout=3600)
+    answered = time.monotonic()
+    if timer:
+        timer.join()
+    response.raise_for_status()
+    return answered - started, answered - started - kill_at, response.json()["results"]
+
+
+def lost_worker(args: argparse.Namespace) -> None:
+    """The operator's case of the module docstring: a clean run and a faulted run, alternating."""
+    clean_s, faulted_s, recover_s, lost, agree = [], [], [], [], []
+    for rep in range(args.repeat):
+        print(f"  repeat {rep + 1}/{args.repeat}", flush=True)
+        # a fresh service per side, so the faulted run starts with all its workers
+        with Service("celery", args.workers, max(args.max_pending, args.big)) as service:
+            seconds, _, reference = big_request(service.url, args.big, None, args.kill_at)
+            clean_s.append(seconds)
+        with Service("celery", args.workers, max(args.max_pending, args.big)) as service:
+            seconds, recovered, results = big_request(
+                service.url, args.big, lambda: service.kill_worker(0), args.kill_at
+            )
+            faulted_s.append(seconds)
+            recover_s.append(recovered)
+        lost.append(args.big - len(results))
+        agree.append(
+            sum(
+                (a["status"], a["score"]) == (b["status"], b["score"]) for a, b in zip(reference, results, strict=False)
+            )
+        )
+    print(
+        f"\n== lost-worker (celery, {args.workers} workers, {args.big} math samples, kill -9 at {args.kill_at:g}s) =="
+    )
+    print(f"  clean run     median {statistics.median(clean_s):7.1f} s   ({', '.join(f'{x:.1f}' for x in clean_s)})")
+    print(
+        f"  kill -9 run   median {statistics.median(faulted_s):7.1f} s   ({', '.join(f'{x:.1f}' for x in faulted_s)})"
+    )
+    print(
+        f"  cost of the loss     {statistics.median(faulted_s) - statistics.median(clean_s):7.1f} s (median difference)"
+    )
+    print(
+        f"  time to recover      median {statistics.median(recover_s):.1f} s, max {max(recover_s):.1f} s (kill to answer)"
+    )
+    print(f"  samples lost         {lost}   verdicts equal to the clean run: {agree} of {args.big}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of load per mode (default 60)")
-    parser.add_argument("--modes", default="local,celery,fault", help="comma-separated: local, celery, fault")
+    parser.add_argument(
+        "--modes", default="local,celery,fault", help="comma-separated: local, celery, fault, lost-worker"
+    )
+    parser.add_argument("--big", type=int, default=40_000, help="samples of the lost-worker request")
+    parser.add_argument("--kill-at", type=float, default=2.5, help="seconds into the lost-worker request")
+    parser.add_argument("--repeat", type=int, default=3, help="lost-worker runs per side")
     parser.add_argument("--workers", type=int, default=2, help="local pool processes / Celery worker processes")
     parser.add_argument("--single-clients", type=int, default=8, help="concurrent single-sample clients")
     parser.add_argument("--batch-clients", type=int, default=2, help="concurrent batch clients")

@@ -77,6 +77,16 @@ class Settings(BaseSettings):
     result_backend: str | None = Field(None, description="Celery result backend; the broker URL when it is Redis.")
     chunk_size: int = Field(64, ge=1, description="Samples per Celery task when a batch is split across workers.")
     result_ttl_s: int = Field(3600, ge=1, description="How long finished jobs and results are kept.")
+    heartbeat_s: float = Field(
+        1.0, gt=0, le=30, description="Celery mode: how often workers and API processes refresh their liveness key."
+    )
+    lost_after_s: float = Field(
+        10.0,
+        gt=0,
+        le=300,
+        description="Celery mode: a worker or API process whose liveness key is this old is presumed gone "
+        "(its chunks are dispatched again).",
+    )
     sandbox_backend: Literal["bwrap", "docker", "unsafe"] = Field(
         "bwrap",
         description="Isolation for code execution; 'unsafe' runs code without isolation and must be chosen explicitly.",
@@ -98,6 +108,14 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @model_validator(mode="after")
+    def _heartbeat_fits_in_the_window(self) -> Settings:
+        if self.lost_after_s < 2 * self.heartbeat_s:
+            raise ValueError(
+                f"lost_after_s={self.lost_after_s:g} must be at least twice heartbeat_s={self.heartbeat_s:g}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _refuse_insecure_exposure(self) -> Settings:

@@ -58,15 +58,6 @@ SURFACE_EXCEPTIONS = {
 SERVICE = ("rewardhub.api", "rewardhub.execution", "rewardhub.server")
 """The service's own code: what callers and verifiers must never import."""
 
-KNOWN_CYCLES = {
-    frozenset(
-        {"rewardhub.execution.celery_app", "rewardhub.execution.celery_tasks", "rewardhub.execution.celery_worker"}
-    ): "issue 12: the Celery app, its tasks and its worker import each other (function-level); being fixed on "
-    "another branch. Remove this entry when that lands (test_the_known_cycles_are_gone then passes, which the "
-    "strict xfail turns into a failure).",
-}
-"""Import cycles that exist today and are being removed elsewhere; nothing else may join this list."""
-
 
 @dataclass(frozen=True)
 class Import:
@@ -100,7 +91,8 @@ def modules() -> dict[str, Path]:
 
 @cache
 def imports_of(module: str) -> tuple[Import, ...]:
-    """The rewardhub modules ``module`` imports, wherever in the file the import statement is."""
+    """The rewardhub modules ``module`` imports at run time, wherever in the file the import statement
+    is (an ``if TYPE_CHECKING:`` block is for the type checker only and is skipped)."""
     path = modules()[module]
     tree = ast.parse(path.read_text(), str(path))
     package = module if path.stem == "__init__" else module.rpartition(".")[0]
@@ -108,6 +100,8 @@ def imports_of(module: str) -> tuple[Import, ...]:
 
     def visit(node: ast.AST, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):
+            if _type_checking_only(child):
+                continue
             nested = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
             if isinstance(child, ast.Import):
                 found.extend(Import(alias.name, child.lineno, in_function) for alias in child.names)
@@ -120,6 +114,10 @@ def imports_of(module: str) -> tuple[Import, ...]:
 
     visit(tree, False)
     return tuple(i for i in found if i.target == "rewardhub" or i.target.startswith("rewardhub."))
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and ast.unparse(node.test) in {"TYPE_CHECKING", "typing.TYPE_CHECKING"}
 
 
 def _absolute(node: ast.ImportFrom, package: str) -> str:
@@ -274,14 +272,5 @@ def import_cycles() -> set[frozenset[str]]:
 
 
 def test_no_import_cycles() -> None:
-    new = import_cycles() - set(KNOWN_CYCLES)
+    new = import_cycles()
     assert not new, "import cycles: " + "; ".join(" <-> ".join(sorted(cycle)) for cycle in new)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="known cycles listed in KNOWN_CYCLES (the Celery one of issue 12); once one is gone this passes, "
-    "and strict xfail fails the run: delete its entry",
-)
-def test_the_known_cycles_are_gone() -> None:
-    assert not set(KNOWN_CYCLES) & import_cycles()

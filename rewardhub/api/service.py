@@ -41,7 +41,7 @@ def build_service(settings: Settings, registry: Registry | None = None, executor
         registry=registry,
         executor=executor,
         pipeline=ScorePipeline(Scorer(registry, executor, settings), executor, metrics, settings),
-        jobs=JobStore(retention_s=settings.result_ttl_s),
+        jobs=JobStore(retention_s=settings.result_ttl_s, journal=executor.job_journal()),
         metrics=metrics,
         auth=Authenticator(settings.all_api_keys(), settings.rate_limit_per_s),
     )

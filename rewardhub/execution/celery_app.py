@@ -19,6 +19,12 @@ What "nothing is lost" needs from Celery, and where each piece is set:
 - **recycling**: pool processes are replaced after ``MAX_TASKS_PER_CHILD`` chunks or once their
   resident memory passes ``worker_memory_mb``, so a leak in a verifier cannot grow forever.
 - **results** live in the result backend (Redis) for ``result_ttl_s`` seconds.
+- **lost workers** are not left to the broker: a whole worker killed or stopped keeps its chunks
+  from the broker for up to the visibility timeout (an hour on Redis). Workers and API processes
+  keep liveness keys and records of who holds which delivery
+  (:mod:`~rewardhub.execution.celery_liveness`), and the API dispatches a lost worker's chunks
+  again within seconds (:mod:`~rewardhub.execution.celery_dispatch`), with the brokers' default
+  settings. The visibility timeout remains the broker's own backstop.
 
 Routing is by verifier kind: ``rule`` and ``group`` to ``cpu``, ``code`` to ``code``, ``model``
 and ``judge`` to ``gpu`` (:func:`queue_for_kind`). Redis is the default broker and RabbitMQ
@@ -53,6 +59,7 @@ __all__ = [
     "MAX_TASKS_PER_CHILD",
     "QUEUES",
     "TASK_SCORE_CHUNK",
+    "CONNECTION_ERRORS",
     "BrokerOptions",
     "KindRouter",
     "PolledRedisBackend",
@@ -72,6 +79,15 @@ DEFAULT_VISIBILITY_S = {"redis": 3600, "amqp": 1800}  # Redis's kombu default; R
 MIN_VISIBILITY_S = 10.0
 SOFT_GRACE_S = 2.0  # a chunk's soft limit: the sum of its calls' limits plus this
 HARD_GRACE_S = 2.0  # and its hard limit a little later still
+
+CONNECTION_ERRORS: tuple[type[BaseException], ...] = (OSError, ConnectionError)
+try:  # the exact connection errors of the clients we use
+    import redis.exceptions
+    from kombu.exceptions import OperationalError
+
+    CONNECTION_ERRORS += (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OperationalError)
+except ImportError:  # pragma: no cover - celery[redis] brings both
+    pass
 
 _KIND_QUEUE: dict[str, str] = {"rule": "cpu", "group": "cpu", "code": "code", "model": "gpu", "judge": "gpu"}
 _URL_OPTIONS = ("visibility_timeout", "queue_prefix")
@@ -192,16 +208,18 @@ def result_backend_url(settings: Settings, options: BrokerOptions) -> str:
 
 
 def create_celery_app(settings: Settings) -> Celery:
-    """The Celery app of this deployment; tasks are registered on it (``rewardhub.score_chunk``)."""
+    """The Celery app of this deployment, without tasks.
+
+    The API only sends ``rewardhub.score_chunk`` by name; a worker registers the task on its app
+    (:func:`rewardhub.execution.celery_tasks.register_tasks`). This module is the bottom layer of
+    the Celery modules: it imports none of them (``celery_tasks`` builds on it, ``celery_worker``
+    and ``celery_executor`` on both)."""
     options = broker_options(settings)
     backend = f"{__name__}:PolledRedisBackend+{result_backend_url(settings, options)}"
     app = Celery("rewardhub", broker=options.url, backend=backend, set_as_current=False)
     app.conf.update(_config(settings, options))
     app.rewardhub_settings = settings  # type: ignore[attr-defined]
     app.rewardhub_broker = options  # type: ignore[attr-defined]
-    from rewardhub.execution.celery_tasks import register_tasks
-
-    register_tasks(app)
     return app
 
 
@@ -232,6 +250,7 @@ def _config(settings: Settings, options: BrokerOptions) -> dict[str, Any]:
         "redis_retry_on_timeout": True,
         "redis_socket_keepalive": True,
         "redis_socket_connect_timeout": 5,
+        "redis_socket_timeout": 10,  # a restarted Redis fails calls in seconds, not Celery's 120 s
         "redis_backend_health_check_interval": 10,
         # queues and routing
         "task_queues": queues,

@@ -7,12 +7,17 @@ chunk, are put back in the calls' order, and every finished chunk reports its sa
 ``on_progress`` (that is where ``/v1/jobs`` progress comes from). Inline verifiers (exact match
 and friends) are scored right here, as in local mode: a broker round trip costs more than they do.
 
-The event loop never blocks on the broker. One dispatcher thread owns all Celery client calls:
-it publishes chunks handed to it and polls the result backend with one MGET for every chunk
-still out, sleeping a little longer after each empty poll (2 ms up to 50 ms). Finished chunks
-resolve asyncio futures through ``call_soon_threadsafe``. A dropped connection (Redis
-restarted) costs a few failed polls and is then reopened; a publish that fails after its
-retries fails the request with 503.
+The event loop never blocks on the broker: one thread owns every Celery client call
+(:mod:`rewardhub.execution.celery_dispatch`), publishes chunks, collects results, and dispatches
+again the chunks of a worker that is lost (killed, stopped, partitioned) or of a Redis that
+restarted, within seconds rather than the broker's visibility timeout. Finished chunks resolve
+asyncio futures through ``call_soon_threadsafe``; each chunk resolves once, whichever of its
+deliveries answers first.
+
+Each API process refreshes a liveness key of its own (``instance``): workers skip the chunks of an
+API process that is gone, and ``/v1/jobs`` records kept in Redis (:class:`RedisJobJournal`) say
+whether the process that runs a job is still there, so a job of a restarted API is reported
+``failed`` with the reason rather than forgotten.
 
 Backpressure: each API process bounds the samples it has out (``max_pending_samples``);
 :meth:`CeleryExecutor.admit` answers 429 past it, with a ``Retry-After`` from the measured
@@ -24,15 +29,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import queue
 import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import redis
 from celery import states
 from kombu.utils.url import maybe_sanitize_url
 
@@ -40,16 +45,21 @@ from rewardhub.calls import Call, failure, run_call
 from rewardhub.errors import ExecutionError, Overloaded
 from rewardhub.execution.base import Executor, ProgressCallback
 from rewardhub.execution.celery_app import (
+    CONNECTION_ERRORS,
     HARD_GRACE_S,
     SOFT_GRACE_S,
-    TASK_SCORE_CHUNK,
     TimeLimits,
     chunk_time_limits,
     create_celery_app,
     max_task_seconds,
     queue_for_kind,
+    result_backend_url,
 )
+from rewardhub.execution.celery_dispatch import Dispatch, Dispatcher, DispatchStats, Lost, Outcome
+from rewardhub.execution.celery_jobs import RedisJobJournal
+from rewardhub.execution.celery_liveness import Heartbeat, Liveness, liveness_for
 from rewardhub.execution.celery_tasks import CallPayload, ChunkOutcome, ChunkPayload
+from rewardhub.execution.journal import JobJournal
 from rewardhub.logging import current_request_id
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
@@ -60,143 +70,17 @@ __all__ = ["CeleryExecutor"]
 log = logging.getLogger(__name__)
 
 INLINE_IN_LOOP = 256  # above this many inline calls, score them in a thread
-MIN_POLL_S, MAX_POLL_S = 0.002, 0.05
-MGET_BATCH = 1000
 MONITOR_EVERY_S = 5.0
 RATE_WINDOW_S = 10.0
-CONNECTION_ERRORS: tuple[type[BaseException], ...] = (OSError, ConnectionError)
-
-try:  # the exact connection errors of the clients we use
-    import redis.exceptions
-    from kombu.exceptions import OperationalError
-
-    CONNECTION_ERRORS += (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OperationalError)
-except ImportError:  # pragma: no cover - celery[redis] brings both
-    pass
-
-
-@dataclass(frozen=True)
-class _Lost:
-    """A chunk whose result will never come: its samples get ``error`` with this message."""
-
-    message: str
-
-
-Outcome = dict[str, Any] | ExecutionError | _Lost  # result meta; publish failed (503); or lost
 
 
 @dataclass
 class _Chunk:
+    chunk_id: str
     indices: list[int]  # positions of its calls in the run's call list
     payload: dict[str, Any]
     limits: TimeLimits
     samples: int
-
-
-@dataclass
-class _Pending:
-    task_id: str
-    deadline: float
-    resolve: Callable[[Outcome], None]
-
-
-@dataclass
-class _Outgoing:
-    chunk: _Chunk
-    deadline_s: float
-    resolve: Callable[[Outcome], None]
-
-
-class _Dispatcher:
-    """The one thread that publishes chunks and polls for their results (see module docstring)."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self._outbox: queue.SimpleQueue[_Outgoing | None] = queue.SimpleQueue()
-        self._pending: dict[str, _Pending] = {}
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="rewardhub-celery-dispatch", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self._outbox.put(None)
-        self._thread.join(timeout=10)
-        for pending in list(self._pending.values()):
-            pending.resolve(_Lost("service shutting down"))
-        self._pending.clear()
-
-    def send(self, item: _Outgoing) -> None:
-        self._outbox.put(item)
-
-    def _loop(self) -> None:
-        interval = MIN_POLL_S
-        while not self._stopping.is_set():
-            sent = self._send_waiting(interval if self._pending else MAX_POLL_S * 10)
-            found = self._poll() if self._pending else 0
-            self._expire()
-            interval = MIN_POLL_S if sent or found else min(MAX_POLL_S, interval * 2)
-
-    def _send_waiting(self, wait_s: float) -> int:
-        try:
-            item = self._outbox.get(timeout=wait_s)
-        except queue.Empty:
-            return 0
-        sent = 0
-        while item is not None:
-            self._publish(item)
-            sent += 1
-            try:
-                item = self._outbox.get_nowait()
-            except queue.Empty:
-                break
-        return sent
-
-    def _publish(self, item: _Outgoing) -> None:
-        task_id = uuid.uuid4().hex
-        try:
-            self.app.send_task(
-                TASK_SCORE_CHUNK,
-                args=[item.chunk.payload],
-                task_id=task_id,
-                soft_time_limit=item.chunk.limits.soft_s,
-                time_limit=item.chunk.limits.hard_s,
-            )
-        except CONNECTION_ERRORS as exc:
-            log.error("cannot publish a chunk: %s", exc)
-            item.resolve(ExecutionError(f"the broker is unreachable: {exc}"))
-            return
-        self._pending[task_id] = _Pending(task_id, time.monotonic() + item.deadline_s, item.resolve)
-
-    def _poll(self) -> int:
-        backend = self.app.backend
-        ids = list(self._pending)
-        found = 0
-        for start in range(0, len(ids), MGET_BATCH):
-            batch = ids[start : start + MGET_BATCH]
-            try:
-                values = backend.mget([backend.get_key_for_task(task_id) for task_id in batch])
-            except CONNECTION_ERRORS as exc:
-                log.warning("result backend unreachable, retrying: %s", exc)
-                self._stopping.wait(0.5)
-                return 0
-            for task_id, raw in zip(batch, values, strict=True):
-                if raw is None:
-                    continue
-                meta = backend.decode_result(raw)
-                if meta.get("status") in states.READY_STATES:
-                    found += 1
-                    self._pending.pop(task_id).resolve(meta)
-        return found
-
-    def _expire(self) -> None:
-        now = time.monotonic()
-        for task_id in [t for t, p in self._pending.items() if p.deadline <= now]:
-            pending = self._pending.pop(task_id)
-            log.error("no result for chunk %s; giving up on it", task_id)
-            pending.resolve(_Lost("no result came back from the workers in time (chunk lost by the broker?)"))
 
 
 class _Monitor:
@@ -284,7 +168,13 @@ class CeleryExecutor(Executor):
                 settings.sample_timeout_s,
                 self.options.visibility_timeout_s,
             )
-        self._dispatcher = _Dispatcher(self.app)
+        self.instance = uuid.uuid4().hex  # this API process, as workers and job records know it
+        self.liveness: Liveness = liveness_for(self.app)
+        self._dispatcher = Dispatcher(
+            self.app, self.liveness, self.instance, settings.heartbeat_s, self._broker_servers()
+        )
+        self._heartbeat = Heartbeat(self.liveness, "api", self.instance, settings.heartbeat_s, CONNECTION_ERRORS)
+        self._journal = RedisJobJournal(self.liveness, self.instance, settings.result_ttl_s)
         self._monitor = _Monitor(self.app, self.options.queue("cpu"))
         self._in_flight = 0
         self._throughput = _Throughput()
@@ -293,6 +183,7 @@ class CeleryExecutor(Executor):
     async def start(self) -> None:
         if self._started:
             return
+        await asyncio.to_thread(self._heartbeat.start)  # alive before the first chunk goes out
         self._dispatcher.start()
         self._monitor.start()  # its first check runs at once; /readyz says "checking" until then
         self._started = True
@@ -303,6 +194,7 @@ class CeleryExecutor(Executor):
         self._started = False
         await asyncio.to_thread(self._dispatcher.stop)
         await asyncio.to_thread(self._monitor.stop)
+        await asyncio.to_thread(self._heartbeat.stop, True)
         self.app.close()
 
     def admit(self, n_samples: int) -> None:
@@ -318,6 +210,21 @@ class CeleryExecutor(Executor):
 
     def queue_depth(self) -> int:
         return self._in_flight
+
+    @property
+    def dispatch_stats(self) -> DispatchStats:
+        """What recovering from lost workers and restarted servers has cost so far."""
+        return self._dispatcher.stats
+
+    def job_journal(self) -> JobJournal:
+        return self._journal
+
+    def _broker_servers(self) -> list[Liveness]:
+        """A Redis broker on another server than the results: its restart loses queued chunks too."""
+        if self.options.transport != "redis" or self.options.url == result_backend_url(self.settings, self.options):
+            return []
+        client = redis.Redis.from_url(self.options.url, socket_timeout=5, socket_connect_timeout=5)
+        return [Liveness(client, self.settings.lost_after_s, self.settings.result_ttl_s)]
 
     async def run(self, calls: Sequence[Call], on_progress: ProgressCallback | None = None) -> list[list[Result]]:
         if not self._started:
@@ -374,12 +281,17 @@ class CeleryExecutor(Executor):
                 chunks.append(self._chunk(calls, current, request_id))
         return chunks
 
-    @staticmethod
-    def _chunk(calls: Sequence[Call], indices: list[int], request_id: str | None) -> _Chunk:
-        payload = ChunkPayload(request_id=request_id, calls=[CallPayload.from_call(calls[i]) for i in indices])
+    def _chunk(self, calls: Sequence[Call], indices: list[int], request_id: str | None) -> _Chunk:
+        chunk_id = uuid.uuid4().hex
+        payload = ChunkPayload(
+            request_id=request_id,
+            chunk_id=chunk_id,
+            origin=self.instance,
+            calls=[CallPayload.from_call(calls[i]) for i in indices],
+        )
         limits = chunk_time_limits([calls[i].timeout_s for i in indices])
         samples = sum(len(calls[i].samples) for i in indices)
-        return _Chunk(indices, payload.model_dump(mode="json"), limits, samples)
+        return _Chunk(chunk_id, indices, payload.model_dump(mode="json"), limits, samples)
 
     def _submit(self, chunk: _Chunk) -> asyncio.Future[Outcome]:
         loop = asyncio.get_running_loop()
@@ -391,9 +303,8 @@ class CeleryExecutor(Executor):
             except RuntimeError:  # the loop is closed: nobody waits any more
                 pass
 
-        # a chunk is delivered at most twice before it is given up on, plus its time in the queue
-        deadline_s = 2 * self.options.visibility_timeout_s + 2 * chunk.limits.hard_s
-        self._dispatcher.send(_Outgoing(chunk, deadline_s, resolve))
+        calls = len(chunk.indices)
+        self._dispatcher.send(Dispatch(chunk.chunk_id, chunk.payload, chunk.limits, calls, resolve))
         return future
 
     async def _run_inline(
@@ -415,7 +326,7 @@ class CeleryExecutor(Executor):
             on_progress(sum(len(v) for v in values))
 
     def _chunk_results(self, chunk: _Chunk, calls: list[Call], outcome: Outcome) -> list[list[Result]]:
-        if isinstance(outcome, _Lost | ExecutionError):
+        if isinstance(outcome, Lost | ExecutionError):
             return [failure(call, outcome.message) for call in calls]
         self._throughput.add(chunk.samples)
         if outcome.get("status") != states.SUCCESS:

@@ -9,16 +9,18 @@ instead of guessing; on the wire they are plain JSON.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from celery import Celery
 from pydantic import BaseModel, ConfigDict, Field
 
 from rewardhub.calls import Call
+from rewardhub.execution.celery_app import TASK_SCORE_CHUNK
 from rewardhub.logging import request_context
 from rewardhub.types import Result, Sample, VerifierKind
 
-__all__ = ["CallPayload", "ChunkOutcome", "ChunkPayload", "register_tasks"]
+__all__ = ["CallPayload", "ChunkOutcome", "ChunkPayload", "ChunkScorer", "register_tasks"]
 
 
 class _Payload(BaseModel):
@@ -47,29 +49,45 @@ class CallPayload(_Payload):
 
 
 class ChunkPayload(_Payload):
-    """Up to ``chunk_size`` calls of one queue, scored by one worker process in order."""
+    """Up to ``chunk_size`` calls of one queue, scored by one worker process in order.
+
+    ``chunk_id`` names the chunk across its dispatches (each dispatch is a new task id), so the
+    poison ledger counts deliveries per chunk and a late delivery can learn the chunk is settled;
+    ``origin`` is the API process waiting for it (a delivery whose origin is gone is skipped)."""
 
     request_id: str | None = None
+    chunk_id: str | None = None
+    origin: str | None = None
     calls: list[CallPayload] = Field(min_length=1)
 
 
 class ChunkOutcome(_Payload):
-    """One result list per call, in the payload's order, and where and how it was scored."""
+    """One result list per call, in the payload's order, and where and how it was scored.
+
+    A delivery that did not score (``skipped`` says why: see :mod:`celery_liveness`) carries no
+    results; the API never takes it as the chunk's answer."""
 
     results: list[list[Result]]
     worker: str
-    delivery: int = Field(1, ge=1, description="Which delivery of the chunk this is (above 1: redelivered).")
+    delivery: int = Field(1, ge=0, description="Which delivery of the chunk this is (above 1: redelivered).")
+    skipped: str | None = None
 
 
-def register_tasks(app: Celery) -> None:
-    """Register ``rewardhub.score_chunk`` on ``app``."""
-    from rewardhub.execution.celery_app import TASK_SCORE_CHUNK
+class ChunkScorer(Protocol):
+    """What the task hands a chunk to: the worker process's runtime."""
+
+    def score_chunk(self, chunk: ChunkPayload, task_id: str, hostname: str) -> ChunkOutcome: ...
+
+
+def register_tasks(app: Celery, scorer: Callable[[Celery], ChunkScorer]) -> None:
+    """Register ``rewardhub.score_chunk`` on ``app``; ``scorer(app)`` gives the runtime that scores.
+
+    The runtime is passed in rather than imported: the worker module builds on this one, never
+    the other way round."""
 
     @app.task(name=TASK_SCORE_CHUNK, bind=True, acks_late=True, reject_on_worker_lost=True)
     def score_chunk(task: Any, payload: dict[str, Any]) -> dict[str, Any]:
-        from rewardhub.execution.celery_worker import worker_runtime
-
         chunk = ChunkPayload.model_validate(payload)
         with request_context(chunk.request_id):
-            outcome = worker_runtime(app).score_chunk(chunk, task.request.id, task.request.hostname or "")
+            outcome = scorer(app).score_chunk(chunk, task.request.id, task.request.hostname or "")
         return outcome.model_dump(mode="json")

@@ -19,7 +19,17 @@ takes the chunk down with it; late acknowledgement hands the chunk out again. Th
 :class:`DeliveryLedger` (in Redis, next to the results) counts deliveries: the first runs the
 chunk at full speed; a redelivery runs it call by call, recording each finished call and each
 attempt, so finished work is not redone and a call that was running when a child died once more
-is reported as ``error`` instead of being retried forever.
+is reported as ``error`` instead of being retried forever. The ledger is keyed by the chunk, not
+the task, so it also counts the API's own re-dispatches.
+
+Loss. A whole worker that is killed or stopped keeps its chunks from the broker for up to the
+visibility timeout, so each worker also keeps the records of :mod:`celery_liveness`: its main
+process refreshes a liveness key every ``heartbeat_s`` and records, as each message arrives,
+that it holds that delivery. The API re-dispatches the chunks of a worker whose key expired. A
+delivery about to start is skipped when its chunk is already settled, was dispatched again since,
+or its API is gone; one that finishes after the chunk was dispatched again is dropped: it was
+presumed lost for a reason (a stopped worker sees its calls and sandboxed programs overrun their
+wall-clock limits), and the newer dispatch judges them without it.
 """
 
 from __future__ import annotations
@@ -45,8 +55,9 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from rewardhub.calls import Call, failure, run_call
 from rewardhub.errors import RewardhubError
-from rewardhub.execution.celery_app import QUEUES, create_celery_app, queue_for_kind
-from rewardhub.execution.celery_tasks import CallPayload, ChunkOutcome, ChunkPayload
+from rewardhub.execution.celery_app import CONNECTION_ERRORS, QUEUES, create_celery_app, queue_for_kind
+from rewardhub.execution.celery_liveness import SKIP_SUPERSEDED, Heartbeat, Liveness, liveness_for
+from rewardhub.execution.celery_tasks import CallPayload, ChunkOutcome, ChunkPayload, register_tasks
 from rewardhub.execution.pool import WorkerPool
 from rewardhub.logging import configure_logging
 from rewardhub.registry import Registry
@@ -106,34 +117,75 @@ Prepared = Call | list[Result]  # a call to run, or the results of one that coul
 class WorkerRuntime:
     """Everything one worker child process keeps between chunks: registry, pools, ledger."""
 
-    def __init__(self, settings: Settings, registry: Registry, ledger: DeliveryLedger) -> None:
+    def __init__(
+        self, settings: Settings, registry: Registry, ledger: DeliveryLedger, liveness: Liveness | None = None
+    ) -> None:
         self.settings = settings
         self.registry = registry
         self.ledger = ledger
+        self.liveness = liveness
         self.pid = os.getpid()
         self._pools: dict[str, WorkerPool] = {}
         self._pools_lock = threading.Lock()
 
     def score_chunk(self, chunk: ChunkPayload, task_id: str, hostname: str) -> ChunkOutcome:
+        chunk_id = chunk.chunk_id or task_id
+        skip = self._skip_reason(chunk, chunk_id, task_id)
+        if skip is not None:
+            log.info("chunk %s (task %s) not scored: %s", chunk_id, task_id, skip, extra={"task_id": task_id})
+            return ChunkOutcome(results=[], worker=hostname, delivery=0, skipped=skip)
+        outcome = self._score(chunk, chunk_id, hostname)
+        if self._superseded(chunk_id, task_id):
+            log.warning(
+                "chunk %s was dispatched again while task %s ran; dropping this delivery's results",
+                chunk_id,
+                task_id,
+                extra={"task_id": task_id},
+            )
+            return ChunkOutcome(results=[], worker=hostname, delivery=outcome.delivery, skipped=SKIP_SUPERSEDED)
+        return outcome
+
+    def _skip_reason(self, chunk: ChunkPayload, chunk_id: str, task_id: str) -> str | None:
+        if self.liveness is None:
+            return None
+        try:
+            return self.liveness.skip_reason(chunk_id, task_id, chunk.origin)
+        except CONNECTION_ERRORS as exc:  # cannot tell: scoring is the safe side
+            log.warning("cannot read the state of chunk %s: %s", chunk_id, exc)
+            return None
+
+    def _superseded(self, chunk_id: str, task_id: str) -> bool:
+        if self.liveness is None:
+            return False
+        try:
+            return self.liveness.superseded(chunk_id, task_id)
+        except CONNECTION_ERRORS:
+            return False
+
+    def _score(self, chunk: ChunkPayload, chunk_id: str, hostname: str) -> ChunkOutcome:
+        """Score one delivery, counted in the ledger by chunk (not task) id."""
         prepared = [self._prepare(payload) for payload in chunk.calls]
         delivery = 1
         try:
-            delivery = self.ledger.begin(task_id)
+            delivery = self.ledger.begin(chunk_id)
             log.info(
-                "scoring chunk %s: %d calls", task_id, len(prepared), extra={"task_id": task_id, "delivery": delivery}
+                "scoring chunk %s: %d calls",
+                chunk_id,
+                len(prepared),
+                extra={"chunk_id": chunk_id, "delivery": delivery},
             )
             if delivery == 1:
                 results = self._run(prepared)
             else:
                 log.warning(
                     "chunk %s redelivered (delivery %d); scoring call by call",
-                    task_id,
+                    chunk_id,
                     delivery,
-                    extra={"task_id": task_id, "delivery": delivery},
+                    extra={"chunk_id": chunk_id, "delivery": delivery},
                 )
-                results = self._run_carefully(task_id, prepared, delivery)
+                results = self._run_carefully(chunk_id, prepared, delivery)
         except SoftTimeLimitExceeded:
-            log.error("chunk %s exceeded its soft time limit outside its calls", task_id)
+            log.error("chunk %s exceeded its soft time limit outside its calls", chunk_id)
             results = [
                 item
                 if isinstance(item, list)
@@ -339,7 +391,7 @@ def worker_runtime(app: Celery) -> WorkerRuntime:
             settings: Settings = app.rewardhub_settings  # type: ignore[attr-defined]
             registry = _state.registry or Registry.load(settings.plugins)
             ledger = DeliveryLedger(app.backend.client, settings.result_ttl_s)
-            runtime = _state.runtime = WorkerRuntime(settings, registry, ledger)
+            runtime = _state.runtime = WorkerRuntime(settings, registry, ledger, liveness_for(app))
         return runtime
 
 
@@ -418,6 +470,7 @@ def run_worker(settings: Settings, queues: Sequence[str], concurrency: int | Non
         )
         return 2
     app = create_celery_app(settings)
+    register_tasks(app, worker_runtime)
     _state.registry = Registry.load(settings.plugins)  # fail fast, and children inherit it
     _state.app, _state.queues = app, tuple(queues)
     app.conf.worker_proc_alive_timeout = WARM_WAIT_S  # a child warms its call pools before it reports up
@@ -447,8 +500,28 @@ def run_worker(settings: Settings, queues: Sequence[str], concurrency: int | Non
         without_gossip=True,
         quiet=True,
     )
-    worker.start()
+    liveness = liveness_for(app)
+    heartbeat = Heartbeat(liveness, "worker", hostname, settings.heartbeat_s, CONNECTION_ERRORS)
+    heartbeat.start()  # alive before the first message arrives
+    signals.task_received.connect(_claimer(liveness), weak=False)
+    try:
+        worker.start()
+    finally:
+        heartbeat.stop()
     return int(worker.exitcode or 0)
+
+
+def _claimer(liveness: Liveness) -> Any:
+    """Connected to ``task_received`` (main process, as a message arrives): record who holds it."""
+
+    def claim(sender: Any = None, request: Any = None, **_: Any) -> None:
+        hostname = getattr(sender, "hostname", None) or getattr(request, "hostname", None) or ""
+        try:
+            liveness.claim(request.id, hostname)
+        except CONNECTION_ERRORS as exc:  # the API then waits for the broker to give the chunk back
+            log.warning("could not record that %s holds task %s: %s", hostname, request.id, exc)
+
+    return claim
 
 
 def _keep_our_logging(**_: Any) -> None:

@@ -7,8 +7,9 @@ manager thread owns N worker processes, hands each an ordered chunk of calls, an
 call at the head of each chunk started. When that call overruns its limit the worker is killed
 (SIGKILL, with everything it was doing), the call gets ``status: "timeout"``, the rest of the chunk
 goes back to the front of the queue, and a fresh worker takes the dead one's place. A worker that
-dies on its own (a segfault, the OOM killer) costs the call it was running an ``error`` status and
-nothing else.
+dies on its own (a segfault, the OOM killer, an operator's kill -9) costs the call it was running
+one more attempt on a fresh worker; a call that a worker dies under twice is a poison sample and
+gets an ``error`` status. Either way nothing else is lost.
 
 Workers start from a fork server that has already imported the heavy modules, so replacing a
 killed worker costs milliseconds, and each worker sets an address-space limit so one pathological
@@ -43,6 +44,7 @@ __all__ = ["WorkerPool"]
 log = logging.getLogger(__name__)
 
 MAX_CHUNK = 32
+RETRIES_AFTER_DEATH = 1  # attempts a call gets after a worker died under it (as the Celery workers do)
 RESULT_FLUSH_S = 0.005
 
 
@@ -51,6 +53,7 @@ class _Task:
     id: int
     call: Call
     future: Future[list[Result]]
+    deaths: int = 0  # workers that died while running this call
 
 
 @dataclass
@@ -228,8 +231,18 @@ class WorkerPool:
             return
         reason = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         culprit = worker.chunk[worker.running()[0]]
+        culprit.deaths += 1
+        if culprit.deaths <= RETRIES_AFTER_DEATH:
+            log.warning("pool %s: worker %s died (%s); its call runs again", self.name, worker.process.pid, reason)
+            self._replace(worker, None)  # the call goes back to the front with the rest of the chunk
+            return
         self._replace(
-            worker, failure(culprit.call, f"worker process died while scoring ({reason})", reason="worker_died")
+            worker,
+            failure(
+                culprit.call,
+                f"worker process died while scoring ({reason}), {culprit.deaths} times",
+                reason="worker_died",
+            ),
         )
 
     def _startup_failed(self, worker: _Worker, code: int | None) -> None:

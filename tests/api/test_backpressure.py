@@ -135,7 +135,7 @@ def test_celery_mode_answers_429_with_retry_after_past_its_bound() -> None:
     import redis
 
     prefix = f"bp{uuid.uuid4().hex[:8]}-"  # no worker consumes these queues: the samples stay out
-    broker = f"redis://127.0.0.1:6379/15?visibility_timeout=60&queue_prefix={prefix}"
+    broker = f"redis://127.0.0.1:6379/15?queue_prefix={prefix}"
     settings = Settings.load(
         execution="celery", broker_url=broker, plugins=[PLUGIN], max_pending_samples=4, max_timeout_s=10
     )

@@ -43,12 +43,14 @@ def reachable(address: tuple[str, int]) -> bool:
         return False
 
 
-def broker_url(prefix: str, visibility_s: int = 60, db: int = REDIS_DB) -> str:
-    return f"redis://{REDIS[0]}:{REDIS[1]}/{db}?visibility_timeout={visibility_s}&queue_prefix=t{SESSION}-{prefix}-"
+def broker_url(prefix: str, db: int = REDIS_DB, port: int = REDIS[1]) -> str:
+    """A Redis broker with its default settings (visibility timeout an hour); only the queue names are ours."""
+    return f"redis://{REDIS[0]}:{port}/{db}?queue_prefix=t{SESSION}-{prefix}-"
 
 
-def rabbit_url(prefix: str, visibility_s: int = 60) -> str:
-    return f"amqp://guest:guest@{RABBIT[0]}:{RABBIT[1]}//?visibility_timeout={visibility_s}&queue_prefix=t{SESSION}-{prefix}-"
+def rabbit_url(prefix: str) -> str:
+    """RabbitMQ with its default settings; only the queue names are ours."""
+    return f"amqp://guest:guest@{RABBIT[0]}:{RABBIT[1]}//?queue_prefix=t{SESSION}-{prefix}-"
 
 
 def redis_result_url(db: int = REDIS_DB) -> str:
@@ -80,6 +82,14 @@ class Worker:
                 pass
         self.process.wait(timeout=10)
 
+    def signal_tree(self, signum: int) -> None:
+        """Send ``signum`` to the worker and every process under it (SIGSTOP: a frozen machine)."""
+        for proc in self.tree():
+            try:
+                proc.send_signal(signum)
+            except psutil.NoSuchProcess:
+                pass
+
     def stop(self) -> None:
         stop_workers([self])
 
@@ -96,8 +106,12 @@ def stop_workers(workers: list[Worker]) -> None:
 def start_workers(settings: Settings, tmp: Path, n: int, queues: str = "cpu") -> list[Worker]:
     """``n`` workers started side by side (each takes seconds to import its verifiers)."""
     workers = [launch_worker(settings, tmp, queues) for _ in range(n)]
-    for worker in workers:
-        worker.hostname = wait_for_worker(settings, worker.process)
+    try:
+        for worker in workers:
+            worker.hostname = wait_for_worker(settings, worker.process)
+    except BaseException:
+        stop_workers(workers)  # none is left running when one fails to come up
+        raise
     return workers
 
 
@@ -105,7 +119,11 @@ def start_worker(
     settings: Settings, tmp: Path, queues: str = "cpu", concurrency: int | None = 1, env: dict[str, str] | None = None
 ) -> Worker:
     worker = launch_worker(settings, tmp, queues, concurrency, env)
-    worker.hostname = wait_for_worker(settings, worker.process)
+    try:
+        worker.hostname = wait_for_worker(settings, worker.process)
+    except BaseException:
+        stop_workers([worker])
+        raise
     return worker
 
 
@@ -120,6 +138,8 @@ def launch_worker(
         "REWARDHUB_PLUGINS": ",".join(settings.plugins),
         "REWARDHUB_WORKER_MEMORY_MB": str(settings.worker_memory_mb),
         "REWARDHUB_RESULT_TTL_S": str(settings.result_ttl_s),  # the worker stores results, so it sets their expiry
+        "REWARDHUB_HEARTBEAT_S": str(settings.heartbeat_s),
+        "REWARDHUB_LOST_AFTER_S": str(settings.lost_after_s),
         "REWARDHUB_LOG_LEVEL": "info",
         **(env or {}),
     }
@@ -194,10 +214,10 @@ class ServiceThread:
         self.thread.join(timeout=30)
 
 
-def celery_settings(prefix: str, visibility_s: int = 60, **overrides: object) -> Settings:
+def celery_settings(prefix: str, **overrides: object) -> Settings:
     values: dict[str, object] = {
         "execution": "celery",
-        "broker_url": broker_url(prefix, visibility_s),
+        "broker_url": broker_url(prefix),
         "plugins": [str(PLUGIN)],
         "chunk_size": 4,
         "sample_timeout_s": 5.0,
@@ -214,3 +234,87 @@ class CeleryService:
     url: str
     settings: Settings
     workers: list[Worker] = field(default_factory=list)
+
+
+class PrivateRedis:
+    """A redis-server of this test alone on a free port, without persistence, that can be restarted
+    (the machine's shared Redis is never restarted by a test)."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.port = free_port()
+        self.dir = tmp
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        self.process = subprocess.Popen(
+            [*command, "--dir", str(self.dir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + 15
+        while not reachable((REDIS[0], self.port)):
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise RuntimeError("private redis-server did not start")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()  # like a crash: nothing is saved, every key is gone
+            self.process.wait(timeout=10)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def __enter__(self) -> PrivateRedis:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class ApiProcess:
+    """``rewardhub serve --execution celery`` as its own process, so a test can kill -9 it."""
+
+    def __init__(self, settings: Settings, tmp: Path) -> None:
+        self.settings = settings
+        self.port = free_port()
+        self.log = tmp / f"api-{uuid.uuid4().hex[:6]}.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> ApiProcess:
+        env = {
+            **os.environ,
+            "REWARDHUB_BROKER_URL": self.settings.broker_url,
+            "REWARDHUB_PLUGINS": ",".join(self.settings.plugins),
+            "REWARDHUB_CHUNK_SIZE": str(self.settings.chunk_size),
+            "REWARDHUB_SAMPLE_TIMEOUT_S": str(self.settings.sample_timeout_s),
+            "REWARDHUB_MAX_TIMEOUT_S": str(self.settings.max_timeout_s),
+            "REWARDHUB_RESULT_TTL_S": str(self.settings.result_ttl_s),
+            "REWARDHUB_HEARTBEAT_S": str(self.settings.heartbeat_s),
+            "REWARDHUB_LOST_AFTER_S": str(self.settings.lost_after_s),
+        }
+        command = [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(self.port), "--execution", "celery"]
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+        import httpx
+
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise RuntimeError(f"API did not become ready:\n{self.log.read_text(errors='replace')[-3000:]}")
+            time.sleep(0.2)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=10)

@@ -7,6 +7,7 @@ database and queue-name prefix, so parallel runs on one broker do not take each 
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 
 import pytest
@@ -14,6 +15,7 @@ from celery_support import (
     RABBIT,
     REDIS,
     CeleryService,
+    PrivateRedis,
     ServiceThread,
     celery_settings,
     reachable,
@@ -45,3 +47,13 @@ def celery_service(redis_up: None, tmp_path_factory: pytest.TempPathFactory) -> 
             yield CeleryService(service.url, settings, workers)
     finally:
         stop_workers(workers)
+
+
+@pytest.fixture(scope="module")
+def own_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateRedis]:
+    """A redis-server of this test module alone: fault tests are not disturbed by (and do not
+    disturb) other runs on the machine's shared Redis, and may restart it."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed here")
+    with PrivateRedis(tmp_path_factory.mktemp("redis")) as server:
+        yield server

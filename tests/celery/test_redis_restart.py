@@ -1,40 +1,21 @@
 """Redis restarted while the service is idle: the API and the workers reconnect by themselves.
 
-This restarts the machine's Redis (without persistence, as it runs here), so every key in it is
-gone afterwards, and it is started again with the same command line whatever happens.
+The Redis restarted here is this test's own (:class:`PrivateRedis`, without persistence, so every
+key in it is gone afterwards): the machine's shared Redis is never restarted by a test. The
+restart in the middle of a batch is in ``test_worker_loss.py``.
 """
 
 from __future__ import annotations
 
 import shutil
-import subprocess
 import time
+from pathlib import Path
 
 import httpx
 import pytest
-import redis
-from celery_support import REDIS, CeleryService, reachable
+from celery_support import PrivateRedis, ServiceThread, broker_url, celery_settings, start_worker, stop_workers
 
 from rewardhub.client import RewardClient
-
-REDIS_COMMAND = [
-    "redis-server",
-    "--daemonize",
-    "yes",
-    "--bind",
-    "127.0.0.1",
-    "-::1",
-    "--port",
-    "6379",
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-    "--dir",
-    "/var/lib/redis",
-    "--logfile",
-    "/var/log/redis/ci.log",
-]
 
 
 def wait_for(condition, timeout_s: float = 30) -> None:  # type: ignore[no-untyped-def]
@@ -45,24 +26,18 @@ def wait_for(condition, timeout_s: float = 30) -> None:  # type: ignore[no-untyp
         time.sleep(0.1)
 
 
-def restart_redis() -> None:
-    try:
-        redis.Redis(host=REDIS[0], port=REDIS[1]).shutdown(nosave=True)
-    except redis.ConnectionError:
-        pass  # the server closes the connection as it goes
-    try:
-        wait_for(lambda: not reachable(REDIS), 15)
-    finally:
-        if not reachable(REDIS):
-            subprocess.run(REDIS_COMMAND, check=True)
-        wait_for(lambda: reachable(REDIS), 15)
-
-
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed here")
-def test_the_service_recovers_after_redis_restarts_while_idle(celery_service: CeleryService) -> None:
+def test_the_service_recovers_after_redis_restarts_while_idle(tmp_path: Path) -> None:
     samples = [{"response": "0", "verifier": "test_sleepy"}] * 6
-    with RewardClient(celery_service.url, max_retries=8, backoff_s=0.5) as client:
-        assert [r.status for r in client.score(samples)] == ["ok"] * 6
-        restart_redis()
-        assert [r.status for r in client.score(samples)] == ["ok"] * 6
-    wait_for(lambda: httpx.get(f"{celery_service.url}/readyz").status_code == 200, 30)
+    with PrivateRedis(tmp_path) as server:
+        settings = celery_settings("idle", broker_url=broker_url("idle", 0, server.port))
+        worker = start_worker(settings, tmp_path)
+        try:
+            with ServiceThread(settings) as service, RewardClient(service.url, max_retries=8, backoff_s=0.5) as client:
+                assert [r.status for r in client.score(samples)] == ["ok"] * 6
+                server.restart()
+                after = client.score(samples)
+                assert [r.status for r in after] == ["ok"] * 6, [r.error for r in after]
+                wait_for(lambda: httpx.get(f"{service.url}/readyz").status_code == 200, 30)
+        finally:
+            stop_workers([worker])

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+
 import pytest
 
 from rewardhub.calls import Call
@@ -52,3 +56,19 @@ def test_start_up_does_not_count_against_a_calls_limit(registry):
         assert future.result(timeout=60)[0].status == "ok"
     finally:
         pool.shutdown()
+
+
+def test_a_worker_killed_from_outside_costs_its_call_a_retry_not_its_result(pool, registry):
+    [future] = pool.submit([sleepy(registry, "1.5", timeout_s=10.0)])
+    time.sleep(0.5)  # the call is running in the pool's only worker
+    os.kill(pool._workers[0].process.pid, signal.SIGKILL)  # an operator's kill -9, the OOM killer
+    [result] = future.result(timeout=60)
+    assert (result.status, result.score) == ("ok", 1.0)
+
+
+def test_a_call_that_kills_its_worker_twice_is_reported_as_poison(pool, registry):
+    config = registry.validate_config("test_crash", {})
+    [future] = pool.submit([Call("test_crash", config, (Sample(response="crash"),), "rule", 5.0)])
+    [result] = future.result(timeout=60)
+    assert result.status == "error" and "worker process died while scoring" in (result.error or "")
+    assert "2 times" in (result.error or "")
