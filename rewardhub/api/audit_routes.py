@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from rewardhub.api.body import parse_body, read_body
 from rewardhub.api.service import ServiceDep, require_key
 from rewardhub.audit import AuditCase, exploits_for, run_audit
-from rewardhub.errors import Overloaded, PayloadTooLarge
-from rewardhub.types import Result, Sample, VerifierSpec
+from rewardhub.errors import PayloadTooLarge
+from rewardhub.types import VerifierSpec
 
 __all__ = ["AuditRequest", "router"]
 
@@ -46,16 +46,5 @@ async def audit(request: Request, service: ServiceDep) -> JSONResponse:
             detail={"limit": limit},
         )
 
-    async def score(samples: list[Sample], spec: VerifierSpec) -> list[Result]:
-        nodes = service.scorer.plan(samples, spec)
-        try:
-            service.executor.admit(len(samples))
-        except Overloaded:
-            service.metrics.rejected.labels("overloaded").inc()
-            raise
-        results = await service.scorer.score(samples, nodes=nodes)
-        service.metrics.observe_results(nodes, results)
-        return results
-
-    audited = await run_audit(score, body.verifier, body.cases, exploits, body.threshold)
+    audited = await run_audit(service.pipeline.score, body.verifier, body.cases, exploits, body.threshold)
     return JSONResponse(audited.report)
