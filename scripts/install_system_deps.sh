@@ -3,6 +3,7 @@
 #   bwrap  (bubblewrap: the kernel isolation of the local sandbox backend)
 #   g++    (C and C++ programs; gcc comes with it)
 #   node   (JavaScript programs)
+#   chromium and chromium-driver (headless browser the tests of the operator page GET /ui drive)
 # Debian/Ubuntu (apt-get) only; elsewhere it says what to install. Needs root, or sudo.
 set -eu
 
@@ -10,9 +11,11 @@ missing=""
 command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
 command -v g++ >/dev/null 2>&1 || missing="$missing g++"
 command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+command -v chromedriver >/dev/null 2>&1 || missing="$missing chromium-driver"
 
 if [ -z "$missing" ]; then
-    echo "system dependencies present: bwrap $(bwrap --version 2>/dev/null | cut -d' ' -f2), g++ $(g++ -dumpversion), node $(node --version)"
+    echo "system dependencies present: bwrap $(bwrap --version 2>/dev/null | cut -d' ' -f2), g++ $(g++ -dumpversion), node $(node --version), $(chromium --version 2>/dev/null)"
     exit 0
 fi
 
