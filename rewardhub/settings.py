@@ -109,7 +109,8 @@ class Settings(BaseSettings):
         "default", pattern=r"^[A-Za-z0-9_.:-]{1,64}$", description="Services sharing a store and namespace add up."
     )
     log_format: Literal["text", "json"] | None = Field(
-        None, description="Console log lines: text for people, json for collectors; unset: text on a terminal."
+        None,
+        description="Console log lines: text for people, json for collectors; unset: text on a terminal, else json.",
     )
 
     @field_validator("api_keys", "plugins", mode="before")

@@ -17,6 +17,7 @@ from rewardhub.api.routes import protected, public
 from rewardhub.api.run_tag import RunTagMiddleware
 from rewardhub.api.service import build_service
 from rewardhub.execution import Executor
+from rewardhub.logging import configure_logging
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
 
@@ -29,6 +30,8 @@ def create_app(
     settings: Settings | None = None, registry: Registry | None = None, executor: Executor | None = None
 ) -> FastAPI:
     settings = settings or Settings.load()
+    if settings.log_format is not None:  # under uvicorn --factory nothing else configures our logs
+        configure_logging(settings.log_level, settings.log_format)
     service = build_service(settings, registry, executor)
 
     @asynccontextmanager
