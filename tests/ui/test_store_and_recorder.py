@@ -28,7 +28,9 @@ def _redis_up() -> bool:
 
 
 def _observe(recorder: StatsRecorder, n: int, run: str | None = "r1") -> None:
-    samples = [Sample(id=str(i), prompt="What is 1+1?", response=f"secret answer {i}", reference="gold-text") for i in range(n)]
+    samples = [
+        Sample(id=str(i), prompt="What is 1+1?", response=f"secret answer {i}", reference="gold-text") for i in range(n)
+    ]
     node = Leaf(name="math", config=None, key="math")  # type: ignore[arg-type]
     results = [Result.ok(1.0, extracted="extracted-text", reason="equivalent", gold="gold-text") for _ in samples]
     recorder.observe(samples, [node] * n, results, run)
@@ -85,7 +87,12 @@ def test_a_sample_entry_keeps_answer_reason_and_the_full_json():
     recorder = StatsRecorder(MemoryStore())
     _observe(recorder, 1)
     [entry] = recorder.read()["recent"]
-    assert (entry["answer"], entry["reason"], entry["run"], entry["verifier"]) == ("extracted-text", "equivalent", "r1", "math")
+    assert (entry["answer"], entry["reason"], entry["run"], entry["verifier"]) == (
+        "extracted-text",
+        "equivalent",
+        "r1",
+        "math",
+    )
     assert entry["sample"]["response"] == "secret answer 0"
     assert entry["result"]["details"]["gold"] == "gold-text"
 
