@@ -70,7 +70,10 @@ async def static(name: str) -> Response:
 async def _merged(service: Any) -> dict[str, Any]:
     if service.stats is None:
         raise ExecutionError("the operator page's statistics are off")
-    return await asyncio.to_thread(service.stats.read)
+    try:
+        return await asyncio.to_thread(service.stats.read)
+    except Exception as exc:  # Redis down, sqlite file gone: the page says so, scoring goes on
+        raise ExecutionError(f"the statistics store cannot be read: {type(exc).__name__}: {exc}") from None
 
 
 @router.get("/api/stats")

@@ -19,6 +19,7 @@ import os
 import sqlite3
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 from rewardhub.errors import InvalidConfig
 from rewardhub.settings import Settings
@@ -114,7 +115,7 @@ def store_url(settings: Settings) -> str:
     if settings.execution == "celery":
         for url in (settings.result_backend, settings.broker_url):
             if url and url.startswith(("redis://", "rediss://")):
-                return url
+                return urlunsplit(urlsplit(url)._replace(query=""))  # the query holds Celery's transport options
     shared_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if shared_dir:
         return f"sqlite:///{Path(shared_dir) / 'rewardhub-ui.db'}"

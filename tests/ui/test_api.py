@@ -152,3 +152,12 @@ def test_the_page_can_be_switched_off():
     with EmbeddedServer(workers=1, ui_enabled=False) as url, httpx.Client(base_url=url) as client:
         assert client.get("/ui").status_code == 404
         assert client.post("/v1/score", json={"verifier": "exact", "samples": [{"response": "a"}]}).status_code == 200
+
+
+def test_an_unreachable_store_is_a_503_on_the_page_and_scoring_goes_on():
+    with EmbeddedServer(workers=1, ui_store="redis://127.0.0.1:1/0") as url, httpx.Client(base_url=url) as client:
+        scored = client.post("/v1/score", json={"verifier": "exact", "samples": [{"response": "a", "reference": "a"}]})
+        assert scored.status_code == 200 and scored.json()["results"][0]["score"] == 1.0
+        answer = client.get("/ui/api/stats")
+        assert answer.status_code == 503 and "statistics store" in answer.json()["error"]["message"]
+        assert client.get("/ui").status_code == 200

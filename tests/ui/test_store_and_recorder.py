@@ -42,6 +42,8 @@ def test_the_store_follows_the_deployment():
     celery = Settings.load(execution="celery", broker_url="amqp://guest@localhost//", result_backend=REDIS_URL)
     assert store_url(celery) == REDIS_URL  # RabbitMQ broker, Redis results: the Redis is shared
     assert store_url(Settings.load(execution="celery", broker_url=REDIS_URL)) == REDIS_URL
+    with_options = Settings.load(execution="celery", broker_url=REDIS_URL + "?visibility_timeout=3600")
+    assert store_url(with_options) == REDIS_URL  # Celery's transport options are no Redis client options
 
 
 def test_with_a_prometheus_multiprocess_dir_local_processes_share_a_file_there(monkeypatch, tmp_path):
