@@ -21,7 +21,7 @@ from typing import Any
 
 from rewardhub.compose import Leaf, Node
 from rewardhub.types import Result, Sample
-from rewardhub.ui.stats import ProcessStats, merge
+from rewardhub.ui.stats import Outcome, ProcessStats, merge
 from rewardhub.ui.store import StatsStore
 
 __all__ = ["StatsRecorder", "sample_entry"]
@@ -55,17 +55,22 @@ class StatsRecorder:
     def observe(self, samples: Sequence[Sample], nodes: Sequence[Node], results: Sequence[Result], run: str | None):
         """Count every result; keep details of the last ``recent_limit`` samples only."""
         now = time.time()
+        by_verifier: dict[str, list[Outcome]] = {}
+        names = [node.name if isinstance(node, Leaf) else "composite" for node in nodes]
+        for name, result in zip(names, results, strict=True):
+            by_verifier.setdefault(name, []).append((result.status, result.score, result.elapsed_ms, result.error))
         recent_from = max(0, len(results) - self.stats.recent_limit)
         with self._lock:
-            for index, (sample, node, result) in enumerate(zip(samples, nodes, results, strict=True)):
-                verifier = node.name if isinstance(node, Leaf) else "composite"
-                self.stats.add(verifier, run, result.status, result.score, result.elapsed_ms, result.error, now)
-                if index >= recent_from:
-                    self._seq += 1
-                    key = f"{self.process}-{self._seq}"
-                    entry = sample_entry(key, now, verifier, run, sample, result, self.show_samples, self.text_chars)
-                    entry["seq"] = self._seq  # orders a batch's samples, which share one time
-                    self.stats.remember(entry)
+            for name, outcomes in by_verifier.items():
+                self.stats.add_many(name, run, outcomes, now)
+            for index in range(recent_from, len(results)):
+                self._seq += 1
+                key = f"{self.process}-{self._seq}"
+                entry = sample_entry(
+                    key, now, names[index], run, samples[index], results[index], self.show_samples, self.text_chars
+                )
+                entry["seq"] = self._seq  # orders a batch's samples, which share one time
+                self.stats.remember(entry)
             self._dirty = True
 
     def start(self) -> None:

@@ -77,22 +77,25 @@ async def _merged(service: Any) -> dict[str, Any]:
 
 
 @router.get("/api/stats")
-async def stats(service: ServiceDep) -> JSONResponse:
+async def stats(request: Request, service: ServiceDep) -> JSONResponse:
     merged = await _merged(service)
     answer = summarise(merged)
     answer["execution"] = service.settings.execution
     answer["show_samples"] = service.settings.ui_show_samples
-    answer["workers"] = await asyncio.to_thread(_workers(service).get) if _workers(service) else None
+    workers = _workers(request, service)
+    answer["workers"] = await asyncio.to_thread(workers.get) if workers is not None else None
     return JSONResponse(answer, headers=NO_STORE)
 
 
-def _workers(service: Any) -> WorkerStats | None:
+def _workers(request: Request, service: Any) -> WorkerStats | None:
+    """One cache per app of the Celery workers' statistics; none in local mode."""
     celery_app = getattr(service.executor, "app", None)
     if service.settings.execution != "celery" or celery_app is None:
         return None
-    if not hasattr(service, "_ui_workers"):
-        service._ui_workers = WorkerStats(celery_app)
-    return service._ui_workers
+    state = request.app.state
+    if getattr(state, "ui_workers", None) is None:
+        state.ui_workers = WorkerStats(celery_app)
+    return state.ui_workers
 
 
 SEARCHED = ("id", "verifier", "run", "status", "error", "answer", "reason")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter, deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,8 @@ MAX_ERROR_MESSAGES = 50  # distinct error messages tallied per scope (the rest c
 ERROR_MESSAGE_CHARS = 300
 TOP_ERRORS = 5
 
+Outcome = tuple[str, float, float, str | None]  # (status, score, elapsed_ms, error) of one sample
+
 
 @dataclass
 class ScopeStats:
@@ -42,17 +45,23 @@ class ScopeStats:
     per_second: Counter[int] = field(default_factory=Counter)
 
     def add(self, status: str, score: float, elapsed_ms: float, error: str | None, now: float) -> None:
-        self.counts[status] += 1
-        self.latencies_ms.append(round(elapsed_ms, 3))
-        if status == "ok" and math.isfinite(score):
-            self.rewards.append(score)  # a failure's score is the failure score, not a reward
-        if error is not None:
-            message = error[:ERROR_MESSAGE_CHARS]
-            if message not in self.errors and len(self.errors) >= MAX_ERROR_MESSAGES:
-                message = "(other messages)"
-            self.errors[message] += 1
+        self.add_many([(status, score, elapsed_ms, error)], now)
+
+    def add_many(self, outcomes: Sequence[Outcome], now: float) -> None:
+        """Count a batch at once: a 10,000-sample request must not cost 10,000 rounds of bookkeeping."""
+        self.counts.update(status for status, _, _, _ in outcomes)
+        tail = outcomes[-WINDOW:]  # only the window is kept of latencies and rewards
+        self.latencies_ms.extend(elapsed_ms for _, _, elapsed_ms, _ in tail)
+        # a failure's score is the failure score, not a reward
+        self.rewards.extend(score for status, score, _, _ in tail if status == "ok" and math.isfinite(score))
+        for _, _, _, error in outcomes:
+            if error is not None:
+                message = error[:ERROR_MESSAGE_CHARS]
+                if message not in self.errors and len(self.errors) >= MAX_ERROR_MESSAGES:
+                    message = "(other messages)"
+                self.errors[message] += 1
         second = int(now)
-        self.per_second[second] += 1
+        self.per_second[second] += len(outcomes)
         if len(self.per_second) > 2 * RATE_WINDOW_S:
             for old in [s for s in self.per_second if s <= second - RATE_WINDOW_S]:
                 del self.per_second[old]
@@ -61,7 +70,7 @@ class ScopeStats:
         return {
             "counts": dict(self.counts),
             "errors": dict(self.errors),
-            "latencies_ms": list(self.latencies_ms),
+            "latencies_ms": [round(ms, 3) for ms in self.latencies_ms],
             "rewards": list(self.rewards),
             "per_second": {str(k): v for k, v in self.per_second.items()},
         }
@@ -79,11 +88,14 @@ class ProcessStats:
 
     def add(self, verifier: str, run: str | None, status: str, score: float, elapsed_ms: float, error: str | None,
             now: float | None = None) -> None:  # fmt: skip
+        self.add_many(verifier, run, [(status, score, elapsed_ms, error)], now)
+
+    def add_many(self, verifier: str, run: str | None, outcomes: Sequence[Outcome], now: float | None = None) -> None:
         now = time.time() if now is None else now
-        self.verifiers.setdefault(verifier, ScopeStats()).add(status, score, elapsed_ms, error, now)
+        self.verifiers.setdefault(verifier, ScopeStats()).add_many(outcomes, now)
         if run is not None:
-            self.runs.setdefault(run, ScopeStats()).add(status, score, elapsed_ms, error, now)
-        self.total += 1
+            self.runs.setdefault(run, ScopeStats()).add_many(outcomes, now)
+        self.total += len(outcomes)
 
     def remember(self, entry: dict[str, Any]) -> None:
         """Keep ``entry`` among the last ``recent_limit`` samples."""
