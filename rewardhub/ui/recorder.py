@@ -1,7 +1,8 @@
 """The score pipeline's hook for the operator page: observe results, share them, read everyone's.
 
 ``observe`` runs on the event loop inside the one score path (``rewardhub.api.pipeline``), so it
-only updates this process's :class:`~rewardhub.ui.stats.ProcessStats` in memory. A daemon thread
+only counts a batch per verifier in this process's :class:`~rewardhub.ui.stats.ProcessStats` and
+keeps references to the last samples (they are frozen); their rows are built when shared. A daemon thread
 writes the snapshot to the shared store once a second when something changed, so a slow Redis or
 a busy sqlite file never delays an answer to a trainer; a read flushes first, so the process that
 answers a poll always counts its own latest samples.
@@ -16,6 +17,7 @@ import socket
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,6 +49,7 @@ class StatsRecorder:
         self.process = _process_key()
         self.stats = ProcessStats(recent_limit=recent_limit)
         self._seq = 0
+        self._unbuilt: deque[tuple[int, float, str, str | None, Sample, Result]] = deque(maxlen=recent_limit)
         self._dirty = True  # write an empty snapshot at start: the process counts among the processes
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -64,13 +67,8 @@ class StatsRecorder:
             for name, outcomes in by_verifier.items():
                 self.stats.add_many(name, run, outcomes, now)
             for index in range(recent_from, len(results)):
-                self._seq += 1
-                key = f"{self.process}-{self._seq}"
-                entry = sample_entry(
-                    key, now, names[index], run, samples[index], results[index], self.show_samples, self.text_chars
-                )
-                entry["seq"] = self._seq  # orders a batch's samples, which share one time
-                self.stats.remember(entry)
+                self._seq += 1  # the row is built when it is shared, off the request's path
+                self._unbuilt.append((self._seq, now, names[index], run, samples[index], results[index]))
             self._dirty = True
 
     def start(self) -> None:
@@ -91,6 +89,12 @@ class StatsRecorder:
         with self._lock:
             if not self._dirty:
                 return
+            while self._unbuilt:
+                seq, now, verifier, run, sample, result = self._unbuilt.popleft()
+                key = f"{self.process}-{seq}"
+                entry = sample_entry(key, now, verifier, run, sample, result, self.show_samples, self.text_chars)
+                entry["seq"] = seq  # orders a batch's samples, which share one time
+                self.stats.remember(entry)
             snapshot = self.stats.snapshot()
             self._dirty = False
         try:
