@@ -30,6 +30,7 @@ RATE_WINDOW_S = 10  # samples/s is the count over the last this many seconds
 MAX_ERROR_MESSAGES = 50  # distinct error messages tallied per scope (the rest count as "other")
 ERROR_MESSAGE_CHARS = 300
 TOP_ERRORS = 5
+MAX_RUNS = 50  # runs kept per process; the least recently scored one makes room for a new one
 
 Outcome = tuple[str, float, float, str | None]  # (status, score, elapsed_ms, error) of one sample
 
@@ -43,6 +44,7 @@ class ScopeStats:
     latencies_ms: deque[float] = field(default_factory=lambda: deque(maxlen=WINDOW))
     rewards: deque[float] = field(default_factory=lambda: deque(maxlen=WINDOW))
     per_second: Counter[int] = field(default_factory=Counter)
+    updated: float = 0.0
 
     def add(self, status: str, score: float, elapsed_ms: float, error: str | None, now: float) -> None:
         self.add_many([(status, score, elapsed_ms, error)], now)
@@ -60,6 +62,7 @@ class ScopeStats:
                 if message not in self.errors and len(self.errors) >= MAX_ERROR_MESSAGES:
                     message = "(other messages)"
                 self.errors[message] += 1
+        self.updated = max(self.updated, now)
         second = int(now)
         self.per_second[second] += len(outcomes)
         if len(self.per_second) > 2 * RATE_WINDOW_S:
@@ -94,6 +97,8 @@ class ProcessStats:
         now = time.time() if now is None else now
         self.verifiers.setdefault(verifier, ScopeStats()).add_many(outcomes, now)
         if run is not None:
+            if run not in self.runs and len(self.runs) >= MAX_RUNS:  # a tag per step must not grow without end
+                del self.runs[min(self.runs, key=lambda name: self.runs[name].updated)]
             self.runs.setdefault(run, ScopeStats()).add_many(outcomes, now)
         self.total += len(outcomes)
 

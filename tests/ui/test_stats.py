@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from rewardhub.ui.stats import MAX_ERROR_MESSAGES, ProcessStats, histogram, merge, percentile, summarise
+from rewardhub.ui.stats import MAX_ERROR_MESSAGES, MAX_RUNS, ProcessStats, histogram, merge, percentile, summarise
 
 NOW = 1_000_000.0
 
@@ -100,3 +100,14 @@ def test_a_process_keeps_only_its_last_samples():
     for i in range(5):
         stats.remember({"key": str(i), "ts": NOW})
     assert [e["key"] for e in stats.recent] == ["3", "4"]
+
+
+def test_runs_are_capped_and_the_least_recently_scored_one_goes_first():
+    stats = ProcessStats()
+    for i in range(MAX_RUNS):
+        stats.add("math", f"run{i}", "ok", 1.0, 1.0, None, now=NOW + i)
+    stats.add("math", "run0", "ok", 1.0, 1.0, None, now=NOW + 100)  # run0 is active again; run1 is now the oldest
+    stats.add("math", "new", "ok", 1.0, 1.0, None, now=NOW + 101)
+    assert len(stats.runs) == MAX_RUNS
+    assert "run1" not in stats.runs and {"run0", "new"} <= set(stats.runs)
+    assert stats.verifiers["math"].counts["ok"] == MAX_RUNS + 2  # the verifier's figures lose nothing
