@@ -38,6 +38,10 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", description="Bind address. Loopback unless API keys are configured.")
     port: int = Field(8000, ge=0, le=65535, description="Bind port.")
     log_level: str = Field("info", description="Python log level name.")
+    log_format: Literal["text", "json"] | None = Field(
+        None,
+        description="Console log lines: text for people, json for collectors; unset: text on a terminal, else json.",
+    )
     api_keys: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Accepted bearer tokens (comma-separated in the environment)."
     )
@@ -107,10 +111,6 @@ class Settings(BaseSettings):
     )
     ui_namespace: str = Field(
         "default", pattern=r"^[A-Za-z0-9_.:-]{1,64}$", description="Services sharing a store and namespace add up."
-    )
-    log_format: Literal["text", "json"] | None = Field(
-        None,
-        description="Console log lines: text for people, json for collectors; unset: text on a terminal, else json.",
     )
 
     @field_validator("api_keys", "plugins", mode="before")

@@ -41,8 +41,12 @@ def build_service(settings: Settings, registry: Registry | None = None, executor
     metrics.watch_queue(executor.queue_depth)
     stats = None
     if settings.ui_enabled:
-        stats = StatsRecorder(open_store(settings), settings.ui_show_samples, settings.ui_recent_samples,
-                              settings.ui_sample_chars)  # fmt: skip
+        stats = StatsRecorder(
+            open_store(settings),
+            show_samples=settings.ui_show_samples,
+            recent_limit=settings.ui_recent_samples,
+            text_chars=settings.ui_sample_chars,
+        )
     return Service(
         settings=settings,
         registry=registry,

@@ -89,8 +89,17 @@ class ProcessStats:
     recent: deque[dict[str, Any]] = field(default_factory=deque)
     total: int = 0
 
-    def add(self, verifier: str, run: str | None, status: str, score: float, elapsed_ms: float, error: str | None,
-            now: float | None = None) -> None:  # fmt: skip
+    def add(
+        self,
+        verifier: str,
+        run: str | None,
+        status: str,
+        score: float,
+        elapsed_ms: float,
+        error: str | None,
+        now: float | None = None,
+    ) -> None:
+        """One sample (the tests write events one by one; the recorder counts batches)."""
         self.add_many(verifier, run, [(status, score, elapsed_ms, error)], now)
 
     def add_many(self, verifier: str, run: str | None, outcomes: Sequence[Outcome], now: float | None = None) -> None:
