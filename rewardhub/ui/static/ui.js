@@ -23,6 +23,10 @@ function fixed(value, digits) {
   return value == null ? "–" : Number(value).toFixed(digits);
 }
 
+function millis(value) {
+  return value == null ? "–" : Number(value).toFixed(value < 1 ? 3 : 1);
+}
+
 function histogramSvg(hist) {
   const ns = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(ns, "svg");
@@ -56,8 +60,8 @@ function figureRow(kind, name, f) {
     el("td", {}, name),
     el("td", { class: "num samples" }, f.samples),
     el("td", { class: "num rate" }, fixed(f.samples_per_s, 1)),
-    el("td", { class: "num p50" }, fixed(f.latency_ms.p50, 1)),
-    el("td", { class: "num p99" }, fixed(f.latency_ms.p99, 1)),
+    el("td", { class: "num p50" }, millis(f.latency_ms.p50)),
+    el("td", { class: "num p99" }, millis(f.latency_ms.p99)),
     ...STATUSES.map((s) => el("td", { class: `num ${s} status-${s}` }, f.status[s])),
     el("td", { class: "num mean" }, fixed(f.reward_mean, 3)),
     el("td", { class: "hist" }, histogramSvg(f.reward_histogram)),
@@ -103,7 +107,7 @@ function sampleRow(s) {
     el("td", { class: "text answer" }, s.answer),
     el("td", { class: "text" }, s.error || s.reason),
     el("td", { class: "text" }, components),
-    el("td", { class: "num" }, fixed(s.elapsed_ms, 1)),
+    el("td", { class: "num" }, millis(s.elapsed_ms)),
     el("td", {}, link));
   if (s.response != null) row.title = s.response;
   return row;
