@@ -13,7 +13,7 @@ from typing import Any
 
 from rewardhub.audit.command import add_arguments as add_audit_arguments
 from rewardhub.errors import RewardhubError
-from rewardhub.logging import configure_logging
+from rewardhub.logging import LOG_FORMATS, configure_logging
 from rewardhub.settings import Settings
 
 __all__ = ["main"]
@@ -26,7 +26,7 @@ SAMPLE_FIELDS = {"id", "prompt", "response", "reference", "verifier", "group", "
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    configure_logging("info")
+    configure_logging("info", getattr(args, "log_format", None))
     try:
         return args.func(args)
     except RewardhubError as exc:
@@ -52,6 +52,11 @@ def _parser() -> argparse.ArgumentParser:
             help="register the verifiers defined in a Python file",
         )
         p.add_argument("--workers", type=int, help="CPU worker processes (default: the number of cores)")
+        p.add_argument(
+            "--log-format",
+            choices=LOG_FORMATS,
+            help="console logs: text for people (the default on a terminal) or json lines (the default otherwise)",
+        )
 
     serve = sub.add_parser("serve", help="run the HTTP service (embedded local execution by default)")
     common(serve)
@@ -92,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace, **extra: Any) -> Settings:
-    overrides = {"workers": getattr(args, "workers", None), **extra}
+    overrides = {"workers": getattr(args, "workers", None), "log_format": getattr(args, "log_format", None), **extra}
     if getattr(args, "plugin", None):
         overrides["plugins"] = args.plugin
     return Settings.load(getattr(args, "config", None), **overrides)
@@ -103,6 +108,7 @@ def _serve(args: argparse.Namespace) -> int:
     from rewardhub.server import serve
 
     settings = _settings(args, host=args.host, port=args.port, execution=args.execution)
+    configure_logging(settings.log_level, settings.log_format)
     if not settings.all_api_keys() and not settings.is_loopback():
         log.warning(
             "serving on %s without API keys: anyone who can reach it can run code in its sandbox", settings.host

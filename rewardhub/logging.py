@@ -1,6 +1,10 @@
-"""Structured JSON logs with a request id that follows a sample from the API to the worker.
+"""Logs a person can read in a terminal, JSON lines for collectors, and a request id that follows
+a sample from the API to the worker.
 
-One log line is one JSON object: ``{"ts", "level", "logger", "message", "request_id", ...}``,
+Two formats (``configure_logging``): ``text`` (``12:00:01.234 INFO  rewardhub: message  key=value
+[req 1a2b3c4d]``), the default when the stream is a terminal, and ``json``, the default otherwise
+(a file, a pipe, a container's log driver) and what ``--log-format json`` asks for everywhere.
+One JSON log line is one JSON object: ``{"ts", "level", "logger", "message", "request_id", ...}``,
 plus whatever ``extra={...}`` the call passed. The request id lives in a context variable:
 the API sets it per HTTP request (``rewardhub.api.request_id``), asyncio tasks started inside the
 request inherit it, the Celery executor copies it into each chunk's payload, and the worker sets
@@ -21,15 +25,20 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 __all__ = [
+    "LOG_FORMATS",
     "JsonFormatter",
+    "TextFormatter",
     "configure_logging",
     "current_request_id",
     "new_request_id",
     "request_context",
 ]
+
+LOG_FORMATS = ("text", "json")
+LogFormat = Literal["text", "json"]
 
 _request_id: ContextVar[str | None] = ContextVar("rewardhub_request_id", default=None)
 
@@ -77,13 +86,50 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str, ensure_ascii=False)
 
 
-def configure_logging(level: str | int = "info", json_lines: bool = True, stream: TextIO | None = None) -> None:
-    """Send every logger's records to ``stream`` (stderr), as JSON lines unless told otherwise."""
-    handler = logging.StreamHandler(stream or sys.stderr)
-    if json_lines:
+class TextFormatter(logging.Formatter):
+    """``time LEVEL logger: message  key=value ... [req id]``, coloured by level on a terminal."""
+
+    _COLOURS = {
+        "DEBUG": "\033[2m",
+        "INFO": "\033[32m",
+        "WARNING": "\033[33m",
+        "ERROR": "\033[31m",
+        "CRITICAL": "\033[1;31m",
+    }
+    _RESET = "\033[0m"
+
+    def __init__(self, colour: bool = False) -> None:
+        super().__init__()
+        self.colour = colour
+
+    def format(self, record: logging.LogRecord) -> str:
+        clock = time.strftime("%H:%M:%S", time.localtime(record.created)) + f".{int(record.msecs):03d}"
+        level = f"{record.levelname:<7}"
+        if self.colour:
+            level = self._COLOURS.get(record.levelname, "") + level + self._RESET
+        line = f"{clock} {level} {record.name}: {record.getMessage()}"
+        extras = [f"{k}={v}" for k, v in vars(record).items() if k not in _STANDARD_ATTRS and k != "request_id"]
+        if extras:
+            line += "  " + " ".join(extras)
+        request_id = getattr(record, "request_id", None) or current_request_id()
+        if request_id:
+            line += f"  [req {request_id[:12]}]"
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+def configure_logging(
+    level: str | int = "info", log_format: LogFormat | None = None, stream: TextIO | None = None
+) -> None:
+    """Send every logger's records to ``stream`` (stderr): ``text`` on a terminal, else JSON lines."""
+    stream = stream or sys.stderr
+    terminal = _is_terminal(stream)
+    handler = logging.StreamHandler(stream)
+    if (log_format or ("text" if terminal else "json")) == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(TextFormatter(colour=terminal))
     handler._rewardhub = True  # type: ignore[attr-defined]
     root = logging.getLogger()
     for existing in list(root.handlers):  # replace our own earlier handler and plain stream ones,
@@ -91,3 +137,10 @@ def configure_logging(level: str | int = "info", json_lines: bool = True, stream
             root.removeHandler(existing)  # but keep others (test log capture, file handlers)
     root.addHandler(handler)
     root.setLevel(level.upper() if isinstance(level, str) else level)
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or stream-like object without a descriptor
+        return False

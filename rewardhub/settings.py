@@ -38,6 +38,10 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", description="Bind address. Loopback unless API keys are configured.")
     port: int = Field(8000, ge=0, le=65535, description="Bind port.")
     log_level: str = Field("info", description="Python log level name.")
+    log_format: Literal["text", "json"] | None = Field(
+        None,
+        description="Console log lines: text for people, json for collectors; unset: text on a terminal, else json.",
+    )
     api_keys: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Accepted bearer tokens (comma-separated in the environment)."
     )
@@ -100,6 +104,23 @@ class Settings(BaseSettings):
     get_reward_verifier: Any = Field(
         "math",
         description="The VerifierSpec that answers OpenRLHF's POST /get_reward and slime's POST /v1/compat/slime when the request names none.",
+    )
+
+    # --- operator page (GET /ui) ---
+    ui_enabled: bool = Field(True, description="Serve the live operator page at /ui and its JSON at /ui/api/*.")
+    ui_show_samples: bool = Field(
+        True,
+        description="Show sample text (prompt, response, reference, extracted answer) on the page; false keeps none.",
+    )
+    ui_recent_samples: int = Field(200, ge=0, le=10_000, description="Last samples kept per API process for the page.")
+    ui_sample_chars: int = Field(4000, ge=100, description="Longest text kept per field of a sample on the page.")
+    ui_store: str | None = Field(
+        None,
+        description="Where API processes share page statistics: memory, sqlite:///PATH or redis://...; unset: "
+        "Redis in celery mode, a file in PROMETHEUS_MULTIPROC_DIR when set, else memory.",
+    )
+    ui_namespace: str = Field(
+        "default", pattern=r"^[A-Za-z0-9_.:-]{1,64}$", description="Services sharing a store and namespace add up."
     )
 
     @field_validator("api_keys", "plugins", mode="before")

@@ -9,6 +9,7 @@
 #   tsc    (TypeScript programs: node-typescript, compiled to JavaScript and run by node)
 #   bash   (Bash programs)
 #   python3-seccomp (libseccomp's bindings for the system Python: builds the sandbox's system-call filter)
+#   chromium and chromium-driver (headless browser the tests of the operator page GET /ui drive)
 # Debian/Ubuntu (apt-get) only; elsewhere it says what to install. Needs root, or sudo.
 #
 # A tool counts as present only where the sandbox can see it: programs run with
@@ -28,6 +29,8 @@ have javac || missing="$missing default-jdk-headless"
 have rustc || missing="$missing rustc"
 have tsc || missing="$missing node-typescript"
 have bash || missing="$missing bash"
+have chromium || missing="$missing chromium"
+have chromedriver || missing="$missing chromium-driver"
 /usr/bin/python3 -c "import seccomp" >/dev/null 2>&1 || missing="$missing python3-seccomp"
 
 versions() {
@@ -35,7 +38,7 @@ versions() {
         "node $(node --version), $(PATH=$SANDBOX_PATH go version | cut -d' ' -f3)," \
         "javac $(PATH=$SANDBOX_PATH javac -version 2>&1 | cut -d' ' -f2), $(PATH=$SANDBOX_PATH rustc --version | cut -d' ' -f1-2)," \
         "tsc $(PATH=$SANDBOX_PATH tsc --version | cut -d' ' -f2), bash ${BASH_VERSION:-$(bash -c 'echo $BASH_VERSION')}," \
-        "python3-seccomp"
+        "python3-seccomp, $(chromium --version 2>/dev/null)"
 }
 
 if [ -z "$missing" ]; then

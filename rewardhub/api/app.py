@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 from collections.abc import AsyncIterator
@@ -13,8 +14,10 @@ from rewardhub.api.errors import install_error_handlers
 from rewardhub.api.metrics import MetricsMiddleware
 from rewardhub.api.request_id import RequestIdMiddleware
 from rewardhub.api.routes import protected, public
+from rewardhub.api.run_tag import RunTagMiddleware
 from rewardhub.api.service import build_service
 from rewardhub.execution import Executor
+from rewardhub.logging import configure_logging
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
 
@@ -27,11 +30,15 @@ def create_app(
     settings: Settings | None = None, registry: Registry | None = None, executor: Executor | None = None
 ) -> FastAPI:
     settings = settings or Settings.load()
+    if settings.log_format is not None:  # under uvicorn --factory nothing else configures our logs
+        configure_logging(settings.log_level, settings.log_format)
     service = build_service(settings, registry, executor)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await service.executor.start()
+        if service.stats is not None:
+            service.stats.start()
         service.started = True
         log.info("rewardhub ready: %d verifiers, execution=%s", len(service.registry.names()), settings.execution)
         try:
@@ -40,6 +47,8 @@ def create_app(
             service.started = False
             await service.jobs.close()
             await service.executor.close()
+            if service.stats is not None:
+                await asyncio.to_thread(service.stats.close)
 
     app = FastAPI(title="rewardhub", version="1", lifespan=lifespan)
     app.state.service = service
@@ -49,7 +58,12 @@ def create_app(
     app.include_router(protected)
     for router in _optional_routers():
         app.include_router(router)
+    if settings.ui_enabled:
+        from rewardhub.ui.routes import router as ui_router
+
+        app.include_router(ui_router)
     app.add_middleware(MetricsMiddleware, metrics=service.metrics)
+    app.add_middleware(RunTagMiddleware)
     app.add_middleware(RequestIdMiddleware)
     return app
 

@@ -40,11 +40,15 @@ class Authenticator:
             return
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
+        self.check(token, scheme.lower() == "bearer")
+
+    def check(self, token: str, well_formed: bool = True) -> None:
+        """Accept ``token`` if it is one of the keys (the operator page also takes it from Basic auth)."""
         digest = hashlib.sha256(token.strip().encode()).digest()
         matched = False
         for known in self._digests:  # no early exit: every key is compared every time
             matched |= hmac.compare_digest(digest, known)
-        if scheme.lower() != "bearer" or not matched:
+        if not well_formed or not matched:
             raise Unauthorized("missing or invalid API key")
         if self.rate_per_s is not None:
             self._take(digest)

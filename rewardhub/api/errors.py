@@ -28,8 +28,9 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RewardhubError)
     async def _rewardhub_error(request: Request, exc: RewardhubError) -> JSONResponse:
         headers = {"Retry-After": str(max(1, round(exc.retry_after)))} if isinstance(exc, Overloaded) else None
-        if exc.status_code == 401:
-            headers = {"WWW-Authenticate": "Bearer"}
+        if exc.status_code == 401:  # a browser asks for the key (as the password) on the operator page
+            ui = request.url.path == "/ui" or request.url.path.startswith("/ui/")
+            headers = {"WWW-Authenticate": 'Basic realm="rewardhub", charset="UTF-8"' if ui else "Bearer"}
         if exc.status_code >= 500:
             log.error("request failed: %s", exc.message)
         return error_response(exc.status_code, exc.error_type, exc.message, _jsonable(exc.detail), headers)

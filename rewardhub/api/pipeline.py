@@ -7,7 +7,8 @@ A request's samples go through four steps, in this order and nowhere else:
 2. **admit**: the engine's queue bound (429 with Retry-After); each refusal is counted in
    ``rewardhub_rejected_total``;
 3. **score**: the :class:`~rewardhub.scoring.Scorer` runs the trees on the executor;
-4. **observe**: per-verifier sample counts, times, timeouts and errors go to the metrics.
+4. **observe**: per-verifier sample counts, times, timeouts and errors go to the metrics, and
+   the results to the operator page's statistics (:mod:`rewardhub.ui`) under the request's run tag.
 
 Steps 1-2 happen when the request arrives (:meth:`ScorePipeline.admit`), so a request that cannot
 be served is refused before it is accepted; steps 3-4 happen when its results are wanted
@@ -20,12 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rewardhub.api.metrics import Metrics
+from rewardhub.api.run_tag import accept_run, current_run
 from rewardhub.compose import Node
 from rewardhub.errors import Overloaded, PayloadTooLarge
 from rewardhub.execution import Executor, ProgressCallback
 from rewardhub.scoring import Scorer
 from rewardhub.settings import Settings
 from rewardhub.types import Result, Sample, VerifierSpec
+from rewardhub.ui.recorder import StatsRecorder
 
 __all__ = ["Admitted", "ScorePipeline"]
 
@@ -37,24 +40,36 @@ class Admitted:
     pipeline: ScorePipeline
     samples: Sequence[Sample]
     nodes: Sequence[Node]
+    run: str | None = None
 
     async def score(self, on_progress: ProgressCallback | None = None) -> list[Result]:
         if not self.samples:
             return []
         results = await self.pipeline.scorer.score(self.samples, nodes=self.nodes, on_progress=on_progress)
         self.pipeline.metrics.observe_results(self.nodes, results)
+        if self.pipeline.stats is not None:
+            self.pipeline.stats.observe(self.samples, self.nodes, results, self.run)
         return results
 
 
 class ScorePipeline:
-    def __init__(self, scorer: Scorer, executor: Executor, metrics: Metrics, settings: Settings) -> None:
+    def __init__(
+        self,
+        scorer: Scorer,
+        executor: Executor,
+        metrics: Metrics,
+        settings: Settings,
+        stats: StatsRecorder | None = None,
+    ) -> None:
         self.scorer = scorer
         self.executor = executor
         self.metrics = metrics
         self.settings = settings
+        self.stats = stats
 
-    def admit(self, samples: Sequence[Sample], default: VerifierSpec | None) -> Admitted:
-        """Plan and admit, or refuse the request with its 4xx."""
+    def admit(self, samples: Sequence[Sample], default: VerifierSpec | None, run: str | None = None) -> Admitted:
+        """Plan and admit, or refuse the request with its 4xx. ``run``: the body's tag, else the header's."""
+        run = accept_run(run if run is not None else current_run())
         limit = self.settings.max_samples_per_request
         if len(samples) > limit:
             self.metrics.rejected.labels("too_many_samples").inc()
@@ -67,8 +82,10 @@ class ScorePipeline:
         except Overloaded:
             self.metrics.rejected.labels("overloaded").inc()
             raise
-        return Admitted(self, samples, nodes)
+        return Admitted(self, samples, nodes, run)
 
-    async def score(self, samples: Sequence[Sample], default: VerifierSpec | None) -> list[Result]:
+    async def score(
+        self, samples: Sequence[Sample], default: VerifierSpec | None, run: str | None = None
+    ) -> list[Result]:
         """Plan, admit, score and observe, in one go (a request that waits for its answer)."""
-        return await self.admit(samples, default).score()
+        return await self.admit(samples, default, run).score()

@@ -18,6 +18,7 @@ class _Body(BaseModel):
 class ScoreRequest(_Body):
     verifier: VerifierSpec | None = None
     samples: list[Sample]
+    run: str | None = None  # the training run these samples belong to (the operator page's per-run figures)
 
 
 class ScoreResponse(_Body):

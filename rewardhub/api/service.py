@@ -15,6 +15,8 @@ from rewardhub.execution import Executor, create_executor
 from rewardhub.registry import Registry
 from rewardhub.scoring import Scorer
 from rewardhub.settings import Settings
+from rewardhub.ui.recorder import StatsRecorder
+from rewardhub.ui.store import open_store
 
 __all__ = ["Service", "ServiceDep", "build_service"]
 
@@ -28,6 +30,7 @@ class Service:
     jobs: JobStore
     metrics: Metrics
     auth: Authenticator
+    stats: StatsRecorder | None = None
     started: bool = False
 
 
@@ -36,14 +39,23 @@ def build_service(settings: Settings, registry: Registry | None = None, executor
     executor = executor or create_executor(settings, registry)
     metrics = Metrics()
     metrics.watch_queue(executor.queue_depth)
+    stats = None
+    if settings.ui_enabled:
+        stats = StatsRecorder(
+            open_store(settings),
+            show_samples=settings.ui_show_samples,
+            recent_limit=settings.ui_recent_samples,
+            text_chars=settings.ui_sample_chars,
+        )
     return Service(
         settings=settings,
         registry=registry,
         executor=executor,
-        pipeline=ScorePipeline(Scorer(registry, executor, settings), executor, metrics, settings),
+        pipeline=ScorePipeline(Scorer(registry, executor, settings), executor, metrics, settings, stats),
         jobs=JobStore(retention_s=settings.result_ttl_s, journal=executor.job_journal()),
         metrics=metrics,
         auth=Authenticator(settings.all_api_keys(), settings.rate_limit_per_s),
+        stats=stats,
     )
 
 

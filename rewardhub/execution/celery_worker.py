@@ -457,7 +457,7 @@ def visible_devices() -> tuple[str, ...]:
 
 def run_worker(settings: Settings, queues: Sequence[str], concurrency: int | None = None) -> int:
     """Run a Celery worker on ``queues`` until it is told to stop; returns its exit code."""
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     queues = list(queues) or ["cpu"]
     unknown = [q for q in queues if q not in QUEUES]
     if unknown:

@@ -1,0 +1,13 @@
+"""The operator's view: a live page of what the verifiers do, served by the service at ``GET /ui``.
+
+- :mod:`rewardhub.ui.stats`: the figures as plain data, and how several processes add up;
+- :mod:`rewardhub.ui.store`: where processes share them (memory, a sqlite file, Redis);
+- :mod:`rewardhub.ui.recorder`: the score pipeline's observe hook, and the reader;
+- :mod:`rewardhub.ui.workers`: Celery workers' own statistics;
+- :mod:`rewardhub.ui.routes`: the page and its JSON; ``static/`` holds the page's only assets.
+"""
+
+from rewardhub.ui.recorder import StatsRecorder
+from rewardhub.ui.store import open_store
+
+__all__ = ["StatsRecorder", "open_store"]

@@ -1,0 +1,193 @@
+"""The score pipeline's hook for the operator page: observe results, share them, read everyone's.
+
+``observe`` runs on the event loop inside the one score path (``rewardhub.api.pipeline``), so it
+only counts a batch per verifier in this process's :class:`~rewardhub.ui.stats.ProcessStats` and
+keeps references to the last samples (they are frozen); their rows are built when shared. A daemon thread
+writes the snapshot to the shared store once a second when something changed, so a slow Redis or
+a busy sqlite file never delays an answer to a trainer; a read flushes first, so the process that
+answers a poll always counts its own latest samples.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from rewardhub.compose import Leaf, Node
+from rewardhub.types import Result, Sample
+from rewardhub.ui.stats import Outcome, ProcessStats, merge
+from rewardhub.ui.store import StatsStore
+
+__all__ = ["StatsRecorder", "sample_entry"]
+
+log = logging.getLogger(__name__)
+
+ANSWER_KEYS = ("extracted", "extracted_answer", "answer", "prediction", "parsed", "normalized_response")
+
+
+class StatsRecorder:
+    def __init__(
+        self,
+        store: StatsStore,
+        show_samples: bool = True,
+        recent_limit: int = 200,
+        text_chars: int = 4000,
+        flush_every_s: float = 1.0,
+    ) -> None:
+        self.store = store
+        self.show_samples = show_samples
+        self.text_chars = text_chars
+        self.flush_every_s = flush_every_s
+        self.process = _process_key()
+        self.stats = ProcessStats(recent_limit=recent_limit)
+        self._seq = 0
+        self._unbuilt: deque[tuple[int, float, str, str | None, Sample, Result]] = deque(maxlen=recent_limit)
+        self._dirty = True  # write an empty snapshot at start: the process counts among the processes
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def observe(self, samples: Sequence[Sample], nodes: Sequence[Node], results: Sequence[Result], run: str | None):
+        """Count every result; keep details of the last ``recent_limit`` samples only."""
+        now = time.time()
+        by_verifier: dict[str, list[Outcome]] = {}
+        names = [node.name if isinstance(node, Leaf) else "composite" for node in nodes]
+        for name, result in zip(names, results, strict=True):
+            by_verifier.setdefault(name, []).append((result.status, result.score, result.elapsed_ms, result.error))
+        recent_from = max(0, len(results) - self.stats.recent_limit)
+        with self._lock:
+            for name, outcomes in by_verifier.items():
+                self.stats.add_many(name, run, outcomes, now)
+            for index in range(recent_from, len(results)):
+                self._seq += 1  # the row is built when it is shared, off the request's path
+                self._unbuilt.append((self._seq, now, names[index], run, samples[index], results[index]))
+            self._dirty = True
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="rewardhub-ui-stats", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        try:
+            self.flush()
+        except Exception as exc:  # the store may be gone at shutdown; the counts die with the process
+            log.warning("could not write the last UI statistics: %r", exc)
+        self.store.close()
+
+    def flush(self) -> None:
+        with self._lock:
+            if not self._dirty:
+                return
+            while self._unbuilt:
+                seq, now, verifier, run, sample, result = self._unbuilt.popleft()
+                key = f"{self.process}-{seq}"
+                entry = sample_entry(key, now, verifier, run, sample, result, self.show_samples, self.text_chars)
+                entry["seq"] = seq  # orders a batch's samples, which share one time
+                self.stats.remember(entry)
+            snapshot = self.stats.snapshot()
+            self._dirty = False
+        try:
+            self.store.put(self.process, snapshot)
+        except Exception:
+            self._dirty = True
+            raise
+
+    def read(self) -> dict[str, Any]:
+        """The merged figures of every process sharing the store (blocking: call it in a thread)."""
+        self.flush()
+        return merge(self.store.all(), recent_limit=self.stats.recent_limit)
+
+    def _loop(self) -> None:
+        while not self._stopping.wait(self.flush_every_s):
+            try:
+                self.flush()
+            except Exception as exc:  # keep trying: the store may come back
+                log.warning("could not write UI statistics: %r", exc)
+
+
+def sample_entry(
+    key: str,
+    now: float,
+    verifier: str,
+    run: str | None,
+    sample: Sample,
+    result: Result,
+    show_samples: bool,
+    text_chars: int,
+) -> dict[str, Any]:
+    """One row of the page's sample list, plus the full JSON it links to (no text when private)."""
+    details = result.details if show_samples else _numbers_only(result.details)
+    components = result.details.get("components")
+    answer = next((result.details[k] for k in ANSWER_KEYS if result.details.get(k) is not None), None)
+    entry: dict[str, Any] = {
+        "key": key,
+        "ts": now,
+        "id": sample.id,
+        "verifier": verifier,
+        "run": run,
+        "status": result.status,
+        "score": result.score,
+        "error": result.error,
+        "elapsed_ms": result.elapsed_ms,
+        "reason": details.get("reason") if isinstance(details.get("reason"), str) else None,
+        "answer": _clip(str(answer), 200) if show_samples and answer is not None else None,
+        "components": (
+            {name: part.get("score") for name, part in components.items() if isinstance(part, dict)}
+            if isinstance(components, dict)
+            else None
+        ),
+        "result": {**result.model_dump(mode="json"), "details": details},
+        "sample": None,
+    }
+    if show_samples:
+        dumped = sample.model_dump(mode="json", exclude_none=True)
+        entry["sample"] = _clip_texts(dumped, text_chars)
+        entry["result"] = _clip_texts(entry["result"], text_chars)
+    return entry
+
+
+def _numbers_only(details: dict[str, Any]) -> dict[str, Any]:
+    """Details without text: numbers, booleans and short reason codes, and components' scores."""
+    kept: dict[str, Any] = {}
+    for name, value in details.items():
+        if isinstance(value, bool | int | float):
+            kept[name] = value
+        elif name == "reason" and isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", value):
+            kept[name] = value
+        elif name == "components" and isinstance(value, dict):
+            kept[name] = {
+                label: {k: part[k] for k in ("score", "status", "weight") if k in part}
+                for label, part in value.items()
+                if isinstance(part, dict)
+            }
+    return kept
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+
+
+def _clip_texts(value: Any, limit: int) -> Any:
+    if isinstance(value, str):
+        return _clip(value, limit)
+    if isinstance(value, dict):
+        return {k: _clip_texts(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clip_texts(v, limit) for v in value[:1000]]
+    return value
+
+
+def _process_key() -> str:
+    host = re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:24] or "host"
+    return f"{host}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
