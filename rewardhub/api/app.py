@@ -54,7 +54,12 @@ def create_app(
     return app
 
 
-OPTIONAL_ROUTERS = ("rewardhub.api.sandbox_routes", "rewardhub.api.compat_routes", "rewardhub.api.audit_routes")
+OPTIONAL_ROUTERS = (
+    "rewardhub.api.sandbox_routes",
+    "rewardhub.api.compat_routes",
+    "rewardhub.api.audit_routes",
+    "rewardhub.api.nemo_gym",
+)
 
 
 def _optional_routers() -> list[APIRouter]:
