@@ -23,9 +23,10 @@ from typing import Any
 
 NEMO_GYM_VERSION = "0.7.0"
 
-# Imported by NeMo-Gym's server runtime, never called by the models. omegaconf also cannot be
+# Imported by NeMo-Gym's server runtime, never called by the models or the aggregation (scipy, which
+# the aggregation does call, is installed: the dev extra). omegaconf also cannot be
 # installed beside math-verify (they pin different antlr4 runtimes).
-ABSENT = {"omegaconf", "hydra", "yappi", "pydot", "wandb", "scipy", "ray", "orjson", "itsdangerous"}
+ABSENT = {"omegaconf", "hydra", "yappi", "pydot", "wandb", "ray", "orjson", "itsdangerous"}
 ABSENT |= {"verifiable_instructions", "defusedxml"}  # the IFEval server's checker, not its request model
 
 
@@ -80,7 +81,16 @@ def output_text(text: str, id: str = "msg_1") -> dict[str, Any]:
 def response(*items: Any) -> Any:
     from nemo_gym.openai_utils import NeMoGymResponse
 
+    words = sum(len(json.dumps(item, default=str).split()) for item in items)  # a token count that varies
+    usage = {
+        "input_tokens": 12,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens": words,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 12 + words,
+    }
     return NeMoGymResponse(
+        usage=usage,
         id="resp_1",
         created_at=0.0,
         model="policy",

@@ -163,13 +163,19 @@ def test_answers_are_nemo_gyms_response_models_and_metrics_agree(http: httpx.Cli
         "math_wrong": verify(http, "math", built["math_wrong"]).json(),
         "composite": verify(http, "math", {**built["math_right"], "verifier": composite}).json(),
         "unjudged": verify(http, "math", {**built["plain"], "expected_answer": "\\frac{"}).json(),
+        "ifeval": verify(http, "ifeval", built["ifeval_right"]).json(),
     }
     assert set(answers["composite"]["reward_components"]) == {"math", "format"}
     assert answers["unjudged"]["mask_sample"] is True and answers["unjudged"]["failure_reason"]
-    # One rollout per task: NeMo-Gym's per-repeat confidence intervals need scipy, which is not installed
+    # Two tasks of two rollouts (two repeats), one task of one, and the unjudged one: masked
+    layout = {"math_right": (0, 0), "math_wrong": (0, 1), "composite": (1, 0), "ifeval": (1, 1), "unjudged": (2, 0)}
     rollouts = [
-        {**{k: v for k, v in answers[name].items() if k != "rewardhub"}, "_ng_task_index": task, "_ng_rollout_index": 0}
-        for task, name in enumerate(answers)
+        {
+            **{k: v for k, v in answers[name].items() if k != "rewardhub"},
+            "_ng_task_index": task,
+            "_ng_rollout_index": repeat,
+        }
+        for name, (task, repeat) in layout.items()
     ]
     ours = http.post(f"{BASE}/math/aggregate_metrics", json={"verify_responses": rollouts})
     assert ours.status_code == 200, ours.text
@@ -183,8 +189,14 @@ def test_answers_are_nemo_gyms_response_models_and_metrics_agree(http: httpx.Cli
         shared = {k: theirs["aggregate"][block][k] for k in mine if k in theirs["aggregate"][block]}
         assert set(shared) == set(mine), set(mine) - set(shared)
         assert mine == pytest.approx(shared)
-    measured = [answers[name]["reward"] for name in ("math_right", "math_wrong", "composite")]
-    assert ours.json()["agent_metrics"]["mean/reward"] == pytest.approx(sum(measured) / 3)
+        missing = sorted(set(theirs["aggregate"][block]) - set(mine))
+        print(f"\n{block}: {len(shared)}/{len(mine)} keys equal NeMo-Gym's; NeMo-Gym also has {missing}")
+    groups = zip(ours.json()["group_level_metrics"], theirs["aggregate"]["group_level_metrics"], strict=True)
+    for mine, their in groups:
+        assert mine == pytest.approx({k: their[k] for k in mine}), mine["_ng_task_index"]
+    measured = [answers[name]["reward"] for name in ("math_right", "math_wrong", "composite", "ifeval")]
+    assert ours.json()["agent_metrics"]["mean/reward"] == pytest.approx(sum(measured) / 4)
+    assert "mean/output_tokens" in ours.json()["agent_metrics"] and "mean/id" in ours.json()["agent_metrics"]
     assert ours.json()["agent_metrics"]["coverage/masked_rollouts"] == 1
 
 
@@ -216,6 +228,44 @@ def test_answers_are_nemo_gyms_response_models_and_metrics_agree(http: httpx.Cli
         ),
         ({"responses_create_params": {"input": "q"}, "response": {"output": [call("", "{}", "c")]}}, 422),
         ({"responses_create_params": {"input": "q"}, "response": {"output": [text("a")]}, "verifier": 5}, 422),
+        ({"responses_create_params": {"input": [1, 2]}, "response": {"output": [text("a")]}}, 422),
+        (
+            {"responses_create_params": {"input": "q"}, "response": {"output": [{"type": "message", "content": {}}]}},
+            422,
+        ),
+        ({"responses_create_params": {"input": "q"}, "response": {"output": [call("f", "{}", 7)]}}, 422),
+        (
+            {
+                "responses_create_params": {"input": "q"},
+                "response": {"output": [{**call("f", "{}", "c"), "arguments": 3}]},
+            },
+            422,
+        ),
+        (
+            {
+                "responses_create_params": {"input": "q"},
+                "response": {
+                    "output": [call("f", "{}", "c"), {"type": "function_call_output", "call_id": "c", "output": [5]}]
+                },
+            },
+            422,
+        ),
+        (
+            {
+                "responses_create_params": {"input": "q"},
+                "response": {
+                    "output": [call("f", "{}", "c"), {"type": "function_call_output", "call_id": "zz", "output": "x"}]
+                },
+            },
+            422,
+        ),
+        (
+            {
+                "responses_create_params": {"input": [{"role": "tool", "content": "x"}]},
+                "response": {"output": [text("a")]},
+            },
+            422,
+        ),
     ],
 )
 def test_bad_requests_are_4xx_and_the_service_keeps_serving(http: httpx.Client, body: Any, status: int) -> None:
