@@ -35,7 +35,7 @@ from rewardhub.types import OK, Result, VerifierSpec
 
 __all__ = ["AggregateMetricsRequest", "router", "verify_answer"]
 
-router = APIRouter(prefix="/v1/compat/nemo-gym/{verifier}", dependencies=[Depends(require_key)])
+router = APIRouter(dependencies=[Depends(require_key)])
 
 _SPEC: TypeAdapter[VerifierSpec] = TypeAdapter(VerifierSpec)
 
@@ -50,17 +50,15 @@ class AggregateMetricsRequest(BaseModel):
     verify_responses: list[dict[str, Any]]
 
 
-@router.post("/verify")
+@router.post("/v1/compat/nemo-gym/{verifier}/verify")
 async def verify(verifier: str, request: Request, service: ServiceDep) -> JSONResponse:
     raw = await read_body(request, service.settings.max_request_bytes)
     body = parse_body(raw, NemoGymVerifyRequest)
-    spec = _spec(body.verifier) if body.verifier is not None else verifier
-    sample = to_sample(body)
-    [result] = await service.pipeline.score([sample], spec)
+    [result] = await service.pipeline.score([to_sample(body)], _spec(body.verifier, verifier))
     return JSONResponse(verify_answer(json.loads(raw), result))
 
 
-@router.post("/aggregate_metrics")
+@router.post("/v1/compat/nemo-gym/{verifier}/aggregate_metrics")
 async def aggregate(verifier: str, request: Request, service: ServiceDep) -> JSONResponse:
     body = parse_body(await read_body(request, service.settings.max_request_bytes), AggregateMetricsRequest)
     return JSONResponse(aggregate_metrics(body.verify_responses))
@@ -85,7 +83,10 @@ def verify_answer(request: dict[str, Any], result: Result) -> dict[str, Any]:
     return answer
 
 
-def _spec(raw: Any) -> VerifierSpec:
+def _spec(raw: Any, named: str) -> VerifierSpec:
+    """The body's verifier spec when it has one, else the verifier named in the path."""
+    if raw is None:
+        return named
     try:
         return _SPEC.validate_python(raw)
     except ValidationError as exc:
