@@ -53,9 +53,9 @@ class AggregateMetricsRequest(BaseModel):
 @router.post("/v1/compat/nemo-gym/{verifier}/verify")
 async def verify(verifier: str, request: Request, service: ServiceDep) -> JSONResponse:
     raw = await read_body(request, service.settings.max_request_bytes)
-    body = parse_body(raw, NemoGymVerifyRequest)
+    body, echo = parse_body(raw, NemoGymVerifyRequest), _echo(raw)
     [result] = await service.pipeline.score([to_sample(body)], _spec(body.verifier, verifier))
-    return JSONResponse(verify_answer(json.loads(raw), result))
+    return JSONResponse(verify_answer(echo, result))
 
 
 @router.post("/v1/compat/nemo-gym/{verifier}/aggregate_metrics")
@@ -81,6 +81,15 @@ def verify_answer(request: dict[str, Any], result: Result) -> dict[str, Any]:
         "steps": result.steps,
     }
     return answer
+
+
+def _echo(raw: bytes) -> dict[str, Any]:
+    """The body as it will be echoed; NaN and Infinity, which no JSON answer can carry, are refused."""
+    return json.loads(raw, parse_constant=_not_a_number)
+
+
+def _not_a_number(constant: str) -> float:
+    raise InvalidRequest(f"{constant} is not a JSON number: the request cannot be echoed back")
 
 
 def _spec(raw: Any, named: str) -> VerifierSpec:

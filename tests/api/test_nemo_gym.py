@@ -208,6 +208,7 @@ def test_answers_are_nemo_gyms_response_models_and_metrics_agree(http: httpx.Cli
     [
         (b"{not json", 400),
         (b"[]", 422),
+        (b'{"responses_create_params": {"input": "q"}, "response": {"output": []}, "expected_answer": NaN}', 422),
         ({"response": {"output": []}}, 422),
         ({"responses_create_params": {"input": "q"}, "response": {"output": "text"}}, 422),
         ({"responses_create_params": {"input": "q"}, "response": {"output": [{"role": "x"}]}}, 422),
