@@ -73,6 +73,7 @@ OPTIONAL_ROUTERS = (
     "rewardhub.api.sandbox_fusion",
     "rewardhub.api.compat_routes",
     "rewardhub.api.audit_routes",
+    "rewardhub.api.nemo_gym",
 )
 
 

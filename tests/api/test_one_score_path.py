@@ -61,6 +61,7 @@ SCORING_ROUTES = {
     "/get_reward": "routes.py",
     "/v1/compat/slime": "compat_routes.py",
     "/v1/graders/run": "compat_routes.py",
+    "/v1/compat/nemo-gym/{verifier}/verify": "nemo_gym.py",
 }
 MAX_HANDLER_STATEMENTS = 5
 
@@ -118,6 +119,14 @@ ONE_SAMPLE_EACH: dict[str, tuple[dict[str, Any], str]] = {
     "/get_reward": ({"query": ["2+2? 4"], "prompts": ["2+2? "], "labels": ["4"]}, "exact"),
     "/v1/compat/slime": ({"prompt": "2+2?", "response": "4", "label": "4"}, "exact"),
     "/v1/graders/run": ({"grader": STRING_CHECK, "model_sample": "4", "item": {"answer": "4"}}, "string_check"),
+    "/v1/compat/nemo-gym/exact/verify": (
+        {
+            "responses_create_params": {"input": "2+2?"},
+            "response": {"output": [{"type": "message", "content": [{"type": "output_text", "text": "4"}]}]},
+            "expected_answer": "4",
+        },
+        "exact",
+    ),
 }
 
 

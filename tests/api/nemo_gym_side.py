@@ -1,0 +1,193 @@
+"""NeMo-Gym's side of the boundary, run in a child process: its released request and response models.
+
+``nemo-gym`` 0.7.0 is installed without its dependencies (``.ci/run``). Its request and response
+models live in modules that also import its server runtime (Hydra configs, Ray, a profiler,
+W&B); this script puts empty modules in place of those few third-party packages, which the models
+never call, and imports NeMo-Gym's own modules as released. It runs in a child process because
+importing ``nemo_gym`` changes the interpreter (``sys.path``, ``print``, Hugging Face cache variables).
+
+``python nemo_gym_side.py build`` prints the verify requests built with NeMo-Gym's task models;
+``python nemo_gym_side.py check < answers.json`` validates rewardhub's answers with NeMo-Gym's
+response models and prints NeMo-Gym's own aggregate metrics for them.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.metadata
+import json
+import sys
+import types
+from typing import Any
+
+NEMO_GYM_VERSION = "0.7.0"
+
+# Imported by NeMo-Gym's server runtime, never called by the models or the aggregation (scipy, which
+# the aggregation does call, is installed: the dev extra). omegaconf also cannot be
+# installed beside math-verify (they pin different antlr4 runtimes).
+ABSENT = {"omegaconf", "hydra", "yappi", "pydot", "wandb", "ray", "orjson", "itsdangerous"}
+ABSENT |= {"verifiable_instructions", "defusedxml"}  # the IFEval server's checker, not its request model
+
+
+class _Inert(type):
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: None
+
+
+class _InertModule(types.ModuleType):
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = _Inert(name, (), {"__init__": lambda self, *args, **kwargs: None})
+        setattr(self, name, value)
+        return value
+
+
+class _Absent(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname.split(".")[0] in ABSENT:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        module = _InertModule(spec.name)
+        module.__path__ = []
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        pass
+
+
+def load() -> None:
+    if importlib.metadata.version("nemo-gym") != NEMO_GYM_VERSION:
+        raise SystemExit(f"nemo-gym {NEMO_GYM_VERSION} is pinned, found {importlib.metadata.version('nemo-gym')}")
+    sys.meta_path.insert(0, _Absent())
+    version = importlib.metadata.version
+    importlib.metadata.version = lambda name: "0" if name in ABSENT else version(name)
+
+
+def output_text(text: str, id: str = "msg_1") -> dict[str, Any]:
+    return {
+        "id": id,
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+
+
+def response(*items: Any) -> Any:
+    from nemo_gym.openai_utils import NeMoGymResponse
+
+    words = sum(len(json.dumps(item, default=str).split()) for item in items)  # a token count that varies
+    usage = {
+        "input_tokens": 12,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens": words,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 12 + words,
+    }
+    return NeMoGymResponse(
+        usage=usage,
+        id="resp_1",
+        created_at=0.0,
+        model="policy",
+        object="response",
+        output=list(items),
+        parallel_tool_calls=True,
+        tool_choice="auto",
+        tools=[],
+    )
+
+
+def params(question: str, **extra: Any) -> Any:
+    from nemo_gym.openai_utils import NeMoGymResponseCreateParamsNonStreaming
+
+    return NeMoGymResponseCreateParamsNonStreaming(input=[{"role": "user", "content": question}], **extra)
+
+
+def build() -> dict[str, Any]:
+    """Verify requests, each built with the released model of the NeMo-Gym server it imitates."""
+    from nemo_gym.base_resources_server import BaseVerifyRequest
+    from nemo_gym.openai_utils import NeMoGymResponseFunctionToolCall, NeMoGymResponseReasoningItem
+    from resources_servers.example_tool_call_multireward.app import ToolCallMultiRewardVerifyRequest
+    from resources_servers.instruction_following.app import InstructionFollowingVerifyRequest
+    from resources_servers.math_with_judge.app import LibraryJudgeMathVerifyRequest
+    from resources_servers.mcqa.app import MCQAVerifyRequest
+
+    think = NeMoGymResponseReasoningItem(id="rs_1", summary=[{"type": "summary_text", "text": "The answer is 5."}])
+    weather_tool = {
+        "type": "function",
+        "name": "get_weather",
+        "strict": True,
+        "description": "Weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    }
+    call = NeMoGymResponseFunctionToolCall(call_id="call_1", name="get_weather", arguments='{"city": "Paris"}')
+    bad_call = NeMoGymResponseFunctionToolCall(call_id="call_1", name="get_weather", arguments='{"city": ')
+    math = dict(responses_create_params=params("What is 2 + 3?"), question="What is 2 + 3?")
+    requests = {
+        "math_right": LibraryJudgeMathVerifyRequest(
+            **math, expected_answer="5", response=response(think, output_text("So it is \\boxed{5}."))
+        ),
+        "math_wrong": LibraryJudgeMathVerifyRequest(
+            **math, expected_answer="5", response=response(output_text("\\boxed{6}"))
+        ),
+        "ifeval_right": InstructionFollowingVerifyRequest(
+            id=1,
+            responses_create_params=params("Write in lowercase."),
+            response=response(output_text("all lowercase here")),
+            instruction_id_list=["change_case:english_lowercase"],
+            kwargs=[{}],
+            prompt="Write in lowercase.",
+        ),
+        "ifeval_wrong": InstructionFollowingVerifyRequest(
+            id=2,
+            responses_create_params=params("Write in lowercase."),
+            response=response(output_text("NOT Lowercase")),
+            verifier_metadata={"instruction_id_list": ["change_case:english_lowercase"], "kwargs": [{}], "prompt": "x"},
+        ),
+        "mcqa_right": MCQAVerifyRequest(
+            responses_create_params=params("Pick one. A) 1 B) 2"),
+            response=response(output_text("The answer is (B).")),
+            expected_answer="B",
+            options=[{"A": "1"}, {"B": "2"}],
+        ),
+        "tool_right": ToolCallMultiRewardVerifyRequest(
+            responses_create_params=params("Weather in Paris?", tools=[weather_tool]),
+            response=response(call),
+            expected_call={"name": "get_weather", "arguments": {"city": "Paris"}},
+        ),
+        "tool_malformed": ToolCallMultiRewardVerifyRequest(
+            responses_create_params=params("Weather in Paris?", tools=[weather_tool]),
+            response=response(bad_call),
+            expected_call={"name": "get_weather", "arguments": {"city": "Paris"}},
+        ),
+        "plain": BaseVerifyRequest(responses_create_params=params("Say hi"), response=response(output_text("hi"))),
+    }
+    return {name: request.model_dump(mode="json") for name, request in requests.items()}
+
+
+def check(answers: dict[str, Any]) -> dict[str, Any]:
+    """Each answer through NeMo-Gym's response model; NeMo-Gym's own aggregate metrics of them all."""
+    from nemo_gym.base_resources_server import BaseMultiRewardVerifyResponse, BaseVerifyResponse
+    from nemo_gym.reward_profile import compute_aggregate_metrics
+
+    validated = {}
+    for name, answer in answers["verify"].items():
+        model = BaseMultiRewardVerifyResponse if "reward_components" in answer else BaseVerifyResponse
+        parsed = model.model_validate(answer)
+        validated[name] = {"model": model.__name__, "reward": parsed.reward, "mask_sample": parsed.mask_sample}
+    metrics = compute_aggregate_metrics(answers["aggregate"]).model_dump(mode="json")
+    return {"validated": validated, "aggregate": metrics}
+
+
+if __name__ == "__main__":
+    load()
+    import nemo_gym  # noqa: F401  (its package set-up runs here, in this child process only)
+
+    command = sys.argv[1]
+    result = build() if command == "build" else check(json.load(sys.stdin))
+    sys.stdout.write("\n@@JSON@@" + json.dumps(result))
