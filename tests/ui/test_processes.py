@@ -17,7 +17,7 @@ import httpx
 import pytest
 from conftest import stats, wait_for
 
-from rewardhub.server import ServiceProcess, free_port
+from rewardhub.launcher import ServiceProcess, free_port
 
 SAMPLE = {"response": "\\boxed{1}", "reference": "1"}
 
