@@ -12,16 +12,16 @@ from rewardhub.launcher import ServiceProcess
 
 @pytest.fixture(scope="module")
 def on_path(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Puts a module's ``UPSTREAM`` folder first on ``sys.path`` and forgets its modules afterwards."""
+    """Puts a module's ``UPSTREAM`` folder first on ``sys.path`` for that module's tests.
+
+    Afterwards the folder moves to the end of the path rather than leaving it: modules already
+    imported from it (Ray's exit hooks) still import lazily, and the next module's folder wins.
+    """
     folder = str(request.module.UPSTREAM())
-    before = set(sys.modules)
     sys.path.insert(0, folder)
     yield
     sys.path.remove(folder)
-    for name in set(sys.modules) - before:
-        module = sys.modules.get(name)
-        if module is not None and str(getattr(module, "__file__", "") or "").startswith(folder):
-            del sys.modules[name]
+    sys.path.append(folder)
 
 
 @pytest.fixture(scope="module")
