@@ -3,7 +3,7 @@
 ``reward_func(verifier="math")`` returns a callable with TRL's reward signature
 ``(prompts, completions, completion_ids, **kwargs) -> list[float | None]``; ``async_reward_func``
 is its async twin, which TRL runs concurrently with other async reward functions. The twin is a
-plain coroutine function, because TRL releases before 1.10 decide whether to await a
+plain coroutine function, because TRL releases up to at least 1.10 decide whether to await a
 reward function with ``inspect.iscoroutinefunction``, which is False for an object whose
 ``__call__`` is async: such an object would be called synchronously and its coroutine never awaited.
 
@@ -17,7 +17,7 @@ reward function with ``inspect.iscoroutinefunction``, which is False for an obje
 - **None** where the verifier could not judge (timeout, error): TRL turns it into NaN. Its
   weighted sum over reward functions is a ``nansum``, so a NaN counts as 0 there when another
   reward function scored the completion; only a completion that every reward function left at
-  None is kept out of the group baseline (TRL >= 1.7; older releases give it a 0 too). A service
+  None is kept out of the group baseline (TRL >= 1.6; older releases give it a 0 too). A service
   that cannot be reached, or that refuses the request (unknown verifier, bad config), raises.
 - **Logs**: through TRL's ``log_metric``, the batch's status rates and the mean score of each
   component of a composite (``<name>/status/ok``, ``<name>/component/format``, see
