@@ -14,10 +14,10 @@ from contract_support import REPO, readme_block
 
 SECTION = re.compile(r"^## Use it from your trainer\n(?P<body>.*?)^## ", re.DOTALL | re.MULTILINE)
 TESTED_ELSEWHERE = {
-    "openrlhf": "test_openrlhf.py",
-    "verl": "test_verl.py",
-    "trl": "test_trl.py",
-    "slime": "test_slime.py",
+    "openrlhf": "test_openrlhf_contract.py",
+    "verl": "test_verl_contract.py",
+    "trl": "test_trl_contract.py",
+    "slime": "test_slime_contract.py",
 }
 
 
