@@ -85,7 +85,7 @@ def async_reward_func(
     name: str | None = None,
     client: Any = None,
 ) -> Callable[..., Awaitable[list[float | None]]]:
-    """The async twin of :func:`reward_func`: a coroutine function, so every TRL release awaits it.
+    """The async twin of :func:`reward_func`: a coroutine function, which every TRL from 0.27 on awaits.
 
     Named ``name`` (TRL's log name) like the sync one; the :class:`AsyncRewardFunction` it calls is
     its ``reward_function`` attribute.
