@@ -2,7 +2,10 @@
 
 ``reward_func(verifier="math")`` returns a callable with TRL's reward signature
 ``(prompts, completions, completion_ids, **kwargs) -> list[float | None]``; ``async_reward_func``
-is its async twin, which TRL runs concurrently with other async reward functions.
+is its async twin, which TRL runs concurrently with other async reward functions. The twin is a
+plain coroutine function, because TRL releases up to at least 1.10 decide whether to await a
+reward function with ``inspect.iscoroutinefunction``, which is False for an object whose
+``__call__`` is async: such an object would be called synchronously and its coroutine never awaited.
 
 - **Completions** may be plain strings or conversations (lists of ``{"role", "content"}``
   messages, content possibly a list of text blocks); the assistant's text is what is scored.
@@ -11,9 +14,11 @@ is its async twin, which TRL runs concurrently with other async reward functions
   column named by ``reference_key``.
 - **Groups**: completions of one prompt share a ``group``, so group verifiers (majority vote,
   pass@k) see the whole group.
-- **None** where the verifier could not judge (timeout, error): TRL turns it into NaN and leaves
-  the completion out of its group baseline, instead of training on a made-up 0. A service that
-  cannot be reached, or that refuses the request (unknown verifier, bad config), raises.
+- **None** where the verifier could not judge (timeout, error): TRL turns it into NaN. Its
+  weighted sum over reward functions is a ``nansum``, so a NaN counts as 0 there when another
+  reward function scored the completion; only a completion that every reward function left at
+  None is kept out of the group baseline (TRL >= 1.6; older releases give it a 0 too). A service
+  that cannot be reached, or that refuses the request (unknown verifier, bad config), raises.
 - **Logs**: through TRL's ``log_metric``, the batch's status rates and the mean score of each
   component of a composite (``<name>/status/ok``, ``<name>/component/format``, see
   :mod:`rewardhub.integrations.logs`); through ``log_extra``, each completion's status in the
@@ -23,7 +28,7 @@ is its async twin, which TRL runs concurrently with other async reward functions
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from rewardhub.integrations.common import (
@@ -79,9 +84,24 @@ def async_reward_func(
     reference_key: str | None = None,
     name: str | None = None,
     client: Any = None,
-) -> AsyncRewardFunction:
-    """The async twin of :func:`reward_func`."""
-    return AsyncRewardFunction(verifier, url, api_key=api_key, reference_key=reference_key, name=name, client=client)
+) -> Callable[..., Awaitable[list[float | None]]]:
+    """The async twin of :func:`reward_func`: a coroutine function, which every TRL from 0.27 on awaits.
+
+    Named ``name`` (TRL's log name) like the sync one; the :class:`AsyncRewardFunction` it calls is
+    its ``reward_function`` attribute.
+    """
+    instance = AsyncRewardFunction(
+        verifier, url, api_key=api_key, reference_key=reference_key, name=name, client=client
+    )
+
+    async def score(
+        prompts: Sequence[Any], completions: Sequence[Any], completion_ids: Sequence[Any] | None = None, **kwargs: Any
+    ) -> list[float | None]:
+        return await instance(prompts, completions, completion_ids, **kwargs)
+
+    score.__name__ = score.__qualname__ = instance.__name__
+    score.reward_function = instance  # type: ignore[attr-defined]
+    return score
 
 
 class _Base:
@@ -132,7 +152,7 @@ class RewardFunction(_Base):
 
 
 class AsyncRewardFunction(_Base):
-    """TRL reward function (async). Build it with :func:`async_reward_func`."""
+    """TRL reward function (async). :func:`async_reward_func` hands it to TRL as a coroutine function."""
 
     async def __call__(
         self,

@@ -1,0 +1,49 @@
+"""Helpers of the contract tests: released upstream code at pinned versions, and the README's snippets.
+
+Each upstream is installed once per machine with ``pip install --no-deps --target`` into a cache
+(``REWARDHUB_CONTRACT_CACHE``, default ``~/.cache/rewardhub-contract``): their own dependency pins
+(CUDA builds of torch, vLLM, DeepSpeed) cannot install on a CPU machine, so only the modules on
+the reward path are loaded, next to the few pure-Python packages they import. A test that cannot
+reach the package index is skipped with the reason, never passed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CACHE = Path(os.environ.get("REWARDHUB_CONTRACT_CACHE", Path.home() / ".cache" / "rewardhub-contract"))
+REPO = Path(__file__).resolve().parents[2]
+
+
+def installed(name: str, requirements: list[str]) -> Path:
+    """A folder holding ``requirements`` (exact pins) installed without their dependencies."""
+    target = CACHE / name
+    done = target / ".installed"
+    if done.exists() and done.read_text() == "\n".join(requirements):
+        return target
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--upgrade", "--target", str(target)]
+    run = subprocess.run([*command, *requirements], capture_output=True, text=True, timeout=900)
+    if run.returncode != 0:
+        pytest.skip(f"could not install {requirements}: {run.stderr.strip()[-400:]}")
+    done.write_text("\n".join(requirements))
+    return target
+
+
+_BLOCK = re.compile(r"<!-- contract: (?P<name>[\w-]+) -->\n```\w*\n(?P<body>.*?)\n```", re.DOTALL)
+
+
+def readme_blocks() -> dict[str, str]:
+    return {m["name"]: m["body"] for m in _BLOCK.finditer((REPO / "README.md").read_text())}
+
+
+def readme_block(name: str) -> str:
+    blocks = readme_blocks()
+    if name not in blocks:
+        raise KeyError(f"README.md has no block marked <!-- contract: {name} --> (it has {sorted(blocks)})")
+    return blocks[name]

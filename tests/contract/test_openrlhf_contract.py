@@ -1,0 +1,210 @@
+"""OpenRLHF 0.11.2, its own code: the argument parser, the HTTP reward fetch and the reward_func loader.
+
+The README's command lines run through bash (so ``$(...)`` and ``export`` expand as they would for a
+user) with ``python -m openrlhf.cli.train_ppo_ray`` caught before it starts Ray; what it would have
+received is parsed by ``train_ppo_ray``'s own ``__main__`` block, up to the point where it would call
+``train(args)``. Ray and OpenRLHF's trainer modules (GPU actors) are not on that path and are stood
+in for by empty modules; everything else is OpenRLHF's released code.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from contract_support import REPO, installed, readme_block
+
+VERSION = "0.11.2"
+
+
+def UPSTREAM() -> Path:
+    return installed(f"openrlhf-{VERSION}", [f"openrlhf=={VERSION}", "pylatexenc==2.10"])
+
+
+pytestmark = pytest.mark.usefixtures("on_path")
+
+# what a user puts where the README writes "...": a model and a data set (never loaded here)
+USER_ARGS = ["--actor.model_name_or_path", "/models/policy", "--data.prompt_data", "/data/train.jsonl"]
+
+
+class _Parsed(Exception):
+    """Raised where train_ppo_ray would call train(args): parsing and validation are done."""
+
+    def __init__(self, args: Any) -> None:
+        self.parsed = args
+
+
+def parse_like_openrlhf(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``args`` as ``python -m openrlhf.cli.train_ppo_ray ARGV`` builds and validates them."""
+    import openrlhf.cli
+
+    source_path = Path(openrlhf.cli.__file__).parent / "train_ppo_ray.py"
+    tree = ast.parse(source_path.read_text())
+    gpu_only = ("ray", "openrlhf.trainer")
+    for name in ("ray", "ray.util", "ray.util.placement_group", "openrlhf.trainer", "openrlhf.trainer.ray"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    for name in ("openrlhf.trainer.ray.launcher", "openrlhf.trainer.ray.ppo_actor", "openrlhf.trainer.ray.ppo_critic"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    body = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(gpu_only):
+            continue
+        if isinstance(node, ast.Import) and any(a.name.startswith(gpu_only) for a in node.names):
+            continue
+        body.append(node)
+    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": str(source_path)}
+
+    def train(args: Any) -> None:
+        raise _Parsed(args)
+
+    module = ast.Module(body=body, type_ignores=[])
+    definitions = ast.Module(body=[n for n in body if not isinstance(n, ast.If)], type_ignores=[])
+    exec(compile(definitions, str(source_path), "exec"), namespace)
+    namespace["train"] = train
+    main = ast.Module(body=[n for n in module.body if isinstance(n, ast.If)], type_ignores=[])
+    monkeypatch.setattr(sys, "argv", ["train_ppo_ray.py", *argv])
+    with pytest.raises(_Parsed) as parsed:
+        exec(compile(main, str(source_path), "exec"), namespace)
+    return parsed.value.parsed
+
+
+def readme_command_lines() -> list[list[str]]:
+    """The README's OpenRLHF block run by bash; each train_ppo_ray command line as it would be received."""
+    catcher = (
+        "rewardhub() { :; }\n"
+        'python() { if [ "$1" = -m ] && [ "$2" = openrlhf.cli.train_ppo_ray ]; then shift 2; '
+        'printf "%s\\0" "$@"; printf "\\n\\0"; else "$PYTHON" "$@"; fi; }\n'
+    )
+    run = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", catcher + readme_block("openrlhf")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
+    lines, current = [], []
+    for token in run.stdout.split("\0")[:-1]:
+        if token == "\n":
+            lines.append([t for argument in current for t in (USER_ARGS if argument == "..." else [argument])])
+            current = []
+        else:
+            current.append(token)
+    return lines
+
+
+def test_openrlhfs_parser_accepts_the_readme_command_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    to_server, to_file = readme_command_lines()
+    args = parse_like_openrlhf(to_server, monkeypatch)
+    assert args.reward.remote_url == ["http://127.0.0.1:8000/get_reward"]
+    assert args.data.label_key == "answer"
+    args = parse_like_openrlhf(to_file, monkeypatch)
+    [reward_file] = args.reward.remote_url
+    assert Path(reward_file) == REPO / "rewardhub" / "integrations" / "openrlhf_reward_func.py"
+
+
+def test_openrlhfs_parser_rejects_the_old_flag_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above can fail: 0.11.2 stops on the pre-0.11 spelling."""
+    with pytest.raises(SystemExit):
+        parse_like_openrlhf([*USER_ARGS, "--remote_rm_url", "http://127.0.0.1:8000/get_reward"], monkeypatch)
+
+
+def _executor(url: str) -> Any:
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+
+    return SingleTurnAgentExecutor(remote_rm_url=[url])
+
+
+def test_the_http_fetch_scores_one_sample(served: str) -> None:
+    executor = _executor(f"{served}/get_reward")
+    [answer] = asyncio.run(executor._fetch_rewards_via_http(["1+1=2<|im_end|>"], ["1+1="], ["2"]))
+    assert answer["rewards"] == [1.0]
+    assert answer["scores"] == [1.0]
+    assert answer["extra_logs"]["status/ok"] == [1.0]
+
+
+def test_the_http_fetch_scores_a_batch(served: str) -> None:
+    executor = _executor(f"{served}/get_reward")
+    queries = ["<pad><pad>1+1=2</s>", "2+2=5</s>", "3+3=6</s>"]
+    [answer] = asyncio.run(executor._fetch_rewards_via_http(queries, ["1+1=", "2+2=", "3+3="], ["2", "4", "6"]))
+    assert answer["rewards"] == [1.0, 0.0, 1.0]
+    assert answer["status"] == ["ok", "ok", "ok"]
+
+
+def test_a_label_the_verifier_cannot_read_is_an_error_status_not_a_zero(served: str) -> None:
+    executor = _executor(f"{served}/get_reward")
+    [answer] = asyncio.run(executor._fetch_rewards_via_http(["1+1=2", "1+1=2"], ["1+1=", "1+1="], ["2", {"no": 1}]))
+    assert answer["status"] == ["ok", "error"]
+    assert answer["extra_logs"]["status/error"] == [0.0, 1.0]
+
+
+def test_a_whole_rollout_through_the_executor_gets_the_services_reward(served: str) -> None:
+    """``execute``: OpenRLHF decodes prompt + response with special tokens and asks for one sample."""
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+
+    tokenizer = _CharTokenizer()
+    engine = SimpleNamespace(generate=_generates("2</s>", tokenizer))
+    params = SimpleNamespace(max_tokens=8, logprobs=None)
+    executor = SingleTurnAgentExecutor(remote_rm_url=f"{served}/get_reward")
+    output = asyncio.run(executor.execute("1+1=", "2", params, 64, tokenizer, engine))
+    assert output["reward"] == [1.0]
+    assert output["extra_logs"]["status/ok"] == [1.0]
+
+
+def test_the_reward_func_file_loads_and_scores_through_the_service(
+    served: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+
+    import rewardhub.integrations.openrlhf_reward_func as reward_file
+
+    monkeypatch.setenv("REWARDHUB_URL", served)
+    monkeypatch.setenv("REWARDHUB_VERIFIER", "math")
+    executor = SingleTurnAgentExecutor(remote_rm_url=[reward_file.__file__])
+    assert executor.reward_func is not None
+    queries = ["What is 2+2? The answer is \\boxed{4}</s>", "What is 2+2? \\boxed{5}</s>"]
+    answers = asyncio.run(executor._fetch_rewards_via_func(queries, ["What is 2+2?"] * 2, ["4", "4"]))
+    assert [float(a["rewards"][0]) for a in answers] == [1.0, 0.0]  # one call per sample, as OpenRLHF makes them
+    assert float(answers[0]["extra_logs"]["status/ok"][0]) == 1.0
+
+
+class _CharTokenizer:
+    """One token per character, ``</s>`` one token: enough for ``execute``'s encode and decode."""
+
+    def __init__(self) -> None:
+        self.vocab = ["</s>", *"0123456789+=? abcdefghijklmnopqrstuvwxyz"]
+
+    def __call__(self, text: str, add_special_tokens: bool = False, return_tensors: str | None = None) -> Any:
+        import torch
+
+        return {"input_ids": torch.tensor([self.encode(text)])}
+
+    def encode(self, text: str) -> list[int]:
+        ids = []
+        while text:
+            if text.startswith("</s>"):
+                ids.append(0)
+                text = text[4:]
+            else:
+                ids.append(self.vocab.index(text[0]))
+                text = text[1:]
+        return ids
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
+        return "".join(self.vocab[i] for i in ids if not (skip_special_tokens and i == 0))
+
+
+def _generates(response: str, tokenizer: _CharTokenizer) -> Any:
+    async def generate(prompt_ids: list[int], params: Any, multi_modal_data: Any = None) -> Any:
+        output = SimpleNamespace(token_ids=tokenizer.encode(response), finish_reason="stop", logprobs=None)
+        return SimpleNamespace(outputs=[output])
+
+    return generate
