@@ -18,7 +18,9 @@ TESTED_ELSEWHERE = {
     "verl": "test_verl_contract.py",
     "trl": "test_trl_contract.py",
     "slime": "test_slime_contract.py",
+    "verl-sandbox-fusion": "test_verl_contract.py",
 }
+TESTED_OUTSIDE = {"prime": "tests/integrations/test_prime.py"}
 
 
 def test_every_snippet_of_the_trainer_section_is_marked_for_a_test() -> None:
@@ -26,9 +28,12 @@ def test_every_snippet_of_the_trainer_section_is_marked_for_a_test() -> None:
     fences = re.findall(r"^```\w+$", section, re.MULTILINE)
     marked = re.findall(r"^<!-- contract: ([\w-]+) -->\n```\w+$", section, re.MULTILINE)
     assert len(marked) == len(fences), "a fenced block in 'Use it from your trainer' has no <!-- contract: NAME -->"
-    assert set(marked) == set(TESTED_ELSEWHERE) | {"graders", "python"}
+    assert set(marked) == set(TESTED_ELSEWHERE) | set(TESTED_OUTSIDE) | {"graders", "python"}
     for name, test_file in TESTED_ELSEWHERE.items():
-        assert f'readme_block("{name}")' in (REPO / "tests" / "contract" / test_file).read_text()
+        source = (REPO / "tests" / "contract" / test_file).read_text()
+        assert f'readme_block("{name}")' in source or f'readme_overrides("{name}")' in source
+    for name, test_file in TESTED_OUTSIDE.items():
+        assert f'readme_block("{name}")' in (REPO / test_file).read_text()
 
 
 def test_the_graders_curl_line_runs_against_the_service(served: str) -> None:

@@ -47,7 +47,7 @@ def UPSTREAM() -> Path:
 pytestmark = pytest.mark.usefixtures("on_path")
 
 
-def readme_overrides(block: str = "verl") -> list[list[str]]:
+def readme_overrides(block: str) -> list[list[str]]:
     """Each ``python -m verl.trainer.main_ppo`` line of a README block (the verl one), as its overrides."""
     catcher = (
         'python() { if [ "$1" = -m ] && [ "$2" = verl.trainer.main_ppo ]; then shift 2; '
@@ -141,7 +141,7 @@ def service(served: str, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_the_readme_overrides_compose_with_verls_own_config() -> None:
-    for overrides in readme_overrides():
+    for overrides in readme_overrides("verl"):
         config = verl_config(overrides)
         assert config.reward.custom_reward_function.path == "pkg://rewardhub.integrations.verl"
         assert config.reward.reward_manager.name == "naive"  # verl's default, a manager its registry has
@@ -171,7 +171,7 @@ def test_verls_reward_loop_has_no_batch_manager() -> None:
 
 @pytest.mark.parametrize("line", [0, 1], ids=["async", "sync-with-routes"])
 def test_the_naive_manager_scores_through_our_function(service: str, line: int) -> None:
-    config = verl_config(readme_overrides()[line])
+    config = verl_config(readme_overrides("verl")[line])
     tokenizer = CharTokenizer()
     source = "openai/gsm8k" if line == 0 else "my_source"  # the second line routes my_source to `exact`
     right = "the answer is \\boxed{4}" if line == 0 else "4"
@@ -187,13 +187,15 @@ def test_the_naive_manager_scores_through_our_function(service: str, line: int) 
 def test_a_data_source_with_no_route_stops_the_step_instead_of_scoring_zero(service: str) -> None:
     tokenizer = CharTokenizer()
     with pytest.raises(NotImplementedError, match="unknown_source"):
-        score_each(verl_config(readme_overrides()[0]), tokenizer, rollouts([("unknown_source", "4", "4")], tokenizer))
+        score_each(
+            verl_config(readme_overrides("verl")[0]), tokenizer, rollouts([("unknown_source", "4", "4")], tokenizer)
+        )
 
 
 def test_an_answer_the_verifier_cannot_judge_is_an_error_status(service: str) -> None:
     tokenizer = CharTokenizer()
     batch = rollouts([("my_source", "4", {"not": "a string"})], tokenizer)
-    _, [result] = score_each(verl_config(readme_overrides()[1]), tokenizer, batch)
+    _, [result] = score_each(verl_config(readme_overrides("verl")[1]), tokenizer, batch)
     assert result["reward_extra_info"]["status"] == "error"
     assert result["reward_extra_info"]["error"]
 

@@ -68,6 +68,29 @@ async def test_a_task_reward_is_the_verifiers_score(service_url: str) -> None:
     assert right.reward == 2.0
 
 
+def readme_block(name: str) -> str:
+    """The README's fenced block marked ``<!-- contract: NAME -->``."""
+    text = (REPO / "README.md").read_text()
+    marker = f"<!-- contract: {name} -->\n```python\n"
+    return text[text.index(marker) + len(marker) :].split("```", 1)[0]
+
+
+async def test_the_readme_snippet_defines_a_task_that_scores(service_url: str, monkeypatch) -> None:
+    snippet = readme_block("prime")
+    namespace: dict[str, Any] = {}
+    saved = sys.modules.get("verifiers")
+    sys.modules["verifiers"] = sys.modules[vf.__name__.rpartition(".")[0]]  # the installed package
+    try:
+        exec(compile(snippet.replace("http://127.0.0.1:8000", service_url), "README.md", "exec"), namespace)
+    finally:
+        if saved is not None:
+            sys.modules["verifiers"] = saved
+    task = namespace["MathTask"](namespace["MathData"](prompt="2+3?", answer="5"))
+    trace = trace_of(task, vf.UserMessage(content="2+3?"), vf.AssistantMessage(content="\\boxed{5}"))
+    await task.score(trace)
+    assert trace.reward == 1.0
+
+
 async def test_a_tool_calling_trajectory_goes_as_a_conversation(service_url: str) -> None:
     call = vf.ToolCall(id="c1", name="lookup", arguments='{"q": "2+3"}')
     task = math_task(service_url, reference=lambda data: data.answer, name="final")(MathData(prompt="2+3?", answer="5"))
