@@ -11,7 +11,8 @@ The rules are BFCL's AST checker's, for Python:
 
 - a missing required parameter, an unexpected parameter (not in the possible answer, or not in the
   description), a wrong type and a value not allowed each fail the call;
-- an int is accepted where a float is declared (or allowed); a bool is never a number;
+- an int is accepted where a float is declared (or allowed), but not as an item of a declared
+  list of floats (BFCL checks item types strictly); a bool is never a number;
 - strings compare after BFCL's normalisation (spaces and ``,./-_*^`` removed, lower case, ``'``
   as ``"``), also inside lists and dict values; lists element by element in order; dicts key by
   key, each value among its allowed values, a key whose allowed values hold ``""`` optional;
@@ -214,11 +215,8 @@ def _check_value(param: str, value: Any, want: Expected) -> Mismatch | None:
         return Mismatch("type_error", f"{param!r} should be {declared}, got {type(value).__name__} {value!r}")
     item_type = want.item_types.get(param)
     if item_type in _PYTHON_TYPES and _PYTHON_TYPES[item_type] is not object and isinstance(value, list):
-        wrong = [
-            v
-            for v in value
-            if type(v) is not _PYTHON_TYPES[item_type] and not (item_type in ("float", "number") and type(v) is int)
-        ]
+        # as in BFCL, the int-for-float allowance is the parameter's, not its items': [1, 2.5] is not a list of floats
+        wrong = [v for v in value if type(v) is not _PYTHON_TYPES[item_type]]
         if wrong:
             return Mismatch("type_error", f"{param!r} should hold {item_type} items, got {wrong[0]!r}")
     if not _allowed(value, allowed, item_type):
