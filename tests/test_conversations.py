@@ -101,3 +101,10 @@ def test_a_broken_conversation_is_refused_with_the_reason(messages: list[dict[st
 def test_a_sample_needs_a_response_or_messages() -> None:
     with pytest.raises(ValidationError, match="needs a response"):
         Sample.model_validate({"prompt": "q"})
+
+
+def test_a_conversation_travels_unchanged_through_json() -> None:
+    """What the client sends, the worker (local or Celery) receives: the same sample."""
+    sample = Sample.model_validate({"id": "s", "messages": TRAJECTORY, "reference": [], "group": "g"})
+    again = Sample.model_validate_json(sample.model_dump_json(exclude_none=True))
+    assert again == sample and again.response == "It is 18 C and sunny."
