@@ -19,16 +19,17 @@ code see a trajectory whole, through the conversation they are given.
 from __future__ import annotations
 
 from functools import cache
+from importlib.metadata import entry_points
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rewardhub.errors import RewardhubError, VerifierError
-from rewardhub.registry import Registry
+from rewardhub.errors import VerifierError
+from rewardhub.registry import ENTRY_POINT_GROUP
 from rewardhub.types import OK, ChatMessage, Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig, as_result
 
-__all__ = ["StepsVerifier", "TurnVerifier", "aggregate", "turn_samples"]
+__all__ = ["StepsVerifier", "TurnVerifier", "aggregate", "turn_samples", "turn_verifier"]
 
 Aggregate = Literal["mean", "min", "last", "sum"]
 
@@ -43,8 +44,14 @@ class TurnVerifier(BaseModel):
 
 
 @cache
-def _registry() -> Registry:
-    return Registry.load()
+def turn_verifier(name: str) -> Verifier:
+    """The installed verifier of that name, loaded alone (a broken plugin elsewhere does not matter)."""
+    for ep in entry_points(group=ENTRY_POINT_GROUP, name=name):
+        cls = ep.load()
+        if not (isinstance(cls, type) and issubclass(cls, Verifier)):
+            raise ValueError(f"entry point {name!r} is not a rewardhub Verifier")
+        return cls()
+    raise ValueError(f"unknown verifier {name!r}: a turn is judged by an installed rule verifier")
 
 
 def aggregate(scores: list[float], how: Aggregate) -> float:
@@ -84,10 +91,7 @@ class StepsVerifier(Verifier):
 
         @model_validator(mode="after")
         def _a_rule_verifier(self) -> StepsVerifier.Config:
-            try:
-                cls = _registry().verifier_class(self.turn.name)
-            except RewardhubError as exc:
-                raise ValueError(str(exc)) from None
+            cls = type(turn_verifier(self.turn.name))
             if cls.kind != "rule" or cls.name == "steps":
                 raise ValueError(f"turns are judged by a rule verifier; {cls.name!r} is a {cls.kind} verifier")
             try:
@@ -97,7 +101,7 @@ class StepsVerifier(Verifier):
             return self
 
     def score(self, sample: Sample, config: Config) -> Result:
-        verifier = _registry().get(config.turn.name)
+        verifier = turn_verifier(config.turn.name)
         turn_config = verifier.Config.model_validate(config.turn.config)
         turns = turn_samples(sample)
         references = _references(sample.reference, len(turns))
