@@ -26,7 +26,6 @@ Everything here is a pure function of plain values; the verifier says where the 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,10 +88,10 @@ def parse_possible_answer(reference: Any, functions: list[dict[str, Any]] | None
     described = {f["name"]: f for f in functions or []}
     expected = []
     for index, entry in enumerate(reference):
-        if not isinstance(entry, Mapping) or len(entry) != 1:
+        if not isinstance(entry, dict) or len(entry) != 1:
             raise ValueError(f"possible answer {index} must be one {{function_name: {{param: [values]}}}}")
         ((name, params),) = entry.items()
-        if not isinstance(params, Mapping):
+        if not isinstance(params, dict):
             raise ValueError(f"possible answer {index} ({name}): parameters must be an object")
         for param, values in params.items():
             if not isinstance(values, list):
@@ -109,13 +108,13 @@ def parse_functions(functions: Any) -> list[dict[str, Any]]:
         raise ValueError("functions must be a list of function descriptions")
     out = []
     for index, function in enumerate(functions):
-        if isinstance(function, Mapping) and isinstance(function.get("function"), Mapping):
+        if isinstance(function, dict) and isinstance(function.get("function"), dict):
             function = function["function"]
-        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise ValueError(f"function {index} has no name")
         parameters = function.get("parameters") or {}
         properties = parameters.get("properties") or {}
-        if not isinstance(properties, Mapping) or not all(isinstance(p, Mapping) for p in properties.values()):
+        if not isinstance(properties, dict) or not all(isinstance(p, dict) for p in properties.values()):
             raise ValueError(f"function {function['name']!r}: parameters.properties must map names to schemas")
         out.append(
             {
@@ -136,7 +135,7 @@ def _with_description(name: str, allowed: dict[str, list[Any]], function: dict[s
     if unknown:
         raise ValueError(f"function {name!r}: unknown parameter type {unknown[0]!r}")
     item_types = {
-        p: str(s["items"].get("type", "any")) for p, s in properties.items() if isinstance(s.get("items"), Mapping)
+        p: str(s["items"].get("type", "any")) for p, s in properties.items() if isinstance(s.get("items"), dict)
     }
     return Expected(name, allowed, types, item_types, frozenset(function["required"]), frozenset(properties))
 
@@ -237,7 +236,7 @@ def _type_name(value: Any) -> str | None:
 def _allowed(value: Any, allowed: list[Any], item_type: str | None) -> bool:
     candidates = [v for v in allowed if v != ""]
     if isinstance(value, dict):
-        return any(isinstance(c, Mapping) and _dict_fits(value, c) for c in candidates)
+        return any(isinstance(c, dict) and _dict_fits(value, c) for c in candidates)
     if isinstance(value, list) and (item_type in ("dict", "object") or (value and isinstance(value[0], dict))):
         return any(isinstance(c, list) and _dict_list_fits(value, c) for c in candidates)
     if isinstance(value, str):
@@ -258,7 +257,7 @@ def _same_scalar(value: Any, candidate: Any) -> bool:
     return value == candidate
 
 
-def _dict_fits(value: Mapping[str, Any], allowed: Mapping[str, Any]) -> bool:
+def _dict_fits(value: dict[str, Any], allowed: dict[str, Any]) -> bool:
     """BFCL's dict rule: each key expected, its value among the key's allowed values; keys without ``""`` present."""
     for key, item in value.items():
         if key not in allowed or not isinstance(allowed[key], list):
@@ -271,6 +270,5 @@ def _dict_fits(value: Mapping[str, Any], allowed: Mapping[str, Any]) -> bool:
 
 def _dict_list_fits(value: list[Any], allowed: list[Any]) -> bool:
     return len(value) == len(allowed) and all(
-        isinstance(v, Mapping) and isinstance(a, Mapping) and _dict_fits(v, a)
-        for v, a in zip(value, allowed, strict=True)
+        isinstance(v, dict) and isinstance(a, dict) and _dict_fits(v, a) for v, a in zip(value, allowed, strict=True)
     )
