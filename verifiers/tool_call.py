@@ -110,7 +110,9 @@ class ToolCallVerifier(Verifier):
 
     class Config(VerifierConfig):
         partial_credit: bool = Field(
-            False, description="Give a right-name call the weighted share of schema validity and matching arguments."
+            False,
+            description="BFCL answers: the share of calls matched. One expected call: a right-name call's weighted "
+            "share of schema validity and matching arguments.",
         )
         schema_weight: float = Field(
             0.5, ge=0, description="partial_credit: weight of 'arguments validate against the schema'."
@@ -121,7 +123,9 @@ class ToolCallVerifier(Verifier):
             description="partial_credit: weight of the fraction of expected arguments with the expected value.",
         )
         string_match: Literal["normalised", "exact"] = Field(
-            "normalised", description="How string argument values compare: case/whitespace-insensitive, or exactly."
+            "normalised",
+            description="One expected call: string values compare case/whitespace-insensitively, or exactly. "
+            "BFCL answers always use BFCL's normalisation.",
         )
 
     def score(self, sample: Sample, config: Config) -> Result:
