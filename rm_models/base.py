@@ -7,6 +7,7 @@ in one batch.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from typing import Any, ClassVar, TypeVar
@@ -15,7 +16,7 @@ from rewardhub.models.errors import InputTooLong
 
 from rewardhub.errors import VerifierError
 from rewardhub.registry import ENTRY_POINT_GROUP
-from rewardhub.types import Result, Sample, VerifierKind
+from rewardhub.types import Result, Sample, ToolCall, VerifierKind
 from rewardhub.verifier import Verifier
 
 __all__ = ["ModelVerifier", "chat_turns", "check_length", "installed_verifier", "score_prepared"]
@@ -58,17 +59,45 @@ def score_prepared(
     return [r for r in results if r is not None]
 
 
-def chat_turns(sample: Sample, response: str | None = None, system: str | None = None) -> list[dict[str, str]]:
-    """The conversation of a sample: optional system message, the prompt's turns, then the response."""
-    turns: list[dict[str, str]] = []
-    if system:
-        turns.append({"role": "system", "content": system})
-    if isinstance(sample.prompt, str):
-        turns.append({"role": "user", "content": sample.prompt})
-    elif sample.prompt is not None:
-        turns.extend({"role": m.role, "content": m.content} for m in sample.prompt)
-    turns.append({"role": "assistant", "content": sample.response if response is None else response})
+def chat_turns(sample: Sample, response: str | None = None, system: str | None = None) -> list[dict[str, Any]]:
+    """The conversation of a sample: optional system message, the prompt's turns, then the response.
+
+    A sample with ``messages`` is its whole conversation, tool calls (arguments as objects, as chat
+    templates expect them) and tool results included, so a reward model scores the trajectory and
+    not only its final text; ``response`` replaces the last assistant turn's text.
+    """
+    turns: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    if sample.messages is None:
+        if isinstance(sample.prompt, str):
+            turns.append({"role": "user", "content": sample.prompt})
+        elif sample.prompt is not None:
+            turns.extend({"role": m.role, "content": m.content} for m in sample.prompt)
+        turns.append({"role": "assistant", "content": sample.response if response is None else response})
+        return turns
+    conversation = sample.conversation()
+    last = max(i for i, m in enumerate(conversation) if m.role == "assistant")
+    for index, message in enumerate(conversation):
+        turn: dict[str, Any] = {"role": message.role, "content": message.content}
+        if index == last:
+            turn["content"] = sample.response if response is None else response
+        if message.tool_calls:
+            turn["tool_calls"] = [_template_call(call) for call in message.tool_calls]
+        if message.tool_call_id is not None:
+            turn["tool_call_id"] = message.tool_call_id
+        if message.name is not None:
+            turn["name"] = message.name
+        turns.append(turn)
     return turns
+
+
+def _template_call(call: ToolCall) -> dict[str, Any]:
+    arguments = call.function.arguments
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            pass  # malformed arguments are shown as written
+    return {"type": "function", "function": {"name": call.function.name, "arguments": arguments}}
 
 
 def check_length(ids: Sequence[int], max_length: int) -> None:

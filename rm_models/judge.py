@@ -5,6 +5,9 @@
   verifier that is consulted only when the rule says wrong: name the rule in ``rule_verifier``
   and a rule pass scores 1 without a judge call.
 - ``grade`` (reference-free): the judge rates the whole response on a scale, normalised to [0, 1].
+  A sample with ``messages`` is graded as a conversation: the judge reads every turn, the calls
+  and the tool outputs, marked untrusted (see :mod:`rewardhub.models.transcript`). ``verify``
+  still sends only the final answer (the last assistant turn's), with the user turns as question.
 
 Verdicts are read strictly (see :mod:`rewardhub.models.verdicts`); an unreadable verdict is an error
 status. Empty, punctuation-only and reasoning-opener responses score 0 without reaching the judge,
@@ -21,8 +24,9 @@ from rewardhub.models.backends import ChatRequest, get_backend
 from rewardhub.models.base import ModelVerifier, installed_verifier, score_prepared
 from rewardhub.models.config import JudgeConfig, backend_spec
 from rewardhub.models.hardening import extract_final_answer, is_master_key
-from rewardhub.models.judge_prompts import GRADE_TEMPLATE, VERIFY_TEMPLATE
+from rewardhub.models.judge_prompts import CONVERSATION_GRADE_TEMPLATE, GRADE_TEMPLATE, VERIFY_TEMPLATE
 from rewardhub.models.judging import binary_request, grade_request, read_binary, read_grade
+from rewardhub.models.transcript import question_text, render_conversation
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample, VerifierKind
@@ -94,7 +98,7 @@ class Judge(ModelVerifier):
         if is_master_key(answer):
             return Result.ok(0.0, short_circuit="master_key")
         values = {
-            "QUESTION": sample.prompt_text(),
+            "QUESTION": question_text(sample),
             "GROUND_TRUTH_ANSWER": str(sample.reference),
             "MODEL_ANSWER": answer,
         }
@@ -122,6 +126,10 @@ def _prepare_grade(sample: Sample, config: Judge.Config) -> ChatRequest | Result
     if is_master_key(sample.response):
         return Result.ok(0.0, short_circuit="master_key")
     low, high = config.scale
+    if sample.messages is not None:  # a trajectory: the judge reads all of it, tool outputs marked untrusted
+        return grade_request(
+            CONVERSATION_GRADE_TEMPLATE, {"CONVERSATION": render_conversation(sample)}, config, low, high
+        )
     values = {"QUESTION": sample.prompt_text(), "RESPONSE": sample.response}
     return grade_request(GRADE_TEMPLATE, values, config, low, high)
 

@@ -8,7 +8,9 @@ arXiv 2507.17746):
   score Σ w_j c_j / Σ |w_j|, each criterion's verdict in ``details.criteria``;
 - ``implicit``: one call with the whole rubric, a grade on ``scale`` normalised to [0, 1].
 
-Empty and reasoning-opener responses score 0 without a judge call. It does not invent a rubric
+A sample with ``messages`` is judged as a conversation: the judge reads every turn, the calls and
+the tool outputs, marked untrusted (see :mod:`rewardhub.models.transcript`). Empty and
+reasoning-opener responses score 0 without a judge call. It does not invent a rubric
 when none is given: a missing or malformed rubric is an error status.
 """
 
@@ -22,9 +24,15 @@ from rewardhub.models.backends import ChatReply, ChatRequest, get_backend
 from rewardhub.models.base import ModelVerifier, score_prepared
 from rewardhub.models.config import JudgeConfig, backend_spec
 from rewardhub.models.hardening import is_master_key
-from rewardhub.models.judge_prompts import RUBRIC_CRITERION_TEMPLATE, RUBRIC_IMPLICIT_TEMPLATE
+from rewardhub.models.judge_prompts import (
+    CONVERSATION_RUBRIC_CRITERION_TEMPLATE,
+    CONVERSATION_RUBRIC_IMPLICIT_TEMPLATE,
+    RUBRIC_CRITERION_TEMPLATE,
+    RUBRIC_IMPLICIT_TEMPLATE,
+)
 from rewardhub.models.judging import binary_request, grade_request, read_binary, read_grade
 from rewardhub.models.scoring import rubric_explicit_score
+from rewardhub.models.transcript import render_conversation
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample, VerifierKind
@@ -79,17 +87,19 @@ class RubricJudge(ModelVerifier):
             criteria = parse_rubric(sample.reference)
             if is_master_key(sample.response):
                 return Result.ok(0.0, short_circuit="master_key")
-            values = {"QUESTION": sample.prompt_text(), "RESPONSE": sample.response}
+            if sample.messages is not None:  # a trajectory: all of it, tool outputs marked untrusted
+                values = {"CONVERSATION": render_conversation(sample)}
+                per_criterion, implicit = CONVERSATION_RUBRIC_CRITERION_TEMPLATE, CONVERSATION_RUBRIC_IMPLICIT_TEMPLATE
+            else:
+                values = {"QUESTION": sample.prompt_text(), "RESPONSE": sample.response}
+                per_criterion, implicit = RUBRIC_CRITERION_TEMPLATE, RUBRIC_IMPLICIT_TEMPLATE
             if config.mode == "explicit":
                 requests = [
-                    binary_request(RUBRIC_CRITERION_TEMPLATE, {**values, "CRITERION": c.criterion}, config)
-                    for c in criteria
+                    binary_request(per_criterion, {**values, "CRITERION": c.criterion}, config) for c in criteria
                 ]
             else:
                 rubric = "\n".join(f"- (weight {c.weight:+g}) {c.criterion}" for c in criteria)
-                requests = [
-                    grade_request(RUBRIC_IMPLICIT_TEMPLATE, {**values, "RUBRIC": rubric}, config, *config.scale)
-                ]
+                requests = [grade_request(implicit, {**values, "RUBRIC": rubric}, config, *config.scale)]
             return _Asked(criteria, requests)
 
         def run(batch: list[_Asked]) -> list[Result]:

@@ -1,53 +1,53 @@
-"""``tool_call``: the response calls the expected tool with valid, expected arguments.
+"""``tool_call``: the last assistant turn calls the expected tools with the expected arguments.
 
-A turn-level reward for agentic RL. The calls are read from the response (after any
-``<think>…</think>``) in the shapes models emit:
+A turn-level reward for agentic RL. The calls are read from the sample's last assistant turn
+(:mod:`rewardhub.verifiers.call_reading`): structured OpenAI ``tool_calls`` when a conversation
+carries them, else the text (Hermes ``<tool_call>`` tags, JSON, or Python call syntax).
 
-- Hermes / Qwen: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``, any number of them;
-- otherwise JSON (the whole response or its last fenced block): an OpenAI-style
-  ``{"name", "arguments"}`` object (``arguments`` may be a JSON string, ``parameters`` is accepted
-  for Llama-style calls), ``{"type": "function", "function": {...}}``, ``{"tool_calls": [...]}`` or a
-  list of these.
+``reference`` takes two shapes:
 
-``reference`` is the one expected call: ``{"name": str, "arguments": {...}?, "schema": {...}?}``
-(``parameters`` may stand for ``schema``, as in an OpenAI function definition). A call passes when
-its name is equal, its arguments validate against ``schema`` and every expected argument has the
-expected value (extra arguments are the schema's business). Strings compare case- and
-whitespace-insensitively unless ``string_match="exact"``; numbers by value, never ``True == 1``.
-With ``partial_credit``, a call with the right name earns the weighted share of schema validity and
-of the expected arguments it got right; a wrong name is always 0. With several calls, the best
-one counts, except that calling the expected tool several times with different arguments scores 0
-(``reason: extra_calls``): spraying every plausible argument is a hedge, not an answer.
-``extra_calls`` sets that policy ("reject": any second distinct call scores 0; "allow": the best
-call counts whatever else was called). It does not run the tool, and does not judge whether
-calling it was wise.
+- **BFCL's possible answer** ``[{function_name: {param: [allowed values]}}, ...]`` (``""`` among the
+  values: the parameter may be omitted; ``[]``: no call is expected), or
+  ``{"possible_answer": [...], "functions": [function descriptions]}`` to add the declared types
+  and required parameters. Judged by BFCL's rules (:mod:`rewardhub.verifiers.bfcl_match`): every
+  expected call made once, in any order, no extra call; an unexpected parameter, a missing
+  required one, a wrong type, a value not allowed or arguments that cannot be read score 0, with
+  the reason in ``details``. With ``partial_credit``, the score is the share of calls matched
+  (matched / the larger of expected and made).
+- **One expected call** ``{"name": str, "arguments": {...}?, "schema": {...}?}`` (``parameters``
+  may stand for ``schema``, as in an OpenAI function definition). A call passes when its name is
+  equal, its arguments validate against ``schema`` and every expected argument has the expected
+  value (extra arguments are the schema's business). Strings compare case- and
+  whitespace-insensitively unless ``string_match="exact"``; numbers by value, never ``True == 1``.
+  With ``partial_credit``, a call with the right name earns the weighted share of schema validity
+  and of the expected arguments it got right; a wrong name is always 0. With several calls, the
+  best one counts, except that calling the expected tool several times with different arguments
+  scores 0 (``reason: extra_calls``): spraying every plausible argument is a hedge, not an answer.
+  ``extra_calls`` sets that policy ("reject": any second distinct call scores 0; "allow": the best
+  call counts whatever else was called).
+
+It does not run the tools, and does not judge whether calling them was wise.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from rewardhub.verifiers.json_schema import load_schema, parse_json, schema_errors
-from rewardhub.verifiers.text import strip_think
+from rewardhub.verifiers.bfcl_match import Expected, match_calls, parse_functions, parse_possible_answer
+from rewardhub.verifiers.call_reading import Call, calls_in_text, calls_in_turn
+from rewardhub.verifiers.json_schema import load_schema, schema_errors
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 
-__all__ = ["ExpectedCall", "ToolCall", "ToolCallVerifier", "extract_calls", "values_match"]
+__all__ = ["ExpectedCall", "ToolCall", "ToolCallVerifier", "extract_calls", "judge_bfcl", "values_match"]
 
-# the body may not contain another opener: many unclosed tags would otherwise rescan the text
-_HERMES = re.compile(r"<tool_call>((?:(?!<tool_call>).)*?)</tool_call>", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    name: str | None
-    arguments: dict[str, Any] | None  # None: missing or not a JSON object
+ToolCall = Call
+"""The name this module gave a read call before conversations: kept for callers that import it."""
 
 
 class ExpectedCall(BaseModel):
@@ -71,43 +71,9 @@ class ExpectedCall(BaseModel):
         return self.json_schema if self.json_schema is not None else self.parameters
 
 
-def extract_calls(response: str) -> list[ToolCall]:
-    """Every tool call in the response, malformed ones included (see the module docstring)."""
-    text = strip_think(response)
-    bodies = _HERMES.findall(text)
-    if bodies:
-        return [_to_call(_loads_or_none(body)) for body in bodies]
-    parsed = parse_json(text)
-    return _calls_in(parsed.value) if parsed is not None else []
-
-
-def _calls_in(value: Any) -> list[ToolCall]:
-    if isinstance(value, list):
-        return [call for item in value for call in _calls_in(item)]
-    if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
-        return _calls_in(value["tool_calls"])
-    if isinstance(value, dict) and ("name" in value or "function" in value):
-        return [_to_call(value)]
-    return []
-
-
-def _to_call(obj: Any) -> ToolCall:
-    if isinstance(obj, dict) and isinstance(obj.get("function"), dict):
-        obj = obj["function"]
-    if not isinstance(obj, dict):
-        return ToolCall(None, None)
-    name = obj.get("name") if isinstance(obj.get("name"), str) else None
-    arguments = obj.get("arguments", obj.get("parameters"))
-    if isinstance(arguments, str):
-        arguments = _loads_or_none(arguments)
-    return ToolCall(name, arguments if isinstance(arguments, dict) else None)
-
-
-def _loads_or_none(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
+def extract_calls(response: str) -> list[Call]:
+    """Every tool call written in a response text, malformed ones included."""
+    return calls_in_text(response)
 
 
 def values_match(expected: Any, actual: Any, normalise_strings: bool = True) -> bool:
@@ -148,7 +114,9 @@ class ToolCallVerifier(Verifier):
 
     class Config(VerifierConfig):
         partial_credit: bool = Field(
-            False, description="Give a right-name call the weighted share of schema validity and matching arguments."
+            False,
+            description="BFCL answers: the share of calls matched. One expected call: a right-name call's weighted "
+            "share of schema validity and matching arguments.",
         )
         schema_weight: float = Field(
             0.5, ge=0, description="partial_credit: weight of 'arguments validate against the schema'."
@@ -159,7 +127,9 @@ class ToolCallVerifier(Verifier):
             description="partial_credit: weight of the fraction of expected arguments with the expected value.",
         )
         string_match: Literal["normalised", "exact"] = Field(
-            "normalised", description="How string argument values compare: case/whitespace-insensitive, or exactly."
+            "normalised",
+            description="One expected call: string values compare case/whitespace-insensitively, or exactly. "
+            "BFCL answers always use BFCL's normalisation.",
         )
         extra_calls: Literal["other_tools", "reject", "allow"] = Field(
             "other_tools",
@@ -169,9 +139,12 @@ class ToolCallVerifier(Verifier):
         )
 
     def score(self, sample: Sample, config: Config) -> Result:
+        calls = calls_in_turn(sample.final_turn())
+        bfcl = _possible_answer(sample.reference)
+        if bfcl is not None:
+            return judge_bfcl(calls, bfcl, config.partial_credit)
         expected = _expected(sample.reference)
         schema = load_schema(expected.arguments_schema) if expected.arguments_schema is not None else None
-        calls = extract_calls(sample.response)
         if not calls:
             return Result.ok(0.0, calls_found=0)
         hedged = _hedged_calls(calls, expected.name, config.extra_calls)
@@ -183,7 +156,7 @@ class ToolCallVerifier(Verifier):
         return Result.ok(best.score, calls_found=len(calls), malformed_calls=malformed, best_call=best.details)
 
 
-def _hedged_calls(calls: list[ToolCall], expected_name: str, policy: str) -> int:
+def _hedged_calls(calls: list[Call], expected_name: str, policy: str) -> int:
     """The number of distinct calls that make a hedge under ``policy`` (0 when there is none)."""
     if policy == "allow":
         return 0
@@ -192,9 +165,48 @@ def _hedged_calls(calls: list[ToolCall], expected_name: str, policy: str) -> int
     return len(distinct) if len(distinct) > 1 else 0
 
 
+def judge_bfcl(calls: list[Call], expected: list[Expected], partial_credit: bool = False) -> Result:
+    """All expected calls made, each once, in any order, and nothing else: 1, else 0 with the reasons."""
+    assignment, problems = match_calls(calls, expected)
+    matched = sum(index is not None for index in assignment)
+    if partial_credit:
+        score = matched / max(len(expected), len(calls)) if expected or calls else 1.0
+    else:
+        score = float(not problems)
+    return Result.ok(
+        score,
+        format="bfcl",
+        calls_found=len(calls),
+        calls_expected=len(expected),
+        calls_matched=matched,
+        reason=problems[0].code if problems else None,
+        errors=[problem.message for problem in problems[:10]],
+        calls=[{"name": call.name, "problem": call.problem} for call in calls[:20]],
+    )
+
+
+def _possible_answer(reference: Any) -> list[Expected] | None:
+    """The reference as BFCL's possible answer, or None when it is one expected call instead."""
+    if isinstance(reference, list):
+        answer, functions = reference, None
+    elif isinstance(reference, dict) and "possible_answer" in reference:
+        unknown = set(reference) - {"possible_answer", "functions"}
+        if unknown:
+            raise VerifierError(f"unknown keys in a possible-answer reference: {sorted(unknown)}")
+        answer, functions = reference["possible_answer"], reference.get("functions")
+    else:
+        return None
+    try:
+        return parse_possible_answer(answer, parse_functions(functions))
+    except ValueError as exc:
+        raise VerifierError(f"malformed tool_call reference: {exc}") from None
+
+
 def _expected(reference: Any) -> ExpectedCall:
     if not isinstance(reference, dict):
-        raise VerifierError("reference must be one expected call: {'name': ..., 'arguments'?: {...}, 'schema'?: {...}}")
+        raise VerifierError(
+            "reference must be a BFCL possible answer [{name: {param: [values]}}] or one expected call {'name': ...}"
+        )
     try:
         return ExpectedCall.model_validate(reference)
     except ValidationError as exc:

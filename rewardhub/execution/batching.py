@@ -198,13 +198,19 @@ class MicroBatcher:
                 pending.future.set_result(result)
 
 
+_JUDGED_FIELDS = {"prompt", "response", "messages", "reference", "metadata"}
+
+
 def _dedup_key(sample: Sample) -> str:
-    prompt = sample.prompt if not isinstance(sample.prompt, list) else [m.model_dump() for m in sample.prompt]
-    return json.dumps([prompt, sample.response, sample.reference, sample.metadata], sort_keys=True, default=str)
+    # the conversation is part of what is judged: two trajectories with one final answer are two samples
+    judged = sample.model_dump(mode="json", include=_JUDGED_FIELDS, exclude_none=True)
+    return json.dumps(judged, sort_keys=True, default=str)
 
 
 def _estimate_tokens(sample: Sample) -> int:
     chars = len(sample.prompt_text()) + len(sample.response)
+    if sample.messages is not None:
+        chars += sum(len(m.content) for m in sample.messages)
     if isinstance(sample.reference, str):
         chars += len(sample.reference)
     return chars // CHARS_PER_TOKEN + 1

@@ -13,7 +13,8 @@ different texts). So every adapter in this package uses these:
   event loop for the async one), safe to call from many threads: trainers call reward functions
   concurrently, and a connection pool per call would cost a TCP handshake per sample.
 - :func:`content_text` / :func:`chat_prompt`: a chat message's content as text, with one rule for
-  lists of parts (below).
+  lists of parts (below). :func:`chat_messages`: a trainer's conversation (a trajectory with
+  ``tool_calls`` and tool results) as the sample's ``messages``, the same rule for content.
 - :func:`verifier_label` (from :mod:`rewardhub.types`, shared with the trainer): what a spec is
   called in logs. :func:`as_reference` and :func:`json_fields`: dataset labels and metadata as JSON.
 """
@@ -41,6 +42,7 @@ __all__ = [
     "VERIFIER_ENV",
     "ServiceSpec",
     "as_reference",
+    "chat_messages",
     "chat_prompt",
     "close_shared_clients",
     "content_text",
@@ -230,6 +232,47 @@ def chat_prompt(prompt: Any) -> str | list[ChatMessage] | None:
             ChatMessage(role=str(message.get("role") or "user"), content=content_text(message.get("content")))
         )
     return messages
+
+
+def chat_messages(messages: Any, default_role: str = "assistant") -> list[ChatMessage]:
+    """A trainer's conversation as the wire's messages: roles, text content, tool calls and results kept.
+
+    Each item must be a message mapping (a missing role is ``default_role``: a completion's
+    messages are the assistant's). Content follows :func:`content_text`; ``tool_calls`` (with
+    arguments as a JSON string or, as chat templates keep them, a dict), ``tool_call_id``,
+    ``name`` and ``reasoning_content`` pass through. Anything the wire refuses (an unknown role,
+    a call on a user turn) raises ValueError naming the message, before a request goes out.
+    """
+    messages = plain(messages)  # datasets read from parquet hand over numpy arrays
+    if isinstance(messages, Mapping):
+        messages = [messages]
+    if not isinstance(messages, list):
+        raise ValueError(f"a conversation is a list of messages, not a {type(messages).__name__}")
+    out = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise ValueError(f"message {index} is a {type(message).__name__}, not a {{role, content}} message")
+        fields = {key: plain(message[key]) for key in _MESSAGE_FIELDS if message.get(key) is not None}
+        if isinstance(fields.get("tool_calls"), list):
+            fields["tool_calls"] = [_tool_call(call) for call in fields["tool_calls"]]
+        fields["role"] = str(message.get("role") or default_role)
+        fields["content"] = content_text(message.get("content"))
+        try:
+            out.append(ChatMessage.model_validate(fields))
+        except ValidationError as exc:
+            raise ValueError(f"message {index}: {exc.errors()[0]['msg']}") from None
+    return out
+
+
+_MESSAGE_FIELDS = ("tool_calls", "tool_call_id", "name", "reasoning_content")
+
+
+def _tool_call(call: Any) -> Any:
+    """A call's id, type and function, without what servers add beside them (a stream's ``index``)."""
+    if not isinstance(call, Mapping) or not isinstance(call.get("function"), Mapping):
+        return call  # the wire says what is wrong with it
+    function = {key: call["function"][key] for key in ("name", "arguments") if key in call["function"]}
+    return {"id": call.get("id"), "type": call.get("type") or "function", "function": function}
 
 
 # --- dataset values as JSON -------------------------------------------------------------------------

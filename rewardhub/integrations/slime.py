@@ -9,6 +9,11 @@ Each reward is the same object as ``POST /v1/compat/slime`` answers, so pick the
 The verifier is ``sample.metadata["verifier"]``, else ``REWARDHUB_VERIFIER`` (a name or JSON
 spec), else ``math``; the service is at ``REWARDHUB_URL``. Without the helper, point slime's own
 remote RM at the service: ``--rm-type remote_rm --rm-url http://HOST:8000/v1/compat/slime``.
+
+A multi-turn rollout keeps its turns in ``sample.response`` as one text. A custom generate function
+that records the trajectory as chat messages in ``sample.metadata["messages"]`` has it scored as a
+conversation instead: text verifiers read its last assistant turn, ``tool_call`` its calls,
+judges the whole of it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 
 from rewardhub.integrations.common import (
     as_reference,
+    chat_messages,
     chat_prompt,
     json_fields,
     service_spec,
@@ -48,10 +54,13 @@ def sample_from_slime(sample: Any, index: int = 0) -> Sample:
     """A rewardhub sample from a slime ``Sample`` (prompt, response, label, metadata)."""
     metadata = dict(getattr(sample, "metadata", None) or {})
     spec = metadata.pop("verifier", None) or verifier_spec(default=DEFAULT_VERIFIER)
+    trajectory = metadata.pop("messages", None)
+    text = {"messages": chat_messages(trajectory)} if trajectory is not None else {}
     return Sample(
         id=str(getattr(sample, "index", index)),
         prompt=slime_prompt(getattr(sample, "prompt", None)),
-        response=getattr(sample, "response", "") or "",
+        response=None if trajectory is not None else getattr(sample, "response", "") or "",
+        **text,
         reference=as_reference(getattr(sample, "label", None)),
         verifier=spec,
         group=str(getattr(sample, "group_index", "") or "") or None,

@@ -8,7 +8,9 @@ reward function with ``inspect.iscoroutinefunction``, which is False for an obje
 ``__call__`` is async: such an object would be called synchronously and its coroutine never awaited.
 
 - **Completions** may be plain strings or conversations (lists of ``{"role", "content"}``
-  messages, content possibly a list of text blocks); the assistant's text is what is scored.
+  messages, content possibly a list of text blocks, assistant turns possibly with ``tool_calls``
+  and ``tool`` results between them). A conversation is sent whole as the sample's ``messages``:
+  text verifiers read its last assistant turn, ``tool_call`` its calls, judges all of it.
 - **References** come from the dataset columns TRL passes as keyword arguments: the first of
   ``reference``, ``solution``, ``answer``, ``ground_truth``, ``label`` that is present, or the
   column named by ``reference_key``.
@@ -33,6 +35,7 @@ from typing import Any
 
 from rewardhub.integrations.common import (
     as_reference,
+    chat_messages,
     chat_prompt,
     content_text,
     service_spec,
@@ -187,10 +190,17 @@ def build_samples(
             prompt_value if isinstance(prompt_value, str) else "\n".join(f"{m.role}: {m.content}" for m in prompt_value)
         )
         group = groups.setdefault(key, str(len(groups)))
-        samples.append(
-            Sample(prompt=prompt_value, response=completion_text(completion), reference=reference, group=group)
-        )
+        samples.append(_sample(prompt_value, completion, reference, group))
     return samples
+
+
+def _sample(prompt: Any, completion: Any, reference: Any, group: str) -> Sample:
+    if isinstance(completion, str) or not isinstance(completion, Sequence | Mapping):
+        return Sample(prompt=prompt, response=completion_text(completion), reference=reference, group=group)
+    messages = chat_messages(completion)
+    if not any(m.role == "assistant" for m in messages):  # no assistant turn: the text is all there is to score
+        return Sample(prompt=prompt, response=completion_text(completion), reference=reference, group=group)
+    return Sample(prompt=prompt, messages=messages, reference=reference, group=group)
 
 
 def completion_text(completion: Any) -> str:

@@ -17,6 +17,12 @@ Each call returns a dict with the same keys for every sample, as verl's managers
 ``component/<name>`` key per component found in the batch (NaN where a sample has none; see
 :mod:`rewardhub.integrations.logs`). A ``data_source`` with no route raises, like verl's own
 ``default_compute_score``: no silent 0 for data nobody said how to judge.
+
+**Multi-turn rollouts.** verl's reward managers merge an agent loop's extra fields
+(``tool_extra_fields``) into ``extra_info``. When they carry the trajectory as ``messages`` (chat
+messages with ``tool_calls`` and ``tool`` results), it is sent as the sample's ``messages`` and
+scored as a conversation: text verifiers read its last assistant turn (not ``solution_str``, the
+decoded tokens of every turn), ``tool_call`` the calls, judges the whole of it.
 """
 
 from __future__ import annotations
@@ -25,7 +31,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rewardhub.integrations.common import as_reference, json_fields, service_spec, shared_async_client, shared_client
+from rewardhub.integrations.common import (
+    as_reference,
+    chat_messages,
+    json_fields,
+    service_spec,
+    shared_async_client,
+    shared_client,
+)
 from rewardhub.integrations.logs import batch_logs, sample_logs
 from rewardhub.types import OK, Result, Sample, VerifierSpec
 
@@ -182,6 +195,11 @@ def _sample(
 ) -> tuple[Sample, Any]:
     spec = verifier if verifier is not None else route(data_source, routes)
     info = dict(extra_info or {})
+    trajectory = info.pop("messages", None)
     metadata = {"data_source": data_source, **json_fields(info)}
     prompt = info.get("question") if isinstance(info.get("question"), str) else None
-    return Sample(prompt=prompt, response=solution_str, reference=as_reference(ground_truth), metadata=metadata), spec
+    reference = as_reference(ground_truth)
+    if trajectory is not None:
+        sample = Sample(prompt=prompt, messages=chat_messages(trajectory), reference=reference, metadata=metadata)
+        return sample, spec
+    return Sample(prompt=prompt, response=solution_str, reference=reference, metadata=metadata), spec

@@ -42,6 +42,21 @@ MIXED_REQUEST = [
         "reference": "42",
         "verifier": {"sum": [{"verifier": "format", "weight": 0.5}, {"verifier": "test_sleepy", "weight": 0.5}]},
     },
+    {
+        "id": "trajectory",
+        "messages": [
+            {"role": "user", "content": "2+2?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "c", "function": {"name": "add", "arguments": "{}"}}],
+            },
+            {"role": "tool", "tool_call_id": "c", "content": "4"},
+            {"role": "assistant", "content": "4"},
+        ],
+        "reference": {"turns": [[{"add": {}}], []]},
+        "verifier": {"name": "steps", "config": {"turn": {"name": "tool_call"}}},
+    },
 ]
 
 
@@ -71,6 +86,7 @@ def test_the_same_request_gets_the_same_results_as_local_mode(celery_service: Ce
     assert celery == local
     statuses = {r["id"]: r["status"] for r in celery}  # type: ignore[index]
     assert statuses["slow"] == "timeout" and statuses["crash"] == "error" and statuses["hog"] == "error"
+    assert next(r for r in celery if r["id"] == "trajectory")["steps"] == [1.0, 1.0]  # type: ignore[index]
 
 
 def test_a_crashing_verifier_costs_its_sample_an_error_not_the_batch(celery_service: CeleryService) -> None:

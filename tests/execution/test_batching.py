@@ -94,6 +94,24 @@ async def test_identical_samples_are_scored_once(batcher: MicroBatcher) -> None:
     await batcher.close()
 
 
+async def test_trajectories_with_one_final_answer_are_not_duplicates(batcher: MicroBatcher) -> None:
+    def trajectory(tool_output: str) -> Sample:
+        call = {"id": "c", "function": {"name": "search", "arguments": "{}"}}
+        turns = [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c", "content": tool_output},
+            {"role": "assistant", "content": "same"},
+        ]
+        return Sample.model_validate({"messages": turns})
+
+    samples = [trajectory("one"), trajectory("two"), trajectory("one")]
+    await asyncio.gather(*(batcher.score("length_model", CFG, s) for s in samples))
+    assert sum(len(batch) for batch in LengthModel.batches) == 2  # the conversation is part of what is judged
+    assert batcher.stats.deduplicated == 1
+    await batcher.close()
+
+
 async def test_a_bad_sample_does_not_fail_its_batch_mates(batcher: MicroBatcher) -> None:
     responses = ["ok", "bad", "fine", "crash", "nan", "good"]
     results = await asyncio.gather(*(batcher.score("length_model", CFG, Sample(response=r)) for r in responses))

@@ -18,6 +18,7 @@ import pytest
 from rewardhub.integrations import common, openrlhf, slime, trl, verl
 from rewardhub.integrations.common import (
     as_reference,
+    chat_messages,
     chat_prompt,
     content_text,
     json_fields,
@@ -270,3 +271,31 @@ def test_metadata_keeps_what_json_can_carry() -> None:
 def test_trl_raises_on_a_reference_column_json_cannot_carry() -> None:
     with pytest.raises(ValueError, match="cannot be sent as JSON"):
         trl.build_samples(["p"], ["x"], {"solution": [object()]})
+
+
+def test_chat_messages_keep_calls_and_results() -> None:
+    stream_call = {"index": 0, "id": "a", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}
+    messages = chat_messages(
+        [
+            {"role": "assistant", "content": None, "tool_calls": [stream_call], "reasoning_content": "hm"},
+            {"role": "tool", "tool_call_id": "a", "content": [{"type": "text", "text": "r"}, {"type": "image"}]},
+            {"content": "done"},
+        ]
+    )
+    assert [(m.role, m.content) for m in messages] == [("assistant", ""), ("tool", "r"), ("assistant", "done")]
+    assert messages[0].tool_calls[0].function.arguments == '{"x": 1}' and messages[0].reasoning_content == "hm"
+    assert messages[1].tool_call_id == "a"
+
+
+@pytest.mark.parametrize(
+    ("messages", "message"),
+    [
+        ([{"role": "robot", "content": "x"}], "message 0"),
+        ([{"role": "assistant", "content": "x"}, "text"], "message 1 is a str"),
+        ("just text", "not a str"),
+        ([{"role": "user", "content": "x", "tool_calls": [{"function": {"name": "f"}}]}], "message 0"),
+    ],
+)
+def test_chat_messages_refuse_what_the_wire_would(messages: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        chat_messages(messages)

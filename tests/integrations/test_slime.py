@@ -45,3 +45,16 @@ def test_metadata_names_the_verifier_and_chat_prompts_are_kept() -> None:
     converted = sample_from_slime(sample)
     assert converted.prompt[0].content == "Pick" and converted.metadata == {"source": "mmlu"}
     assert asyncio.run(reward(SimpleNamespace(), sample))["score"] == 0.0
+
+
+def test_a_trajectory_recorded_in_metadata_is_scored_as_a_conversation() -> None:
+    call = {"id": "c", "type": "function", "function": {"name": "calc", "arguments": '{"e": "2+2"}'}}
+    turns = [
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c", "content": "4"},
+        {"role": "assistant", "content": "4"},
+    ]
+    sample = slime_sample("<tool_call>calc</tool_call>4 and the tool said 4", "4", messages=turns, source="agent")
+    converted = sample_from_slime(sample)
+    assert converted.response == "4" and len(converted.messages) == 3 and converted.metadata == {"source": "agent"}
+    assert asyncio.run(reward(SimpleNamespace(), sample))["score"] == 1.0  # exact on the last assistant turn

@@ -194,3 +194,43 @@ def test_grpo_trainer_trains_two_steps_on_rewardhub_rewards(service_url: str, tm
                 assert entry[f"rewards/{name}/mean"] is None  # nothing could be judged: no reward, not 0
             else:
                 assert math.isfinite(entry[f"rewards/{name}/mean"])
+
+
+# --- tool-calling completions, as GRPOTrainer's tool loop builds them -------------------------------
+
+
+def tool_calling_completion(factor: int, answer: str) -> list[dict]:
+    """TRL appends the assistant turn (calls with dict arguments, no ids), each tool's result
+    (``{"role": "tool", "name", "content"}``) and the next assistant turn to the completion."""
+    call = {"type": "function", "function": {"name": "multiply", "arguments": {"a": 6, "b": factor}}}
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "name": "multiply", "content": str(6 * factor)},
+        {"role": "assistant", "content": f"The product is \\boxed{{{answer}}}."},
+    ]
+
+
+def test_tool_calling_completions_are_sent_as_conversations(service_url: str) -> None:
+    prompts = [[{"role": "user", "content": "What is 6 times 7?"}]] * 3
+    completions = [
+        tool_calling_completion(7, "42"),
+        tool_calling_completion(8, "42"),
+        [{"role": "assistant", "content": "\\boxed{42}"}],
+    ]
+    [sample, *_] = build_samples(prompts, completions, {})
+    assert [m.role for m in sample.messages] == ["assistant", "tool", "assistant"]
+    assert sample.response == "The product is \\boxed{42}."
+    assert [m.role for m in sample.conversation()] == ["user", "assistant", "tool", "assistant"]
+
+    final_answer = reward_func("math", url=service_url)
+    assert final_answer(prompts=prompts, completions=completions, completion_ids=None, solution=["42"] * 3) == [1.0] * 3
+    used_the_tool = reward_func({"name": "tool_sequence", "config": {"required": ["multiply"]}}, url=service_url)
+    assert used_the_tool(prompts=prompts, completions=completions, completion_ids=None) == [1.0, 1.0, 0.0]
+    call_ok = reward_func(
+        {"name": "steps", "config": {"turn": {"name": "tool_call"}, "aggregate": "min"}}, url=service_url
+    )
+    turns = {"turns": [[{"multiply": {"a": [6], "b": [7]}}], []]}
+    assert call_ok(prompts=prompts[:2], completions=completions[:2], completion_ids=None, reference=[turns] * 2) == [
+        1.0,
+        0.0,
+    ]

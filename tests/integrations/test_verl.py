@@ -127,3 +127,23 @@ def test_results_aggregate_the_way_verl_aggregates_them(service_url: str) -> Non
 def test_ground_truth_from_parquet_is_plain_json() -> None:
     sample, spec = verl._sample("apps", "print(1)", {"inputs": np.array(["1"]), "n": np.int64(2)}, None, None, None)
     assert sample.reference == {"inputs": ["1"], "n": 2} and spec == "code"
+
+
+def test_a_multi_turn_rollout_is_scored_as_a_conversation(service_url: str) -> None:
+    """An agent loop's extra fields reach compute_score in extra_info; read from parquet, they are numpy arrays."""
+    call = {"id": "c1", "type": "function", "function": {"name": "calc", "arguments": '{"expr": "6*7"}'}}
+    trajectory = np.array(
+        [
+            {"role": "user", "content": "6*7?"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "42"},
+            {"role": "assistant", "content": "It is \\boxed{42}."},
+        ],
+        dtype=object,
+    )
+    kwargs = {"url": service_url, "routes": {"agent_math": "math"}}
+    decoded = "<tool_call>...</tool_call> tool tokens and It is \\boxed{42}. with a wrong \\boxed{41}"
+    out = compute_score("agent_math", decoded, "42", extra_info={"messages": trajectory, "num_turns": 4}, **kwargs)
+    assert (out["score"], out["status"]) == (1.0, "ok")  # the last assistant turn, not the decoded tokens
+    sequence = {"url": service_url, "verifier": {"name": "tool_sequence", "config": {"forbidden": ["calc"]}}}
+    assert compute_score("agent_math", decoded, "42", extra_info={"messages": trajectory}, **sequence)["score"] == 0.0

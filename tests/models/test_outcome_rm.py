@@ -44,6 +44,36 @@ def test_chat_prompts_and_string_prompts_agree(tiny_models: dict[str, str]) -> N
     assert as_chat.score == as_text.score
 
 
+def test_a_trajectory_is_scored_whole_tool_results_included(tiny_models: dict[str, str]) -> None:
+    """The reward model reads the conversation through its chat template, not only the final text."""
+    verifier, cfg = OutcomeRM(), config(tiny_models["outcome"])
+    call = {"id": "c", "type": "function", "function": {"name": "calc", "arguments": '{"e": "2+2"}'}}
+
+    def trajectory(tool_output: str) -> Sample:
+        turns = [
+            {"role": "user", "content": PROMPT},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c", "content": tool_output},
+            {"role": "assistant", "content": "4"},
+        ]
+        return Sample.model_validate({"messages": turns})
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_models["outcome"])
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_models["outcome"]).eval()
+    turns = [
+        {"role": "user", "content": PROMPT},
+        {"role": "assistant", "content": ""},
+        {"role": "tool", "content": "4"},
+        {"role": "assistant", "content": "4"},
+    ]
+    ids = tokenizer(tokenizer.apply_chat_template(turns, tokenize=False), add_special_tokens=False, return_tensors="pt")
+    with torch.no_grad():
+        expected = model(ids.input_ids).logits[0, 0].item()
+    first, second = verifier.score(trajectory("4"), cfg), verifier.score(trajectory("5"), cfg)
+    assert first.score == pytest.approx(expected, abs=1e-5)  # the tiny template prints roles and contents
+    assert first.score != second.score  # the tool's output is part of what is scored
+
+
 def test_padding_does_not_change_a_score(tiny_models: dict[str, str]) -> None:
     verifier, cfg = OutcomeRM(), config(tiny_models["outcome"], batch_size=8)
     short = Sample(prompt=PROMPT, response="4")
