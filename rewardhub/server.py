@@ -28,9 +28,10 @@ import httpx
 import uvicorn
 
 from rewardhub.api.app import create_app
+from rewardhub.logging import configure_logging
 from rewardhub.settings import Settings
 
-__all__ = ["EmbeddedServer", "ServiceProcess", "free_port", "serve"]
+__all__ = ["EmbeddedServer", "ServiceProcess", "app_from_environment", "free_port", "serve"]
 
 
 def free_port() -> int:
@@ -40,16 +41,40 @@ def free_port() -> int:
 
 
 def serve(settings: Settings) -> None:
-    """Run the service in the foreground until interrupted."""
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level.lower(),
-        timeout_keep_alive=30,
-        backlog=4096,
-        log_config=None,  # our JSON logs (rewardhub.logging), with request ids
-    )
+    """Run the service in the foreground until interrupted.
+
+    With ``api_workers`` > 1, uvicorn's supervisor starts that many processes on the one port (each
+    builds the app through :func:`app_from_environment`, with its own local pools) and restarts any
+    that dies. A job submitted to one is polled through any other, so they share a job store: the
+    configured ``job_store_url``, or else a sqlite file in a temporary directory that lives as long
+    as this call.
+    """
+    options: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level.lower(),
+        "timeout_keep_alive": 30,
+        "backlog": 4096,
+        "log_config": None,  # our JSON logs (rewardhub.logging), with request ids
+    }
+    if settings.api_workers == 1:
+        uvicorn.run(create_app(settings), **options)
+        return
+    with tempfile.TemporaryDirectory(prefix="rewardhub-jobs-") as state_dir:
+        if settings.job_store_url is None and settings.execution == "local":
+            settings = settings.model_copy(update={"job_store_url": f"sqlite:///{state_dir}/jobs.sqlite3"})
+        os.environ[SETTINGS_ENV] = settings.model_dump_json()
+        uvicorn.run(f"{__name__}:app_from_environment", factory=True, workers=settings.api_workers, **options)
+
+
+SETTINGS_ENV = "_REWARDHUB_SERVE_SETTINGS"  # no REWARDHUB_ prefix: Settings must not read it as a field
+
+
+def app_from_environment() -> Any:
+    """The app factory each API worker process calls: the parent's settings, passed as JSON."""
+    settings = Settings.model_validate_json(os.environ[SETTINGS_ENV])
+    configure_logging(settings.log_level)
+    return create_app(settings)
 
 
 class EmbeddedServer:
@@ -107,10 +132,15 @@ class ServiceProcess:
     """
 
     def __init__(
-        self, workers: int | None = None, config_file: str | None = None, startup_timeout_s: float = 60.0
+        self,
+        workers: int | None = None,
+        config_file: str | None = None,
+        startup_timeout_s: float = 60.0,
+        api_workers: int | None = None,
     ) -> None:
         self.port = free_port()
         self.workers = workers
+        self.api_workers = api_workers
         self.config_file = config_file
         self.startup_timeout_s = startup_timeout_s
         self._process: subprocess.Popen[bytes] | None = None
@@ -127,6 +157,7 @@ class ServiceProcess:
     def start(self) -> str:
         command = [sys.executable, "-m", "rewardhub.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
         command += ["--workers", str(self.workers)] if self.workers else []
+        command += ["--api-workers", str(self.api_workers)] if self.api_workers else []
         command += ["--config", self.config_file] if self.config_file else []
         env = {**os.environ, "REWARDHUB_LOG_LEVEL": os.environ.get("REWARDHUB_LOG_LEVEL", "warning")}
         self._process = subprocess.Popen(
