@@ -86,7 +86,7 @@ class Settings(BaseSettings):
     job_store_url: str | None = Field(
         None,
         description="Where /v1/jobs records live, shared by every API process and replica that names the same "
-        "store: redis://host:port/db or sqlite:///path/to/jobs.sqlite3 (one machine). Unset: in process with "
+        "store: redis://host:port/db or sqlite:////abs/path/jobs.sqlite3 (one machine; three slashes for a relative path). Unset: in process with "
         "one API worker; the Celery engine's Redis with execution=celery; a temporary sqlite file shared by "
         "this server's API workers otherwise.",
     )

@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 
 from rewardhub.execution.calls import Call
+from rewardhub.execution.journal import JobJournal
 from rewardhub.types import Result
 
 __all__ = ["Executor", "ProgressCallback"]
@@ -36,3 +37,7 @@ class Executor(ABC):
 
     def queue_depth(self) -> int:
         return 0
+
+    def job_journal(self) -> JobJournal | None:
+        """Where job records outlive this process, if this engine has such a place."""
+        return None
