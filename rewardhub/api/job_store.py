@@ -58,10 +58,18 @@ class ExpiringJournal(Protocol):
 
 
 def open_job_journal(settings: Settings, executor: Executor) -> JobJournal | None:
-    """The store named by ``job_store_url``, else the engine's own records (Celery), else none (one process)."""
+    """The store named by ``job_store_url``, else the engine's own records, else, with ``execution: celery``,
+    the Celery Redis (result backend, else broker), else none: jobs live in this one process."""
     url = settings.job_store_url
     if url is None:
-        return executor.job_journal()
+        journal = executor.job_journal()
+        if journal is not None or settings.execution != "celery":
+            return journal
+        url = next((u for u in (settings.result_backend, settings.broker_url) if u and u.startswith("redis")), None)
+        if url is None:
+            log.warning("execution=celery on a broker that is not Redis: set job_store_url to share /v1/jobs")
+            return None
+        url = url.split("?", 1)[0]  # Celery's transport options (visibility_timeout=...) are not Redis's
     if url.startswith("sqlite:///"):
         # SQLAlchemy's form: sqlite:///relative/path, sqlite:////absolute/path
         return SqliteJobJournal(Path(url.removeprefix("sqlite:///")), settings.result_ttl_s)

@@ -195,3 +195,17 @@ def test_the_store_follows_the_settings(tmp_path: Path) -> None:
     assert open_job_journal(Settings(), NoJournal()) is None  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="job_store_url"):
         Settings(job_store_url="postgres://db/jobs")
+
+
+@pytest.mark.skipif(not _redis_up(), reason="no Redis on 127.0.0.1:6379")
+def test_celery_mode_keeps_job_records_in_its_redis_unless_the_engine_keeps_its_own() -> None:
+    class NoJournal:
+        def job_journal(self) -> None:
+            return None
+
+    settings = Settings(execution="celery", broker_url=REDIS_URL + "?visibility_timeout=3600")
+    journal = open_job_journal(settings, NoJournal())  # type: ignore[arg-type]
+    assert isinstance(journal, RedisJobJournal)
+    journal.close()
+    rabbit = Settings(execution="celery", broker_url="amqp://guest@127.0.0.1:5672//")
+    assert open_job_journal(rabbit, NoJournal()) is None  # type: ignore[arg-type]
