@@ -119,3 +119,23 @@ def test_the_stand_in_refuses_what_the_release_refuses(vllm: StrictVllm) -> None
 def test_the_gpu_image_ships_the_release_the_extra_names() -> None:
     dockerfile = (ROOT / "deploy" / "Dockerfile.gpu").read_text()
     assert f"FROM vllm/vllm-openai:v{pinned_version()}\n" in dockerfile
+
+
+def test_every_vllm_call_in_the_source_names_a_public_api_of_the_release(tmp_path_factory) -> None:
+    """Static, so a path no test above runs (a fallback, an error branch) is held to the release too."""
+    import ast
+
+    rel = release(tmp_path_factory)
+    module_names = {"LLM", "SamplingParams", "PoolingParams"}
+    engines = {"engine", "self.llm"}  # how the two modules name their vllm.LLM
+    for path in ("rm_models/backends/vllm_backend.py", "trainer_client/rollout/vllm_engine.py"):
+        tree = ast.parse((ROOT / path).read_text())
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute):
+                continue
+            owner = ast.unparse(node.value)
+            if owner in ("self._vllm", "vllm"):
+                assert node.attr in module_names, f"{path}: vllm.{node.attr} is not used through the stand-in"
+            elif owner in engines:
+                assert node.attr in rel.llm_methods, f"{path}: LLM.{node.attr} is not public in vLLM {rel.version}"
+            assert node.attr not in ("llm_engine", "model_executor", "driver_worker"), f"{path}: {node.attr}"
