@@ -138,15 +138,10 @@ class ServiceProcess:
     """
 
     def __init__(
-        self,
-        workers: int | None = None,
-        config_file: str | None = None,
-        startup_timeout_s: float = 60.0,
-        api_workers: int | None = None,
+        self, workers: int | None = None, config_file: str | None = None, startup_timeout_s: float = 60.0
     ) -> None:
         self.port = free_port()
         self.workers = workers
-        self.api_workers = api_workers
         self.config_file = config_file
         self.startup_timeout_s = startup_timeout_s
         self._process: subprocess.Popen[bytes] | None = None
@@ -163,7 +158,6 @@ class ServiceProcess:
     def start(self) -> str:
         command = [sys.executable, "-m", "rewardhub.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
         command += ["--workers", str(self.workers)] if self.workers else []
-        command += ["--api-workers", str(self.api_workers)] if self.api_workers else []
         command += ["--config", self.config_file] if self.config_file else []
         env = {**os.environ, "REWARDHUB_LOG_LEVEL": os.environ.get("REWARDHUB_LOG_LEVEL", "warning")}
         self._process = subprocess.Popen(

@@ -8,12 +8,16 @@ request and retries until both processes have answered (``X-Rewardhub-Pid`` on j
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from rewardhub.server import ServiceProcess
+from rewardhub.server import free_port
 
 ATTEMPTS = 400
 SAMPLES = [
@@ -23,9 +27,40 @@ SAMPLES = [
 
 
 @pytest.fixture(scope="module")
-def two_api_workers() -> Iterator[str]:
-    with ServiceProcess(workers=1, api_workers=2, startup_timeout_s=120) as url:
+def two_api_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``rewardhub serve --api-workers 2 --workers 1``, as a user starts it, until both processes are ready."""
+    port = free_port()
+    log = (tmp_path_factory.mktemp("serve") / "serve.log").open("w+")
+    command = [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(port), "--workers", "1"]
+    env = {**os.environ, "REWARDHUB_LOG_LEVEL": "warning"}
+    process = subprocess.Popen([*command, "--api-workers", "2"], stdout=log, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        ready: set[int] = set()
+        deadline = time.monotonic() + 180
+        while len(ready) < 2:
+            assert process.poll() is None and time.monotonic() < deadline, _tail(log)
+            try:
+                response = _fresh("GET", f"{url}/readyz")
+                if response.status_code == 200:
+                    ready.add(int(response.headers["X-Rewardhub-Pid"]))
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
         yield url
+    finally:
+        process.terminate()  # uvicorn's supervisor stops its workers, and they their pools
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def _tail(log) -> str:
+    log.seek(0)
+    return "rewardhub serve did not start; its log ends with:\n" + log.read()[-2000:]
 
 
 def _fresh(method: str, url: str, **kwargs: object) -> httpx.Response:
