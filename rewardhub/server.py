@@ -28,6 +28,7 @@ import httpx
 import uvicorn
 
 from rewardhub.api.app import create_app
+from rewardhub.api.job_store import celery_redis_url
 from rewardhub.logging import configure_logging
 from rewardhub.settings import Settings
 
@@ -61,16 +62,10 @@ def serve(settings: Settings) -> None:
         uvicorn.run(create_app(settings), **options)
         return
     with tempfile.TemporaryDirectory(prefix="rewardhub-jobs-") as state_dir:
-        if settings.job_store_url is None and not _celery_redis(settings):
+        if settings.job_store_url is None and celery_redis_url(settings) is None:
             settings = settings.model_copy(update={"job_store_url": f"sqlite:///{state_dir}/jobs.sqlite3"})
         os.environ[SETTINGS_ENV] = settings.model_dump_json()
         uvicorn.run(f"{__name__}:app_from_environment", factory=True, workers=settings.api_workers, **options)
-
-
-def _celery_redis(settings: Settings) -> bool:
-    """Celery mode on Redis keeps job records there (rewardhub.api.job_store.open_job_journal)."""
-    urls = (settings.result_backend, settings.broker_url)
-    return settings.execution == "celery" and any(u and u.startswith("redis") for u in urls)
 
 
 SETTINGS_ENV = "_REWARDHUB_SERVE_SETTINGS"  # no REWARDHUB_ prefix: Settings must not read it as a field

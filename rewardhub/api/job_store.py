@@ -38,7 +38,14 @@ from rewardhub.execution.journal import JobJournal, JobRecord
 from rewardhub.settings import Settings
 from rewardhub.types import Result
 
-__all__ = ["ExpiringJournal", "RedisJobJournal", "SqliteJobJournal", "TOMBSTONE_S", "open_job_journal"]
+__all__ = [
+    "TOMBSTONE_S",
+    "ExpiringJournal",
+    "RedisJobJournal",
+    "SqliteJobJournal",
+    "celery_redis_url",
+    "open_job_journal",
+]
 
 log = logging.getLogger(__name__)
 
@@ -65,15 +72,22 @@ def open_job_journal(settings: Settings, executor: Executor) -> JobJournal | Non
         journal = executor.job_journal()
         if journal is not None or settings.execution != "celery":
             return journal
-        url = next((u for u in (settings.result_backend, settings.broker_url) if u and u.startswith("redis")), None)
+        url = celery_redis_url(settings)
         if url is None:
             log.warning("execution=celery on a broker that is not Redis: set job_store_url to share /v1/jobs")
             return None
-        url = url.split("?", 1)[0]  # Celery's transport options (visibility_timeout=...) are not Redis's
     if url.startswith("sqlite:///"):
         # SQLAlchemy's form: sqlite:///relative/path, sqlite:////absolute/path
         return SqliteJobJournal(Path(url.removeprefix("sqlite:///")), settings.result_ttl_s)
     return RedisJobJournal(url, settings.result_ttl_s)
+
+
+def celery_redis_url(settings: Settings) -> str | None:
+    """With ``execution: celery``, the Redis it already has (result backend, else broker), if any."""
+    if settings.execution != "celery":
+        return None
+    url = next((u for u in (settings.result_backend, settings.broker_url) if u and u.startswith("redis")), None)
+    return url.split("?", 1)[0] if url else None  # Celery's transport options are not Redis's
 
 
 def _owner() -> str:
