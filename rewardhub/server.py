@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -29,6 +30,7 @@ import uvicorn
 
 from rewardhub.api.app import create_app
 from rewardhub.api.job_store import celery_redis_url
+from rewardhub.api.metrics import MULTIPROC_ENV
 from rewardhub.logging import configure_logging
 from rewardhub.settings import Settings
 
@@ -48,7 +50,8 @@ def serve(settings: Settings) -> None:
     builds the app through :func:`app_from_environment`, with its own local pools) and restarts any
     that dies. A job submitted to one is polled through any other, so they share a job store: the
     configured ``job_store_url``, or else a sqlite file in a temporary directory that lives as long
-    as this call.
+    as this call; and their metrics are summed (prometheus_client's multiprocess mode, in the same
+    directory unless ``PROMETHEUS_MULTIPROC_DIR`` is set).
     """
     options: dict[str, Any] = {
         "host": settings.host,
@@ -61,9 +64,12 @@ def serve(settings: Settings) -> None:
     if settings.api_workers == 1:
         uvicorn.run(create_app(settings), **options)
         return
-    with tempfile.TemporaryDirectory(prefix="rewardhub-jobs-") as state_dir:
+    with tempfile.TemporaryDirectory(prefix="rewardhub-serve-") as state_dir:
         if settings.job_store_url is None and celery_redis_url(settings) is None:
             settings = settings.model_copy(update={"job_store_url": f"sqlite:///{state_dir}/jobs.sqlite3"})
+        # /metrics from any worker answers for all of them (rewardhub.api.metrics), unless set already
+        os.environ.setdefault(MULTIPROC_ENV, str(Path(state_dir, "metrics")))
+        Path(os.environ[MULTIPROC_ENV]).mkdir(exist_ok=True)
         os.environ[SETTINGS_ENV] = settings.model_dump_json()
         uvicorn.run(f"{__name__}:app_from_environment", factory=True, workers=settings.api_workers, **options)
 

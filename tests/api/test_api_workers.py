@@ -119,3 +119,27 @@ def test_an_unknown_job_is_a_404_from_every_process_and_the_service_keeps_servin
             break
     assert len(pids) == 2
     assert _fresh("GET", f"{two_api_workers}/healthz").status_code == 200
+
+
+def test_metrics_from_either_process_count_the_requests_of_both(two_api_workers: str) -> None:
+    def answered(text: str) -> float:
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith("rewardhub_requests_total{") and 'route="/v1/verifiers"' in line
+        )
+
+    before = answered(_fresh("GET", f"{two_api_workers}/metrics").text)
+    made, pids = 0, set()
+    while len(pids) < 2 and made < ATTEMPTS:
+        pids.add(_fresh("GET", f"{two_api_workers}/v1/verifiers").headers["X-Rewardhub-Pid"])
+        made += 1
+    assert len(pids) == 2
+    scrapes: dict[str, float] = {}
+    for _ in range(ATTEMPTS):
+        scrape = _fresh("GET", f"{two_api_workers}/metrics")
+        scrapes[scrape.headers["X-Rewardhub-Pid"]] = answered(scrape.text) - before
+        if len(scrapes) == 2:
+            break
+    # each process's scrape counts every /v1/verifiers answer, whichever process gave it
+    assert scrapes == {pid: made for pid in pids}
