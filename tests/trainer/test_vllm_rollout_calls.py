@@ -88,6 +88,7 @@ def test_generation_wakes_the_engine_and_puts_it_back_to_sleep(engine: VLLMRollo
     assert _sequence(vllm) == ["LLM.wake_up", "LLM.generate", "LLM.sleep"]
     [sampling] = vllm.called("SamplingParams")
     assert sampling["logprobs"] == 0 and sampling["temperature"] == 0.7 and sampling["max_tokens"] == 4
+    assert sampling["top_k"] == 0  # disabled, as vLLM spells it
     assert rollout.response_ids.tolist() == [[3, 4], [3, 4]]
     assert rollout.logprobs.tolist() == [[-0.5, -0.25], [-0.5, -0.25]]
     assert not rollout.truncated.any()

@@ -119,7 +119,7 @@ class VLLMRolloutEngine:
                 n=1,
                 temperature=params.temperature,
                 top_p=params.top_p,
-                top_k=params.top_k if params.top_k > 0 else -1,
+                top_k=params.top_k,  # 0 disables it, in vLLM (0.11.1 on) as here
                 max_tokens=params.max_new_tokens,
                 logprobs=0,
                 seed=None,
