@@ -82,7 +82,10 @@ class VLLMBackend(Backend):
     def classify(self, batch: Sequence[Sequence[int]], batch_size: int) -> list[list[float]]:
         engine = self._pooler(("classify",))
         outputs = engine.encode(
-            _prompts(batch), pooling_params=self._vllm.PoolingParams(use_activation=False), pooling_task="classify", use_tqdm=False
+            _prompts(batch),
+            pooling_params=self._vllm.PoolingParams(use_activation=False),
+            pooling_task="classify",
+            use_tqdm=False,
         )
         return [_as_list(out.outputs.data) for out in outputs]
 
