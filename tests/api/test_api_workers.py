@@ -9,6 +9,7 @@ request and retries until both processes have answered (``X-Rewardhub-Pid`` on j
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -20,6 +21,26 @@ import pytest
 from rewardhub.server import free_port
 
 ATTEMPTS = 400
+SLOW_PLUGIN = """
+import time
+
+from rewardhub.types import Result, Sample
+from rewardhub.verifier import Verifier, VerifierConfig
+
+
+class Slow(Verifier):
+    \"\"\"Takes 8 s: a job that is still running when its API process is killed.\"\"\"
+
+    name = "slow"
+    kind = "rule"
+
+    class Config(VerifierConfig):
+        pass
+
+    def score(self, sample: Sample, config: Config) -> Result:
+        time.sleep(8)  # under the default 10 s limit per sample
+        return Result.ok(1.0)
+"""
 SAMPLES = [
     {"id": "right", "response": "The answer is \\boxed{4}", "reference": "4"},
     {"id": "wrong", "response": "The answer is \\boxed{5}", "reference": "4"},
@@ -30,8 +51,11 @@ SAMPLES = [
 def two_api_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``rewardhub serve --api-workers 2 --workers 1``, as a user starts it, until both processes are ready."""
     port = free_port()
-    log = (tmp_path_factory.mktemp("serve") / "serve.log").open("w+")
+    here = tmp_path_factory.mktemp("serve")
+    log = (here / "serve.log").open("w+")
+    (here / "slow.py").write_text(SLOW_PLUGIN)
     command = [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(port), "--workers", "1"]
+    command += ["--plugin", str(here / "slow.py")]
     env = {**os.environ, "REWARDHUB_LOG_LEVEL": "warning"}
     process = subprocess.Popen([*command, "--api-workers", "2"], stdout=log, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
@@ -143,3 +167,24 @@ def test_metrics_from_either_process_count_the_requests_of_both(two_api_workers:
             break
     # each process's scrape counts every /v1/verifiers answer, whichever process gave it
     assert scrapes == {pid: made for pid in pids}
+
+
+def test_a_job_whose_process_is_killed_is_failed_with_the_reason_by_the_other(two_api_workers: str) -> None:
+    """Last in this file: it kills one API process (uvicorn's supervisor starts another)."""
+    body = {"verifier": "slow", "samples": [{"response": "a", "reference": "a"}]}
+    submitted = _fresh("POST", f"{two_api_workers}/v1/jobs", json=body)
+    assert submitted.status_code == 202, submitted.text
+    job_id, accepting_pid = submitted.json()["job_id"], submitted.headers["X-Rewardhub-Pid"]
+    os.kill(int(accepting_pid), signal.SIGKILL)
+    for _ in range(ATTEMPTS):
+        try:
+            poll = _fresh("GET", f"{two_api_workers}/v1/jobs/{job_id}")
+        except httpx.TransportError:  # a connection the dying process had accepted
+            continue
+        if poll.headers["X-Rewardhub-Pid"] != accepting_pid and poll.json()["status"] == "failed":
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("no other process answered that the job failed")
+    assert "stopped before the job finished" in poll.json()["error"]
+    assert f":{accepting_pid}:" in poll.json()["error"]  # names the process that was lost
