@@ -63,6 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="bind port (default 8000)")
     serve.add_argument("--execution", choices=["local", "celery"], help="where scoring runs")
+    serve.add_argument(
+        "--api-workers", type=int, help="API processes sharing the port, each with its own local pools (default 1)"
+    )
     serve.set_defaults(func=_serve)
 
     worker = sub.add_parser("worker", help="run a Celery worker for execution=celery")
@@ -107,7 +110,7 @@ def _serve(args: argparse.Namespace) -> int:
     from rewardhub.registry import Registry
     from rewardhub.server import serve
 
-    settings = _settings(args, host=args.host, port=args.port, execution=args.execution)
+    settings = _settings(args, host=args.host, port=args.port, execution=args.execution, api_workers=args.api_workers)
     configure_logging(settings.log_level, settings.log_format)
     if not settings.all_api_keys() and not settings.is_loopback():
         log.warning(

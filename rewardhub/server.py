@@ -10,28 +10,62 @@ imports none of the service's code until it must.
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import uvicorn
 
 from rewardhub.api.app import create_app
+from rewardhub.api.job_store import celery_redis_url
+from rewardhub.api.metrics import MULTIPROC_ENV
 from rewardhub.launcher import ServiceThread, free_port
+from rewardhub.logging import configure_logging
 from rewardhub.settings import Settings
 
-__all__ = ["EmbeddedServer", "free_port", "serve"]
+__all__ = ["EmbeddedServer", "app_from_environment", "free_port", "serve"]
 
 
 def serve(settings: Settings) -> None:
-    """Run the service in the foreground until interrupted."""
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level.lower(),
-        timeout_keep_alive=30,
-        backlog=4096,
-        log_config=None,  # our JSON logs (rewardhub.logging), with request ids
-    )
+    """Run the service in the foreground until interrupted.
+
+    With ``api_workers`` > 1, uvicorn's supervisor starts that many processes on the one port (each
+    builds the app through :func:`app_from_environment`, with its own local pools) and restarts any
+    that dies. A job submitted to one is polled through any other, so they share a job store: the
+    configured ``job_store_url``, or else a sqlite file in a temporary directory that lives as long
+    as this call; and their metrics are summed (prometheus_client's multiprocess mode, in the same
+    directory unless ``PROMETHEUS_MULTIPROC_DIR`` is set).
+    """
+    options: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level.lower(),
+        "timeout_keep_alive": 30,
+        "backlog": 4096,
+        "log_config": None,  # our JSON logs (rewardhub.logging), with request ids
+    }
+    if settings.api_workers == 1:
+        uvicorn.run(create_app(settings), **options)
+        return
+    with tempfile.TemporaryDirectory(prefix="rewardhub-serve-") as state_dir:
+        if settings.job_store_url is None and celery_redis_url(settings) is None:
+            settings = settings.model_copy(update={"job_store_url": f"sqlite:///{state_dir}/jobs.sqlite3"})
+        # /metrics from any worker answers for all of them (rewardhub.api.metrics), unless set already
+        os.environ.setdefault(MULTIPROC_ENV, str(Path(state_dir, "metrics")))
+        Path(os.environ[MULTIPROC_ENV]).mkdir(exist_ok=True)
+        os.environ[SETTINGS_ENV] = settings.model_dump_json()
+        uvicorn.run(f"{__name__}:app_from_environment", factory=True, workers=settings.api_workers, **options)
+
+
+SETTINGS_ENV = "_REWARDHUB_SERVE_SETTINGS"  # no REWARDHUB_ prefix: Settings must not read it as a field
+
+
+def app_from_environment() -> Any:
+    """The app factory each API worker process calls: the parent's settings, passed as JSON."""
+    settings = Settings.model_validate_json(os.environ[SETTINGS_ENV])
+    configure_logging(settings.log_level, settings.log_format)
+    return create_app(settings)
 
 
 class EmbeddedServer(ServiceThread):

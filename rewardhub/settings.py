@@ -46,6 +46,12 @@ class Settings(BaseSettings):
         default_factory=list, description="Accepted bearer tokens (comma-separated in the environment)."
     )
     api_keys_file: str | None = Field(None, description="File with one accepted bearer token per line.")
+    api_workers: int = Field(
+        1,
+        ge=1,
+        description="API processes sharing the one port (uvicorn workers); each runs its own local pools. "
+        "Past one, jobs live in a shared job store (job_store_url, or a file in a temporary directory).",
+    )
     rate_limit_per_s: float | None = Field(
         None, gt=0, description="Per-key request rate limit (token bucket); none when unset."
     )
@@ -91,6 +97,13 @@ class Settings(BaseSettings):
         description="Celery mode: a worker or API process whose liveness key is this old is presumed gone "
         "(its chunks are dispatched again).",
     )
+    job_store_url: str | None = Field(
+        None,
+        description="Where /v1/jobs records live, shared by every API process and replica that names the same "
+        "store: redis://host:port/db or sqlite:////abs/path/jobs.sqlite3 (one machine; three slashes for a relative path). Unset: in process with "
+        "one API worker; the Celery engine's Redis with execution=celery; a temporary sqlite file shared by "
+        "this server's API workers otherwise.",
+    )
     sandbox_backend: Literal["bwrap", "docker", "unsafe"] = Field(
         "bwrap",
         description="Isolation for code execution; 'unsafe' runs code without isolation and must be chosen explicitly.",
@@ -122,6 +135,15 @@ class Settings(BaseSettings):
     ui_namespace: str = Field(
         "default", pattern=r"^[A-Za-z0-9_.:-]{1,64}$", description="Services sharing a store and namespace add up."
     )
+
+    @field_validator("job_store_url")
+    @classmethod
+    def _known_job_store(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("redis://", "rediss://", "unix://", "sqlite:///")):
+            raise ValueError(
+                f"job_store_url must be redis://..., rediss://..., unix://... or sqlite:///path, not {value!r}"
+            )
+        return value
 
     @field_validator("api_keys", "plugins", mode="before")
     @classmethod

@@ -1,6 +1,9 @@
-"""Asynchronous jobs, in process: submit a batch, poll its progress, fetch the results.
+"""Asynchronous jobs: submit a batch, poll its progress, fetch the results.
 
-The in-process store is the embedded default; finished jobs are dropped after the retention time.
+A job runs in the API process that accepted it. The in-process store is the embedded default;
+finished jobs are dropped after the retention time (``result_ttl_s``), and a poll after that is
+told the job expired. With several API processes or replicas, a shared job store
+(:mod:`rewardhub.api.job_store`, ``job_store_url``) records every job so any of them can answer.
 When the engine offers a :class:`~rewardhub.execution.journal.JobJournal` (Celery mode keeps one
 in Redis), every job is also recorded there, and a job this process does not hold is looked up
 in it: a job of an API process that restarted or died is answered ``failed`` with the reason, and
@@ -16,6 +19,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from rewardhub.api.job_store import ExpiringJournal
 from rewardhub.api.schemas import JobState
 from rewardhub.errors import NotFound, Overloaded
 from rewardhub.execution.journal import JobJournal, JobRecord
@@ -45,6 +49,7 @@ class JobStore:
         self.max_jobs = max_jobs
         self.journal = journal
         self._jobs: dict[str, _Job] = {}
+        self._expired: dict[str, float] = {}  # job id -> unix time its results were dropped (this process)
 
     def submit(self, total: int, runner: Runner) -> str:
         self._expire()
@@ -63,7 +68,7 @@ class JobStore:
         if job is None:
             record = self.journal.load(job_id) if self.journal is not None else None
             if record is None:
-                raise NotFound(f"no job {job_id!r} (unknown or expired)")
+                raise self._not_found(job_id)
             return _state_of_record(record)
         return JobState(
             job_id=job_id,
@@ -77,6 +82,21 @@ class JobStore:
         for job in self._jobs.values():
             if job.task is not None and not job.task.done():
                 job.task.cancel()
+        if isinstance(self.journal, ExpiringJournal):
+            await asyncio.to_thread(self.journal.close)
+
+    def _not_found(self, job_id: str) -> NotFound:
+        expired_at = self._expired.get(job_id)
+        if expired_at is None and isinstance(self.journal, ExpiringJournal):
+            expired_at = self.journal.expired_at(job_id)
+        if expired_at is not None:
+            when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expired_at))
+            return NotFound(
+                f"job {job_id!r} expired: its results were kept for {self.retention_s:g} s after it finished "
+                f"(result_ttl_s) and dropped at {when}",
+                detail={"job_id": job_id, "expired": True, "retention_s": self.retention_s},
+            )
+        return NotFound(f"no job {job_id!r}: no API process of this service accepted it", detail={"job_id": job_id})
 
     async def _run(self, job_id: str, job: _Job, runner: Runner) -> None:
         job.status = "running"
@@ -101,6 +121,9 @@ class JobStore:
         cutoff = time.monotonic() - self.retention_s
         for job_id in [k for k, j in self._jobs.items() if j.finished_at is not None and j.finished_at < cutoff]:
             del self._jobs[job_id]
+            self._expired[job_id] = time.time()
+        while len(self._expired) > self.max_jobs * 10:  # tombstones are small, but not unbounded
+            del self._expired[next(iter(self._expired))]
 
 
 def _state_of_record(record: JobRecord) -> JobState:

@@ -4,19 +4,25 @@ The caller may send ``X-Request-ID`` (a trainer that wants to find its step in o
 well-formed one is kept, anything else is replaced by a fresh id. The id is made current for
 the whole request (``rewardhub.logging``), so the executor puts it in the Celery payload and
 the worker logs under it too, and it is echoed in the ``X-Request-ID`` response header.
+
+Every response also names the API process that gave it (``X-Rewardhub-Pid``): with
+``--api-workers N`` or replicas, a job runs in the process that accepted it and its polls may be
+answered by any other, from the shared job store.
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rewardhub.logging import current_request_id, new_request_id, request_context
 
-__all__ = ["HEADER", "RequestIdMiddleware", "accept_request_id"]
+__all__ = ["HEADER", "PID_HEADER", "RequestIdMiddleware", "accept_request_id"]
 
 HEADER = "x-request-id"
+PID_HEADER = "x-rewardhub-pid"
 _WELL_FORMED = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
@@ -44,7 +50,11 @@ class RequestIdMiddleware:
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message.setdefault("headers", [])
-                message["headers"] = [*message["headers"], (HEADER.encode(), request_id.encode())]
+                message["headers"] = [
+                    *message["headers"],
+                    (HEADER.encode(), request_id.encode()),
+                    (PID_HEADER.encode(), str(os.getpid()).encode()),
+                ]
             await send(message)
 
         with request_context(request_id):

@@ -6,6 +6,7 @@ every route, job and compatibility endpoint shares.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -28,8 +29,9 @@ protected = APIRouter(dependencies=[Depends(require_key)])
 
 
 @public.get("/healthz")
-async def healthz() -> dict[str, str]:
-    return {"status": "ok"}
+async def healthz() -> dict[str, Any]:
+    """``pid`` names the API process that answered: with ``--api-workers N`` there are N of them."""
+    return {"status": "ok", "pid": os.getpid()}
 
 
 @public.get("/readyz")

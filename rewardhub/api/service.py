@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from rewardhub.api.auth import Authenticator
+from rewardhub.api.job_store import open_job_journal
 from rewardhub.api.jobs import JobStore
 from rewardhub.api.metrics import Metrics
 from rewardhub.api.pipeline import ScorePipeline
@@ -52,7 +53,7 @@ def build_service(settings: Settings, registry: Registry | None = None, executor
         registry=registry,
         executor=executor,
         pipeline=ScorePipeline(Scorer(registry, executor, settings), executor, metrics, settings, stats),
-        jobs=JobStore(retention_s=settings.result_ttl_s, journal=executor.job_journal()),
+        jobs=JobStore(retention_s=settings.result_ttl_s, journal=open_job_journal(settings, executor)),
         metrics=metrics,
         auth=Authenticator(settings.all_api_keys(), settings.rate_limit_per_s),
         stats=stats,

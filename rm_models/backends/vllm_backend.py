@@ -8,8 +8,10 @@ run on the generate runner. Each (model, runner, pooler settings) is one engine,
 use; ``gpu_memory_utilization`` is per engine, so two engines (policy and reference) must share.
 
 vLLM is imported lazily: this module imports without it, and the GPU tests skip without a GPU.
-Written against vLLM 0.11+ (``runner=``, ``PoolingParams(use_activation=...)``,
-``StructuredOutputsParams``), with fallbacks to the older names where they differ.
+Written against vLLM 0.11.1, the first release with every call made here (``runner="pooling"``,
+``pooling_task="token_classify"``, ``PoolingParams(use_activation=...)``, ``StructuredOutputsParams``):
+the ``gpu`` extra and ``deploy/Dockerfile.gpu`` name it, and tests/models/test_vllm_shapes.py checks
+each call's keywords and values against that release's own source.
 """
 
 from __future__ import annotations
@@ -48,15 +50,7 @@ class VLLMBackend(Backend):
                     "gpu_memory_utilization": self.spec.gpu_memory_utilization,
                     "tensor_parallel_size": self.spec.tensor_parallel_size,
                 }
-                try:
-                    engine = self._vllm.LLM(**common, **options)
-                except TypeError:
-                    if "pooler_config" not in options:
-                        raise
-                    # vLLM < 0.11 names it override_pooler_config
-                    options["override_pooler_config"] = options.pop("pooler_config")
-                    engine = self._vllm.LLM(**common, **options)
-                self._engines[key] = engine
+                engine = self._engines[key] = self._vllm.LLM(**common, **options)
             return engine
 
     def _generator(self) -> Any:
@@ -85,16 +79,13 @@ class VLLMBackend(Backend):
 
     # ---- pooling -------------------------------------------------------------------------
 
-    def _pooling_params(self, activation: bool) -> Any:
-        try:
-            return self._vllm.PoolingParams(use_activation=activation)
-        except TypeError:  # vLLM < 0.11
-            return self._vllm.PoolingParams(activation=activation)
-
     def classify(self, batch: Sequence[Sequence[int]], batch_size: int) -> list[list[float]]:
         engine = self._pooler(("classify",))
         outputs = engine.encode(
-            _prompts(batch), pooling_params=self._pooling_params(False), pooling_task="classify", use_tqdm=False
+            _prompts(batch),
+            pooling_params=self._vllm.PoolingParams(use_activation=False),
+            pooling_task="classify",
+            use_tqdm=False,
         )
         return [_as_list(out.outputs.data) for out in outputs]
 
@@ -158,14 +149,9 @@ class VLLMBackend(Backend):
         if request.top_logprobs is not None:
             options["logprobs"] = request.top_logprobs
         if request.choices:
-            try:
-                from vllm.sampling_params import StructuredOutputsParams
+            from vllm.sampling_params import StructuredOutputsParams
 
-                options["structured_outputs"] = StructuredOutputsParams(choice=list(request.choices))
-            except ImportError:  # vLLM < 0.11
-                from vllm.sampling_params import GuidedDecodingParams
-
-                options["guided_decoding"] = GuidedDecodingParams(choice=list(request.choices))
+            options["structured_outputs"] = StructuredOutputsParams(choice=list(request.choices))
         return self._vllm.SamplingParams(**options)
 
 

@@ -15,7 +15,9 @@ def score(http: httpx.Client, samples: list[dict], verifier: object = None) -> l
 
 
 def test_healthz_answers_ok(http: httpx.Client) -> None:
-    assert http.get("/healthz").json() == {"status": "ok"}
+    answer = http.get("/healthz").json()
+    assert answer["status"] == "ok"
+    assert isinstance(answer["pid"], int)  # names the API process that answered (one of --api-workers N)
 
 
 def test_readyz_is_200_once_pools_run(http: httpx.Client) -> None:

@@ -199,3 +199,14 @@ def test_kubectl_kustomize_renders_the_manifests() -> None:
     assert result.returncode == 0, result.stderr
     rendered = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
     assert all(doc["metadata"].get("namespace") == "rewardhub" for doc in rendered if doc["kind"] != "Namespace")
+
+
+def test_the_api_runs_two_processes_through_rewardhub_serve_in_compose_and_kubernetes() -> None:
+    """Jobs are findable from every API process only through ``rewardhub serve`` (its shared job store)."""
+    cmd = dict(dockerfile("Dockerfile.api"))["CMD"]
+    assert cmd.startswith('["rewardhub", "serve"')
+    assert '"--api-workers", "2"' in cmd
+    api = by_kind("Deployment")["rewardhub-api"]
+    command = api["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert command[:2] == ["rewardhub", "serve"]
+    assert command[command.index("--api-workers") + 1] == "2"

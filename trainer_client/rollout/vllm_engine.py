@@ -7,9 +7,13 @@ weights are loaded into the engine in place (LoRA adapters merged first), so the
 is always the current policy up to the kernels' round-off, which ``rollout/mismatch_kl`` measures.
 
 The log-probs are vLLM's own (``SamplingParams(logprobs=0)`` returns the sampled token's), taken
-after temperature/top-k/top-p where the installed vLLM supports ``logprobs_mode``. This module
-imports vLLM when the engine is built, so the package works without it; the tests that need it
-are skipped without a GPU.
+after temperature/top-k/top-p (``logprobs_mode="processed_logprobs"``).
+
+Only vLLM's public ``LLM`` API is used, as of vLLM 0.11.1 (the ``gpu`` extra's minimum):
+``sleep``/``wake_up``, ``apply_model`` for the weight load, ``reset_prefix_cache``, ``generate``;
+tests/trainer/test_vllm_rollout_calls.py checks every call against that release's source. This
+module imports vLLM when the engine is built, so the package works without it; the tests that
+need a real engine are skipped without a GPU.
 """
 
 from __future__ import annotations
@@ -70,10 +74,8 @@ class VLLMRolloutEngine:
             "max_model_len": cfg.data.max_prompt_tokens + cfg.rollout.max_new_tokens,
             "trust_remote_code": cfg.model.trust_remote_code,
         }
-        try:
-            self.llm = vllm.LLM(**kwargs, logprobs_mode="processed_logprobs")
-        except TypeError:  # vLLM before logprobs_mode: raw log-probs (temperature 1 makes them equal)
-            self.llm = vllm.LLM(**kwargs)
+        # log-probabilities after temperature and top-p/top-k: the distribution the tokens were drawn from
+        self.llm = vllm.LLM(**kwargs, logprobs_mode="processed_logprobs")
         self._asleep = False
         self.sync_weights()
 
@@ -103,12 +105,10 @@ class VLLMRolloutEngine:
         def load(engine_model: Any) -> None:
             engine_model.load_weights(weights)
 
-        if hasattr(self.llm, "apply_model"):
-            self.llm.apply_model(load)
-        else:  # older vLLM: reach the in-process model runner
-            load(self.llm.llm_engine.model_executor.driver_worker.model_runner.model)
-        if hasattr(self.llm, "reset_prefix_cache"):
-            self.llm.reset_prefix_cache()  # cached KV of old weights would be stale
+        # LLM.apply_model runs `load` on the model inside each worker (one, in this process: the
+        # engine core is in-process, so the tensors are handed over, not serialised)
+        self.llm.apply_model(load)
+        self.llm.reset_prefix_cache()  # cached KV of old weights would be stale
         self._sleep()
 
     def generate(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> Rollout:
@@ -119,7 +119,7 @@ class VLLMRolloutEngine:
                 n=1,
                 temperature=params.temperature,
                 top_p=params.top_p,
-                top_k=params.top_k if params.top_k > 0 else -1,
+                top_k=params.top_k,  # 0 disables it, in vLLM (0.11.1 on) as here
                 max_tokens=params.max_new_tokens,
                 logprobs=0,
                 seed=None,
