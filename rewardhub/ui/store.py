@@ -118,7 +118,8 @@ def store_url(settings: Settings) -> str:
                 return urlunsplit(urlsplit(url)._replace(query=""))  # the query holds Celery's transport options
     shared_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if shared_dir:
-        return f"sqlite:///{Path(shared_dir) / 'rewardhub-ui.db'}"
+        # not *.db: prometheus_client reads every *.db file of that folder as its own
+        return f"sqlite:///{Path(shared_dir) / 'rewardhub-ui.sqlite3'}"
     return "memory"
 
 

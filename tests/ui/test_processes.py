@@ -62,7 +62,9 @@ def test_uvicorn_workers_with_a_prometheus_multiprocess_dir_share_the_page(tmp_p
             figures = wait_for(lambda: stats(client), lambda s: s["total"] == 30 and s["processes"] == 2)
         assert (figures["total"], figures["processes"]) == (30, 2)
         assert figures["runs"]["multi"]["samples"] == 30
-        assert (metrics_dir / "rewardhub-ui.db").exists()
+        assert (metrics_dir / "rewardhub-ui.sqlite3").exists()
+        # the page's file sits beside Prometheus' own files without being read as one of them
+        assert all(httpx.get(f"{url}/metrics", timeout=10).status_code == 200 for _ in range(4))
     finally:
         server.terminate()
         server.wait(timeout=60)

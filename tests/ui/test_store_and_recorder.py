@@ -48,7 +48,7 @@ def test_the_store_follows_the_deployment():
 
 def test_with_a_prometheus_multiprocess_dir_local_processes_share_a_file_there(monkeypatch, tmp_path):
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
-    assert store_url(Settings.load()) == f"sqlite:///{tmp_path / 'rewardhub-ui.db'}"
+    assert store_url(Settings.load()) == f"sqlite:///{tmp_path / 'rewardhub-ui.sqlite3'}"
     assert isinstance(open_store(Settings.load()), SqliteStore)
 
 
