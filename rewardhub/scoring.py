@@ -87,8 +87,10 @@ class Scorer:
         out = []
         for i, (sample, node) in enumerate(zip(samples, nodes, strict=True)):
             result = combine(node, leaf_results[i])
-            elapsed = sum(r.elapsed_ms for r in leaf_results[i].values())
-            out.append(result.model_copy(update={"id": sample.id, "elapsed_ms": round(elapsed, 3)}))
+            elapsed = round(sum(r.elapsed_ms for r in leaf_results[i].values()), 3)
+            if result.id != sample.id or result.elapsed_ms != elapsed:  # a single leaf's result is already whole
+                result = result.model_copy(update={"id": sample.id, "elapsed_ms": elapsed})
+            out.append(result)
         return out
 
     async def _escalate(
