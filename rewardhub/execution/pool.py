@@ -54,6 +54,7 @@ log = logging.getLogger(__name__)
 
 MAX_CHUNK = 32
 RESULT_FLUSH_S = 0.005
+MESSAGES_AHEAD = 2  # chunks a worker holds at once: the next one waits in its pipe, not in our queue
 
 
 @dataclass
@@ -88,13 +89,22 @@ def _future_sink(futures: list[Future[list[Result]]]) -> Sink:
 class _Worker:
     process: multiprocessing.process.BaseProcess
     conn: multiprocessing.connection.Connection
-    progress: Any  # shared [position in chunk, start time] of the call running now, written by the worker
-    chunk: collections.deque[_Task] = field(default_factory=collections.deque)
-    acked: int = 0  # calls of the current chunk whose results have arrived
+    progress: Any  # shared [calls begun before the one running now, its start time], written by the worker
+    chunk: collections.deque[_Task] = field(default_factory=collections.deque)  # sent, not yet answered
+    acked: int = 0  # calls answered since the worker started
+    sent: int = 0  # calls sent since the worker started
+    message_ends: collections.deque[int] = field(default_factory=collections.deque)  # ``sent`` after each message
     ready: bool = False  # registry loaded: start-up time never counts against a call's limit
+
+    def wants_work(self) -> bool:
+        return self.ready and len(self.message_ends) < MESSAGES_AHEAD
 
     def running(self) -> tuple[int, float]:
         """Offset in ``chunk`` of the call running now, and when it started.
+
+        Both counters count calls since the worker started, across messages: a worker holds its
+        next chunk before it finishes the current one (no idle round trip between chunks), and
+        the position keeps naming the call that runs.
 
         Read from shared memory rather than messages, so results can come back in batches while
         the clock of every call stays exact. The worker writes the time before the position,
@@ -210,17 +220,21 @@ class WorkerPool:
 
     def _dispatch(self) -> None:
         with self._lock:
-            idle = [w for w in self._workers if w.ready and not w.chunk]
-            for worker in idle:
+            # Idle workers first, then a second chunk for busy ones; smaller chunks as the queue
+            # drains, so the last calls of a batch spread over all workers.
+            for worker in sorted((w for w in self._workers if w.wants_work()), key=lambda w: len(w.chunk)):
                 if not self._queue:
                     break
                 n = max(1, min(MAX_CHUNK, len(self._queue) // (2 * self.size)))
-                worker.chunk.extend(self._queue.popleft() for _ in range(min(n, len(self._queue))))
-                worker.acked = 0
-                worker.progress[1] = time.monotonic()
-                worker.progress[0] = 0
+                tasks = [self._queue.popleft() for _ in range(min(n, len(self._queue)))]
+                if not worker.chunk:  # idle: the first call of this message starts now
+                    worker.progress[1] = time.monotonic()
+                    worker.progress[0] = worker.acked
+                worker.chunk.extend(tasks)
+                worker.sent += len(tasks)
+                worker.message_ends.append(worker.sent)
                 try:
-                    worker.conn.send([(task.id, task.call) for task in worker.chunk])
+                    worker.conn.send([(task.id, task.call) for task in tasks])
                 except (OSError, ValueError):
                     pass  # the worker died; _receive sees EOF and requeues the chunk
 
@@ -238,6 +252,8 @@ class WorkerPool:
                     for task_id, results in message:  # finished calls, in order, batched by the worker
                         task = worker.chunk.popleft()
                         worker.acked += 1
+                        if worker.message_ends and worker.acked >= worker.message_ends[0]:
+                            worker.message_ends.popleft()
                         assert task.id == task_id, "worker answered out of order"
                         finished.append((task, results))
         except (EOFError, OSError):
@@ -359,6 +375,7 @@ def _worker_main(
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     registry = Registry.load(plugin_files)
+    begun = 0  # calls begun before this message: the position in ``progress`` counts across messages
     conn.send("ready")
     while True:
         try:
@@ -371,10 +388,11 @@ def _worker_main(
         flushed = time.monotonic()
         for index, (task_id, call) in enumerate(message):
             progress[1] = time.monotonic()  # time first, then position: see _Worker.running
-            progress[0] = index
+            progress[0] = begun + index
             outbox.append((task_id, run_call(registry, call)))
             # Answer in small batches: one message per call costs more than a fast verifier. The
             # parent's clock comes from ``progress``, so batching never blurs a call's limit.
             if index == len(message) - 1 or time.monotonic() - flushed > RESULT_FLUSH_S:
                 conn.send(outbox)
                 outbox, flushed = [], time.monotonic()
+        begun += len(message)
