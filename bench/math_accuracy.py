@@ -10,7 +10,7 @@
    gold and response as written, nothing wrapped, then ``verify(gold, pred, float_rounding=
    precision, strict=..., allow_set_relation_comp=...)``), with the extraction targets and
    settings each case's ``harness`` field names; our config gets the same settings.
-2. ``--agreement``: the held-out check, agreement with the labels of real model outputs that
+2. ``--agreement``: agreement with the labels of real model outputs that
    neither side was tuned on: GPT-3 solutions to GSM8K (``is_correct``) and Qwen2.5-Math
    chain-of-thought on MATH (Qwen's own grader), math-verify again called as its tests call it.
 
@@ -178,7 +178,7 @@ def run_dev_set(path: Path, show_errors: bool, rows: list[dict[str, Any]]) -> No
     baseline, baseline_s, hung = score_baseline(cases)
     ours, results, ours_s = score_ours(cases)
     print(f"{path.name}: {len(cases)} labelled cases ({sum(labels)} equivalent)")
-    print("  THIS IS THE DEVELOPMENT SET: our verifier was tuned on these cases; see --agreement for held-out data")
+    print("  THIS IS THE DEVELOPMENT SET: our verifier was tuned on these cases; --agreement scores real outputs outside it")
     theirs_m, ours_m = metrics(baseline, labels), metrics(ours, labels)
     print(_row("math-verify (own tests)", theirs_m, baseline_s) + (f"  [{hung} hung and were killed]" if hung else ""))
     print(_row("rewardhub math", ours_m, ours_s))
@@ -239,12 +239,12 @@ def run_agreement(data_dir: Path, rows: list[dict[str, Any]]) -> None:
         agree_o = sum(x == y for x, y in zip(o, labels, strict=True)) / len(index)
         both = sum(x == y for x, y in zip(b, o, strict=True)) / len(index)
         print(
-            f"{source:<10} {len(index)} labelled outputs (held out): agreement with labels: math-verify {agree_b:.4f}, "
+            f"{source:<10} {len(index)} labelled outputs (not the dev set): agreement with labels: math-verify {agree_b:.4f}, "
             f"ours {agree_o:.4f}; verdict agreement ours vs math-verify {both:.4f}"
         )
         rows.append(
             {
-                "case": f"{source}: {len(index)} labelled real outputs (held out)",
+                "case": f"{source}: {len(index)} labelled real outputs (not the dev set)",
                 "baseline": "math-verify 0.9.0 as its own tests call it",
                 "baseline_value": f"{agree_b:.4f}",
                 "ours_value": f"{agree_o:.4f}",
