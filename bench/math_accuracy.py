@@ -10,8 +10,8 @@
    gold and response as written, nothing wrapped, then ``verify(gold, pred, float_rounding=
    precision, strict=..., allow_set_relation_comp=...)``), with the extraction targets and
    settings each case's ``harness`` field names; our config gets the same settings.
-2. ``--agreement``: agreement with the labels of real model outputs that
-   neither side was tuned on: GPT-3 solutions to GSM8K (``is_correct``) and Qwen2.5-Math
+2. ``--agreement``: agreement with the labels of real model outputs outside
+   the dev set: GPT-3 solutions to GSM8K (``is_correct``) and Qwen2.5-Math
    chain-of-thought on MATH (Qwen's own grader), math-verify again called as its tests call it.
 
 Data come from ``--data-dir`` (or ``$REWARDHUB_DATA_DIR``); rows for the README table go to
@@ -178,7 +178,9 @@ def run_dev_set(path: Path, show_errors: bool, rows: list[dict[str, Any]]) -> No
     baseline, baseline_s, hung = score_baseline(cases)
     ours, results, ours_s = score_ours(cases)
     print(f"{path.name}: {len(cases)} labelled cases ({sum(labels)} equivalent)")
-    print("  THIS IS THE DEVELOPMENT SET: our verifier was tuned on these cases; --agreement scores real outputs outside it")
+    print(
+        "  THIS IS THE DEVELOPMENT SET: our verifier was tuned on these cases; --agreement scores real outputs outside it"
+    )
     theirs_m, ours_m = metrics(baseline, labels), metrics(ours, labels)
     print(_row("math-verify (own tests)", theirs_m, baseline_s) + (f"  [{hung} hung and were killed]" if hung else ""))
     print(_row("rewardhub math", ours_m, ours_s))
