@@ -30,6 +30,8 @@ from rewardhub.types import OK, Result, Sample, VerifierKind, VerifierSpec
 
 __all__ = ["Scorer"]
 
+MAX_RESOLVED = 1024  # distinct specs remembered; past this the memory starts over
+
 
 class Scorer:
     def __init__(self, registry: Registry, executor: Executor, settings: Settings) -> None:
@@ -37,10 +39,16 @@ class Scorer:
         self.executor = executor
         self.settings = settings
         self._leaf_info: dict[str, tuple[VerifierKind, float]] = {}
+        # Resolved trees by canonical spec: the registry does not change while we serve, and a
+        # trainer sends the same few specs all day (a one-sample request resolved its spec anew,
+        # validating the config and hashing it, every time).
+        self._resolved: dict[str, Node] = {}
 
     def plan(self, samples: Sequence[Sample], default: VerifierSpec | None) -> list[Node]:
         """Each sample's resolved tree; a bad spec fails the request (422/404) before any work."""
-        cache: dict[str, Node] = {}
+        cache = self._resolved
+        if len(cache) > MAX_RESOLVED:
+            cache.clear()
         nodes = []
         for index, sample in enumerate(samples):
             spec = sample.verifier if sample.verifier is not None else default
