@@ -61,8 +61,10 @@ def table(status: dict[str, str]) -> str:
         path = RESULTS / f"{name}.json"
         rows = json.loads(path.read_text()) if path.exists() else []
         if not rows:
-            what = status.get(name, "not run")
-            lines.append(f"| `{name}` | {what}; output in bench/results/{name}.log | {BENCHES[name][2]} | | | | | |")
+            log = RESULTS / f"{name}.log"
+            what = status.get(name, "ran earlier" if log.exists() else "not run")
+            what = f"{what}, reports no rows (its numbers are in its log)" if what == "ran" or log.exists() else what
+            lines.append(f"| `{name}` | {what}: bench/results/{name}.log | {BENCHES[name][2]} | | | | | |")
             continue
         for row in rows:
             ratio = f"{row['ratio']:.2f}x" if isinstance(row.get("ratio"), int | float) else ""
