@@ -61,8 +61,9 @@ def main() -> None:
         try:
             with httpx.Client(base_url=url, timeout=600) as client:
                 client.post("/v1/score", json={"verifier": "math", "samples": samples[:64]}).raise_for_status()
-                if args.py_spy and shutil.which("py-spy"):
-                    command = ["py-spy", "record", "--gil", "-r", "200", "-f", "raw", "-o", str(raw)]
+                spy_bin = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
+                if args.py_spy and spy_bin:
+                    command = [spy_bin, "record", "--gil", "-r", "200", "-f", "raw", "-o", str(raw)]
                     spy = subprocess.Popen([*command, "-p", str(process.pid)], stdout=subprocess.DEVNULL)
                     time.sleep(1)
                 before = cpu_seconds(process.pid)
@@ -88,7 +89,9 @@ def main() -> None:
         api_us, workers_us = (1e6 * (after[i] - before[i]) / n for i in (0, 1))
         print(f"{n} samples in batches of {args.batch}, {args.workers} workers: {n / wall:.0f} samples/s")
         print(f"CPU per sample: API process {api_us:.0f} us, workers {workers_us:.0f} us")
-        print(f"scoring per sample as the workers time it: {1000 * scoring_ms / n:.0f} us")
+        print(
+            f"scoring per sample as the workers time it (wall clock, so a busy machine inflates it): {1000 * scoring_ms / n:.0f} us"
+        )
         if spy is not None and raw.exists():
             print("API process, functions holding the GIL (own time):")
             for share, frame in top_frames(raw, 25):
