@@ -1,6 +1,8 @@
-"""Load and fault benchmark: the service under sustained load, local mode against Celery mode.
+"""Load and fault benchmark: the service under sustained load against a bare FastAPI + math-verify
+process pool (``baseline``: bench/_bare_pool_app.py, what a user builds instead), then local mode
+against Celery mode.
 
-    python bench/load.py [--duration 60] [--modes local,celery,fault,lost-worker] [--workers 2]
+    python bench/load.py [--duration 60] [--modes baseline,local,celery,fault,lost-worker] [--workers 2]
 
 For each mode the service runs as real processes on loopback (``rewardhub serve``; in Celery
 mode plus ``--workers`` processes of ``rewardhub worker`` on the Redis at 127.0.0.1:6379) and
@@ -58,6 +60,9 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from rewardhub.server import free_port  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from _common import write_rows  # noqa: E402
 
 
 @dataclass
@@ -151,7 +156,8 @@ class Service:
         self.mode = mode
         self.port = free_port()
         self.env = {**os.environ, "REWARDHUB_MAX_PENDING_SAMPLES": str(max_pending), "REWARDHUB_LOG_LEVEL": "warning"}
-        if mode != "local":
+        self.env["REWARDHUB_BENCH_WORKERS"] = str(workers)
+        if mode not in ("local", "baseline"):
             prefix = f"bench{uuid.uuid4().hex[:6]}-"
             # Redis with its default settings; only the queue names are the benchmark's own
             self.env["REWARDHUB_BROKER_URL"] = f"redis://127.0.0.1:6379/14?queue_prefix={prefix}"
@@ -165,6 +171,11 @@ class Service:
         return f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> Service:
+        if self.mode == "baseline":
+            return self._start(
+                [sys.executable, "-m", "uvicorn", "_bare_pool_app:app", "--app-dir", "bench", "--port", str(self.port)]
+                + ["--log-level", "warning", "--backlog", "4096"]
+            )
         command = [
             sys.executable,
             "-m",
@@ -188,6 +199,9 @@ class Service:
                         start_new_session=True,
                     )
                 )
+        return self._start(command)
+
+    def _start(self, command: list[str]) -> Service:
         self.api = subprocess.Popen(
             command,
             env=self.env,
@@ -260,8 +274,21 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+ROWS: list[dict] = []
+
+
 def report(mode: str, tally: Tally, rss: RssSampler, seconds: float) -> None:
     mib = 1024 * 1024
+    answered = sum(tally.statuses.values())
+    ROWS.append(
+        {
+            "mode": mode,
+            "samples_s": round(tally.samples_ok / seconds),
+            "single_p99_ms": round(percentile(tally.latencies["single"], 0.99) * 1000),
+            "errors": f"{tally.status_5xx} 5xx, {tally.transport_errors} transport, "
+            f"{tally.samples_sent - answered} samples lost",
+        }
+    )
     print(f"\n== {mode} ==")
     print(
         f"  throughput      {tally.samples_ok / seconds:9.1f} samples/s ok   {tally.requests / seconds:7.1f} requests/s"
@@ -278,7 +305,6 @@ def report(mode: str, tally: Tally, rss: RssSampler, seconds: float) -> None:
     print(
         f"  API RSS  start {rss.start / mib:7.1f} MiB   peak {rss.peak / mib:7.1f} MiB   end {rss.last / mib:7.1f} MiB"
     )
-    answered = sum(tally.statuses.values())
     print(
         f"  samples sent {tally.samples_sent}   answered {answered} {tally.statuses}   lost {tally.samples_sent - answered}"
     )
@@ -299,7 +325,7 @@ def run_mode(mode: str, args: argparse.Namespace) -> None:
     if mode == "lost-worker":
         lost_worker(args)
         return
-    kind = "local" if mode == "local" else "celery"
+    kind = mode if mode in ("local", "baseline") else "celery"
     tally = Tally()
     with Service(kind, args.workers, args.max_pending) as service:
         assert service.api is not None
@@ -371,7 +397,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of load per mode (default 60)")
     parser.add_argument(
-        "--modes", default="local,celery,fault", help="comma-separated: local, celery, fault, lost-worker"
+        "--modes",
+        default="baseline,local,celery,fault",
+        help="comma-separated: baseline, local, celery, fault, lost-worker",
     )
     parser.add_argument("--big", type=int, default=40_000, help="samples of the lost-worker request")
     parser.add_argument("--kill-at", type=float, default=2.5, help="seconds into the lost-worker request")
@@ -394,6 +422,26 @@ def main() -> None:
     )
     for mode in args.modes.split(","):
         run_mode(mode.strip(), args)
+    by_mode = {row["mode"].split(" ")[0]: row for row in ROWS}
+    if "baseline" in by_mode:
+        base = by_mode["baseline"]
+        rows = []
+        for name, row in by_mode.items():
+            if name == "baseline":
+                continue
+            rows.append(
+                {
+                    "case": f"{args.duration:g} s of mixed load, {name} mode"
+                    + (" (kill -9 a worker)" if name == "fault" else ""),
+                    "baseline": "bare FastAPI + warm math-verify ProcessPoolExecutor",
+                    "baseline_value": f"{base['samples_s']} ({base['errors']}; single p99 {base['single_p99_ms']} ms)",
+                    "ours_value": f"{row['samples_s']} ({row['errors']}; single p99 {row['single_p99_ms']} ms)",
+                    "unit": "samples/s",
+                    "ratio": round(row["samples_s"] / max(1, base["samples_s"]), 2),
+                    "note": "same clients, same samples, same cores",
+                }
+            )
+        write_rows("load", rows)
 
 
 if __name__ == "__main__":

@@ -1,20 +1,24 @@
-"""Throughput of ``math`` scoring on real chain-of-thought outputs: plain math-verify in one
-process against the running service, on the same samples, in one run.
+"""Throughput of ``math`` scoring on real chain-of-thought outputs: the service against a warm
+math-verify process pool with the same number of processes, on the same cores, in one run.
 
-    python bench/math_throughput.py [--workers 2] [--batch 64] [--gsm8k 800]
+    python bench/math_throughput.py --data-dir DIR [--workers 2] [--batch 256] [--rounds 5]
 
-The samples are real model outputs, in the groups GRPO sends (one gold, G responses): the 100 x 8
-Qwen2.5-Math chain-of-thought responses to MATH problems and GSM8K solutions (4 per problem).
+The samples are real model outputs (``--data-dir`` holds them): the 100 x 8 Qwen2.5-Math
+chain-of-thought responses to MATH problems and ``--gsm8k`` GSM8K solutions, in trainer-sized
+batches of ``--batch`` samples sent one after another (a trainer scores a step's rollouts at once).
 
-(a) plain math-verify: ``verify(parse(gold), parse(response))`` in a single-process loop, as a
-    trainer's reward function would call it (gold wrapped in ``\\boxed{}`` when bare).
-(b) ``rewardhub serve --workers N`` started as a subprocess, the samples sent to
-    ``POST /v1/score`` in batches of whole groups, one request at a time.
-(c) for reference, our verifier in a single-process loop (no service, no second core).
+Sides, alternated round by round, each round on a fresh service and a fresh pool (so parse caches
+start cold on both sides); medians are reported:
 
-Prints items/s of each (the best of ``--repeats`` alternating rounds, so that a noisy neighbour
-on a shared machine penalises both sides alike), the ratio (b)/(a), and the p50/p99 latency of a
-batch request and of one sample as the service timed it (``elapsed_ms``).
+(a) the baseline a careful user picks: math-verify in a warm ``ProcessPoolExecutor`` of
+    ``--workers`` processes (verl's fix for math-verify's per-call cost), scoring each batch with
+    verl's recipe (``math_metric`` with LaTeX gold and expression+LaTeX prediction extraction, the
+    gold wrapped in ``\\boxed{}``), the batch split into one chunk per process;
+(b) ``rewardhub serve --workers N``, each batch one ``POST /v1/score``;
+(c) our verifier in one process, no service: times ``--workers`` is the ceiling (b) aims at.
+
+Printed: samples/s of each, (b)/(a), (b)/((c) x workers), CPU per sample inside the service (API
+process and workers), and how often (a) and (b) agree on the verdict.
 """
 
 from __future__ import annotations
@@ -22,66 +26,77 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import httpx
 import psutil
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import add_data_dir, alternate, data_file, median, write_rows  # noqa: E402
 from _serve import start_service  # noqa: E402
 
-DATA = Path("/work/shared/data")
 
-
-def load_samples(gsm8k: int) -> list[dict[str, str]]:
+def load_samples(data_dir: Path, gsm8k: int) -> list[dict[str, str]]:
     """Real outputs, grouped by problem (qwen: 8 per MATH problem; GSM8K: 4 per problem)."""
     samples = []
-    for line in (DATA / "qwen25math_math_cot_100.jsonl").read_text().splitlines():
+    for line in data_file(data_dir, "qwen25math_math_cot_100.jsonl").read_text().splitlines():
         record = json.loads(line)
         samples += [{"reference": record["gt"], "response": r, "group": f"q{record['idx']}"} for r in record["code"]]
-    for i, line in enumerate((DATA / "gsm8k_example_model_solutions.jsonl").read_text().splitlines()):
-        if 4 * i >= gsm8k:
-            break
-        record = json.loads(line)
-        gold = record["ground_truth"].rsplit("A:", 1)[-1].strip()
-        for key in ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification"):
-            samples.append({"reference": gold, "response": record[key]["solution"], "group": f"g{i}"})
+    if gsm8k:
+        lines = data_file(data_dir, "gsm8k_example_model_solutions.jsonl").read_text().splitlines()
+        for i, line in enumerate(lines[: (gsm8k + 3) // 4]):
+            record = json.loads(line)
+            gold = record["ground_truth"].rsplit("A:", 1)[-1].strip()
+            for key in ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification"):
+                samples.append({"reference": gold, "response": record[key]["solution"], "group": f"g{i}"})
     return samples
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+# --- (a) the warm math-verify pool -----------------------------------------------------------
+_METRIC = None
 
 
-def plain_math_verify(samples: list[dict[str, str]]) -> float:
-    from math_verify import parse, verify
+def _pool_init() -> None:
+    global _METRIC
+    from math_verify.metric import math_metric
+    from math_verify.parser import ExprExtractionConfig, LatexExtractionConfig
 
+    _METRIC = math_metric(
+        gold_extraction_target=(LatexExtractionConfig(),),
+        pred_extraction_target=(ExprExtractionConfig(), LatexExtractionConfig()),
+    )
+    _METRIC(["\\boxed{1}"], ["\\boxed{1}"])  # imports and grammar warm before any timing
+
+
+def _pool_chunk(pairs: list[tuple[str, str]]) -> list[bool]:
+    """verl's math-verify reward: gold boxed, any exception is a wrong answer (verl's choice)."""
+    out = []
+    for gold, response in pairs:
+        try:
+            score, _ = _METRIC(["\\boxed{" + gold + "}"], [response])
+        except Exception:
+            score = 0.0
+        out.append(score >= 1.0)
+    return out
+
+
+def pool_run(pool: ProcessPoolExecutor, batches: list[list[dict[str, str]]], workers: int) -> tuple[float, list[bool]]:
+    verdicts: list[bool] = []
     started = time.perf_counter()
-    for sample in samples:
-        gold = sample["reference"]
-        gold = gold if "\\boxed" in gold or "$" in gold else "\\boxed{" + gold + "}"
-        verify(parse(gold), parse(sample["response"]))
-    return len(samples) / (time.perf_counter() - started)
+    for batch in batches:
+        size = -(-len(batch) // workers)
+        chunks = [[(s["reference"], s["response"]) for s in batch[i : i + size]] for i in range(0, len(batch), size)]
+        for part in pool.map(_pool_chunk, chunks):
+            verdicts += part
+    return sum(map(len, batches)) / (time.perf_counter() - started), verdicts
 
 
-def ours_in_process(samples: list[dict[str, str]]) -> float:
-    from rewardhub.verifiers.math.verifier import MathVerifier
-
-    from rewardhub.types import Sample
-
-    verifier, config = MathVerifier(), MathVerifier.Config()
-    started = time.perf_counter()
-    for sample in samples:
-        verifier.score(Sample(response=sample["response"], reference=sample["reference"]), config)
-    return len(samples) / (time.perf_counter() - started)
-
-
+# --- (b) the service ---------------------------------------------------------------------------
 def cpu_seconds(pid: int) -> tuple[float, float]:
     """CPU time (user + system) of the service process and of all its worker processes."""
     main = psutil.Process(pid)
@@ -94,85 +109,100 @@ def cpu_seconds(pid: int) -> tuple[float, float]:
     return sum(main.cpu_times()[:2]), children
 
 
-def through_service(
-    url: str, samples: list[dict[str, str]], batch: int, in_flight: int
-) -> tuple[float, list[float], list[float]]:
-    """Batches sent with ``in_flight`` requests outstanding, as a trainer overlapping its steps
-    would: with one at a time the workers idle while the API reads and answers each request."""
-    request_ms: list[float] = []
-    sample_ms: list[float] = []
-    batches = [samples[i : i + batch] for i in range(0, len(samples), batch)]
+def service_run(url: str, batches: list[list[dict[str, str]]]) -> tuple[float, list[bool]]:
+    verdicts: list[bool] = []
     with httpx.Client(base_url=url, timeout=600) as client:
-
-        def send(chunk: list[dict[str, str]]) -> tuple[float, list[float]]:
-            began = time.perf_counter()
-            response = client.post("/v1/score", json={"verifier": "math", "samples": chunk})
-            response.raise_for_status()
-            return (time.perf_counter() - began) * 1000, [r["elapsed_ms"] for r in response.json()["results"]]
-
         started = time.perf_counter()
-        with ThreadPoolExecutor(in_flight) as pool:
-            for took, per_sample in pool.map(send, batches):
-                request_ms.append(took)
-                sample_ms += per_sample
-        rate = len(samples) / (time.perf_counter() - started)
-    return rate, request_ms, sample_ms
+        for batch in batches:
+            response = client.post("/v1/score", json={"verifier": "math", "samples": batch})
+            response.raise_for_status()
+            verdicts += [r["status"] == "ok" and r["score"] >= 1.0 for r in response.json()["results"]]
+    return sum(map(len, batches)) / (time.perf_counter() - started), verdicts
+
+
+# --- (c) in process ----------------------------------------------------------------------------
+def in_process(samples: list[dict[str, str]]) -> float:
+    from rewardhub.verifiers.math.verifier import MathVerifier
+
+    from rewardhub.types import Sample
+
+    verifier, config = MathVerifier(), MathVerifier.Config()
+    objects = [Sample(response=s["response"], reference=s["reference"]) for s in samples]
+    started = time.perf_counter()
+    for sample in objects:
+        verifier.score(sample, config)
+    return len(samples) / (time.perf_counter() - started)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_data_dir(parser)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--batch", type=int, default=64, help="samples per request (whole groups of 8 and 4)")
-    parser.add_argument("--gsm8k", type=int, default=800, help="how many GSM8K solutions to add to the 800 Qwen ones")
-    parser.add_argument(
-        "--in-flight", type=int, default=2, help="requests outstanding at once (1: strictly one after another)"
-    )
-    parser.add_argument("--repeats", type=int, default=3, help="alternating rounds; the best of each side counts")
+    parser.add_argument("--batch", type=int, default=256, help="samples per request / per pool batch")
+    parser.add_argument("--gsm8k", type=int, default=800, help="GSM8K solutions added to the 800 Qwen ones")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds; medians are reported")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
-    samples = load_samples(args.gsm8k)
+    samples = load_samples(args.data_dir, args.gsm8k)
+    batches = [samples[i : i + args.batch] for i in range(0, len(samples), args.batch)]
     print(
         f"{len(samples)} real responses ({sum(len(s['response']) for s in samples) // len(samples)} chars on average), "
-        f"{args.workers} workers, {os.cpu_count()} cores, {args.in_flight} requests in flight"
+        f"batches of {args.batch}, {args.workers} processes on each side, {os.cpu_count()} cores, {args.rounds} rounds"
     )
+    seen: dict[str, list[bool]] = {}
+    cpu: list[tuple[float, float]] = []
 
-    baseline = single = service = 0.0
-    request_ms: list[float] = []
-    sample_ms: list[float] = []
-    cpu = (0.0, 0.0)
-    for _ in range(args.repeats):
-        baseline = max(baseline, plain_math_verify(samples))
-        process, url = start_service(
-            "--workers", str(args.workers)
-        )  # a fresh service: its caches start cold every round
+    def baseline() -> float:
+        with ProcessPoolExecutor(args.workers, initializer=_pool_init) as pool:
+            list(pool.map(_pool_chunk, [[("1", "\\boxed{1}")]] * (4 * args.workers)))  # every process warm
+            rate, seen["baseline"] = pool_run(pool, batches, args.workers)
+        return rate
+
+    def service() -> float:
+        process, url = start_service("--workers", str(args.workers))
         try:
-            warm = [{"reference": str(n), "response": f"\\boxed{{{n}}}"} for n in range(64)]  # imports only
+            warm = [{"reference": str(n), "response": f"\\boxed{{{n}}}"} for n in range(64)]
             httpx.post(url + "/v1/score", json={"verifier": "math", "samples": warm}, timeout=600).raise_for_status()
             before = cpu_seconds(process.pid)
-            rate, requests, per_sample = through_service(url, samples, args.batch, args.in_flight)
+            rate, seen["ours"] = service_run(url, batches)
             after = cpu_seconds(process.pid)
+            cpu.append((after[0] - before[0], after[1] - before[1]))
         finally:
             process.terminate()
             process.wait(timeout=30)
-        if rate > service:
-            service, request_ms, sample_ms = rate, requests, per_sample
-            cpu = (after[0] - before[0], after[1] - before[1])
-    single = ours_in_process(samples)  # caches cold here as well: a separate process state
+        return rate
 
-    print(f"{'(a) plain math-verify, 1 process':<44} {baseline:>8.0f} items/s")
+    def ceiling() -> float:  # a fresh interpreter each round: the verifier's parse cache starts cold
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as one:
+            return one.submit(in_process, samples).result()
+
+    rates = alternate({"service": service, "baseline": baseline, "in_process": ceiling}, args.rounds)
+    a, b, c = median(rates["baseline"]), median(rates["service"]), median(rates["in_process"])
+    agree = sum(x == y for x, y in zip(seen["baseline"], seen["ours"], strict=True)) / len(samples)
+    api_ms = median([1000 * api / len(samples) for api, _ in cpu])
+    worker_ms = median([1000 * workers / len(samples) for _, workers in cpu])
+    for name, values in rates.items():
+        print(f"rounds, {name}: {', '.join(f'{v:.0f}' for v in values)}")
+    print(f"{f'(a) math-verify, warm pool of {args.workers}':<44} {a:>8.0f} samples/s")
+    print(f"{f'(b) rewardhub serve --workers {args.workers}':<44} {b:>8.0f} samples/s   (b)/(a) {b / a:.2f}x")
     print(
-        f"{f'(b) rewardhub service, {args.workers} workers':<44} {service:>8.0f} items/s   ratio (b)/(a) {service / baseline:.2f}x"
+        f"{'(c) our math verifier, 1 process':<44} {c:>8.0f} samples/s   (b)/((c) x {args.workers}) {b / (c * args.workers):.2f}"
     )
-    print(
-        f"{'(c) rewardhub math verifier, 1 process':<44} {single:>8.0f} items/s   ratio (c)/(a) {single / baseline:.2f}x"
-    )
-    print(
-        f"batch of {args.batch}: p50 {percentile(request_ms, 0.5):.1f} ms, p99 {percentile(request_ms, 0.99):.1f} ms; "
-        f"one sample (service-timed): p50 {percentile(sample_ms, 0.5):.2f} ms, p99 {percentile(sample_ms, 0.99):.2f} ms"
-    )
-    print(
-        f"CPU per sample inside the service: API process {1000 * cpu[0] / len(samples):.2f} ms, "
-        f"worker processes {1000 * cpu[1] / len(samples):.2f} ms"
+    print(f"CPU per sample inside the service: API process {api_ms:.3f} ms, workers {worker_ms:.3f} ms")
+    print(f"verdict agreement (a) vs (b): {agree:.1%} of {len(samples)} samples")
+    write_rows(
+        "math_throughput",
+        [
+            {
+                "case": f"{len(samples)} real CoT responses, batches of {args.batch}, {args.workers} processes each",
+                "baseline": f"math-verify, warm pool of {args.workers}",
+                "baseline_value": round(a),
+                "ours_value": round(b),
+                "unit": "samples/s",
+                "ratio": round(b / a, 2),
+                "note": f"{b / (c * args.workers):.2f} of in-process x {args.workers}; verdicts agree {agree:.1%}",
+            }
+        ],
     )
 
 

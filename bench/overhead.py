@@ -1,115 +1,205 @@
-"""Service overhead: exact match on 10,000 samples in one request, and 1,000 concurrent
-single-sample requests (OpenRLHF's current one-sample-per-request mode).
+"""Service overhead, against a bare FastAPI endpoint doing the same JSON in and out, and
+OpenRLHF's load shape (many concurrent one-sample ``/get_reward`` calls) against the batched path.
 
-Also answers "inline or pool?" for cheap verifiers: the same work through ``exact`` (inline in the
-API process) and ``exact_pooled`` (the same class, routed through the worker pool).
+    python bench/overhead.py --data-dir DIR [--workers 2] [--samples 10000] [--concurrent 1000] [--rounds 3]
 
-    python bench/overhead.py [--workers 2] [--samples 10000] [--concurrent 1000]
+Part 1, overhead (``exact``, which runs inline in the API process, so both sides do the same work
+in one process): (a) ``bench/_bare_app.py`` under uvicorn with uvloop and httptools, (b)
+``rewardhub serve``. Cases: ``--samples`` samples in one request, and ``--concurrent`` concurrent
+one-sample requests. Sides alternate round by round; medians; verdicts compared sample by sample.
+
+Part 2, OpenRLHF's pattern (``math`` in the worker pool, on real CoT responses): the same samples
+sent as ``--concurrent`` concurrent one-sample ``POST /get_reward`` calls, and as batches of 256
+through ``POST /v1/score``. Goal: the single calls reach at least half the batched samples/s.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
-import statistics
+import subprocess
 import sys
-import tempfile
-import textwrap
 import time
 from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT, add_data_dir, alternate, data_file, median, write_rows  # noqa: E402
 from _serve import start_service  # noqa: E402
 
-POOLED_PLUGIN = textwrap.dedent(
-    """
-    from rewardhub.verifiers.exact import ExactVerifier
-
-    class PooledExact(ExactVerifier):
-        name = "exact_pooled"
-        inline = False
-    """
-)
+from rewardhub.server import free_port  # noqa: E402
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def samples(n: int) -> list[dict]:
+def exact_samples(n: int) -> list[dict]:
     return [{"id": str(i), "response": f"answer {i % 97}", "reference": f"answer {i % 89}"} for i in range(n)]
 
 
-def one_big_request(url: str, verifier: str, n: int, repeats: int = 5) -> tuple[float, float]:
-    body = {"verifier": verifier, "samples": samples(n)}
-    times = []
+def start_bare() -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    command = [sys.executable, "-m", "uvicorn", "_bare_app:app", "--app-dir", "bench", "--port", str(port)]
+    command += ["--loop", "uvloop", "--http", "httptools", "--log-level", "warning", "--backlog", "4096"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            httpx.post(url + "/v1/score", json={"samples": []}).raise_for_status()
+            return process, url
+        except httpx.TransportError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("the bare app did not start")
+
+
+def one_request(url: str, samples: list[dict]) -> tuple[float, list[float]]:
+    body = {"verifier": "exact", "samples": samples}
     with httpx.Client(timeout=600) as client:
         client.post(url + "/v1/score", json=body).raise_for_status()  # warm-up
-        for _ in range(repeats):
-            started = time.perf_counter()
-            client.post(url + "/v1/score", json=body).raise_for_status()
-            times.append(time.perf_counter() - started)
-    best = min(times)
-    return n / best, statistics.median(times) * 1000
+        started = time.perf_counter()
+        response = client.post(url + "/v1/score", json=body)
+        response.raise_for_status()
+        took = time.perf_counter() - started
+    return len(samples) / took, [r["score"] for r in response.json()["results"]]
 
 
-async def concurrent_singles(url: str, verifier: str, n: int) -> tuple[float, float, float]:
-    """aiohttp as the load generator: httpx's client costs more CPU per request than our server."""
+async def concurrent(url: str, path: str, bodies: list[dict], pick) -> tuple[float, list[float]]:  # noqa: ANN001
+    """aiohttp as the load generator: httpx's client costs more CPU per request than the servers."""
     import aiohttp
 
-    latencies: list[float] = []
-    connector = aiohttp.TCPConnector(limit=n)
+    connector = aiohttp.TCPConnector(limit=len(bodies))
+    scores: list[float] = [0.0] * len(bodies)
     async with aiohttp.ClientSession(url, connector=connector, timeout=aiohttp.ClientTimeout(total=600)) as client:
 
-        async def one(i: int) -> None:
-            started = time.perf_counter()
-            body = {
-                "verifier": verifier,
-                "samples": [{"response": f"answer {i % 97}", "reference": f"answer {i % 89}"}],
-            }
-            async with client.post("/v1/score", json=body) as r:
+        async def one(i: int, body: dict) -> None:
+            async with client.post(path, json=body) as r:
                 r.raise_for_status()
-                await r.read()
-            latencies.append((time.perf_counter() - started) * 1000)
+                scores[i] = pick(await r.json())
 
-        await asyncio.gather(*(one(i) for i in range(50)))  # warm the connections
-        latencies.clear()
+        await asyncio.gather(*(one(i, body) for i, body in enumerate(bodies[:50])))  # open the connections
         started = time.perf_counter()
-        await asyncio.gather(*(one(i) for i in range(n)))
+        await asyncio.gather(*(one(i, body) for i, body in enumerate(bodies)))
         wall = time.perf_counter() - started
-    return n / wall, percentile(latencies, 0.5), percentile(latencies, 0.99)
+    return len(bodies) / wall, scores
+
+
+def part_overhead(args: argparse.Namespace, rows: list[dict]) -> None:
+    big = exact_samples(args.samples)
+    singles = [{"verifier": "exact", "samples": [s]} for s in exact_samples(args.concurrent)]
+    seen: dict[str, list[float]] = {}
+
+    def side(name: str, start) -> dict[str, float]:  # noqa: ANN001
+        process, url = start()
+        try:
+            rate_big, seen[name + "_big"] = one_request(url, big)
+            pick = lambda answer: answer["results"][0]["score"]  # noqa: E731
+            rate_singles, seen[name + "_singles"] = asyncio.run(concurrent(url, "/v1/score", singles, pick))
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+        return {"big": rate_big, "singles": rate_singles}
+
+    results: dict[str, list[dict[str, float]]] = {"ours": [], "bare": []}
+    start_ours = lambda: start_service("--workers", str(args.workers))  # noqa: E731
+    alternate(
+        {
+            "ours": lambda: results["ours"].append(side("ours", start_ours)) or 0.0,
+            "bare": lambda: results["bare"].append(side("bare", start_bare)) or 0.0,
+        },
+        args.rounds,
+    )
+    agree = seen["ours_big"] == seen["bare_big"] and seen["ours_singles"] == seen["bare_singles"]
+    print(f"{'case (exact, inline)':<46} {'bare FastAPI':>14} {'rewardhub':>12} {'ratio':>7}")
+    for case, label in (
+        ("big", f"{args.samples} samples, 1 request"),
+        ("singles", f"{args.concurrent} concurrent 1-sample requests"),
+    ):
+        bare = median([r[case] for r in results["bare"]])
+        ours = median([r[case] for r in results["ours"]])
+        print(f"{label:<46} {bare:>14.0f} {ours:>12.0f} {ours / bare:>6.2f}x")
+        rows.append(
+            {
+                "case": f"exact: {label}",
+                "baseline": "bare FastAPI endpoint, same JSON in and out",
+                "baseline_value": round(bare),
+                "ours_value": round(ours),
+                "unit": "samples/s",
+                "ratio": round(ours / bare, 2),
+                "note": f"verdicts identical: {agree}",
+            }
+        )
+    print(f"verdicts identical on every sample: {agree}")
+
+
+def part_openrlhf(args: argparse.Namespace, rows: list[dict]) -> None:
+    samples = []
+    for line in data_file(args.data_dir, "qwen25math_math_cot_100.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        samples += [{"reference": record["gt"], "response": r} for r in record["code"]]
+    samples = (samples * (1 + args.concurrent // len(samples)))[: args.concurrent]
+    singles = [{"query": ["Q: " + s["response"]], "prompts": ["Q: "], "labels": [s["reference"]]} for s in samples]
+    seen: dict[str, list[float]] = {}
+
+    def batched(url: str) -> float:
+        scores: list[float] = []
+        with httpx.Client(base_url=url, timeout=600) as client:
+            started = time.perf_counter()
+            for i in range(0, len(samples), 256):
+                response = client.post("/v1/score", json={"verifier": "math", "samples": samples[i : i + 256]})
+                response.raise_for_status()
+                scores += [r["score"] for r in response.json()["results"]]
+            rate = len(samples) / (time.perf_counter() - started)
+        seen["batched"] = scores
+        return rate
+
+    def single(url: str) -> float:
+        rate, seen["single"] = asyncio.run(concurrent(url, "/get_reward", singles, lambda a: a["rewards"][0]))
+        return rate
+
+    rates: dict[str, list[float]] = {"batched": [], "single": []}
+    for r in range(args.rounds):
+        process, url = start_service("--workers", str(args.workers))  # fresh: parse caches cold for both
+        try:
+            order = ("batched", "single") if r % 2 == 0 else ("single", "batched")
+            for name in order:
+                rates[name].append((batched if name == "batched" else single)(url))
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    b, s = median(rates["batched"]), median(rates["single"])
+    agree = sum(x == y for x, y in zip(seen["batched"], seen["single"], strict=True)) / len(samples)
+    print(
+        f"math on {len(samples)} real CoT responses: batches of 256 {b:.0f} samples/s; "
+        f"{args.concurrent} concurrent one-sample /get_reward {s:.0f} samples/s: {s / b:.2f} of batched (goal >= 0.5)"
+    )
+    print(f"verdict agreement single vs batched: {agree:.1%}")
+    rows.append(
+        {
+            "case": f"math: {args.concurrent} concurrent one-sample /get_reward (OpenRLHF)",
+            "baseline": "the same service, batches of 256 on /v1/score",
+            "baseline_value": round(b),
+            "ours_value": round(s),
+            "unit": "samples/s",
+            "ratio": round(s / b, 2),
+            "note": f"goal >= 0.5; verdicts agree {agree:.1%}",
+        }
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_data_dir(parser)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--samples", type=int, default=10_000)
     parser.add_argument("--concurrent", type=int, default=1_000)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        plugin = Path(tmp) / "pooled.py"
-        plugin.write_text(POOLED_PLUGIN)
-        proc, url = start_service("--workers", str(args.workers), "--plugin", str(plugin))
-        try:
-            print(f"rewardhub overhead, {args.workers} workers, {os.cpu_count()} cores")
-            print(f"{'case':<44} {'items/s':>10} {'p50 ms':>9} {'p99 ms':>9}")
-            for verifier in ("exact", "exact_pooled"):
-                rate, median_ms = one_big_request(url, verifier, args.samples)
-                print(
-                    f"{verifier + f': {args.samples} samples, 1 request':<44} {rate:>10.0f} {median_ms:>9.1f} {'':>9}"
-                )
-            for verifier in ("exact", "exact_pooled"):
-                rate, p50, p99 = asyncio.run(concurrent_singles(url, verifier, args.concurrent))
-                print(
-                    f"{verifier + f': {args.concurrent} concurrent single requests':<44} {rate:>10.0f} {p50:>9.1f} {p99:>9.1f}"
-                )
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+    print(f"rewardhub overhead, {args.workers} workers, {os.cpu_count()} cores, {args.rounds} alternating rounds")
+    rows: list[dict] = []
+    part_overhead(args, rows)
+    part_openrlhf(args, rows)
+    write_rows("overhead", rows)
 
 
 if __name__ == "__main__":

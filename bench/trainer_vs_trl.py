@@ -2,9 +2,16 @@
 
 Same tiny policy (Qwen2-style, hidden 64, 2 layers, 4 heads, random init with the same seed),
 same 16-token character tokenizer built locally, same prompts, same batch (4 prompts x 8
-completions = 32), same budget (8 new tokens), same learning rate (1e-3), no reference model
-(TRL: beta=0; ours: algorithm.kl.reference=false), token-mean loss (TRL's loss_type="dapo"),
-group-std advantages, no entropy bonus (``--our-recipe`` keeps ours, with its entropy bonus).
+completions = 32), same budget (8 new tokens), and the same recipe, set explicitly on both sides and printed
+(:data:`RECIPE`): learning rate 1e-3 decayed linearly to 0 over the run (TRL's default
+schedule), AdamW (0.9, 0.999, eps 1e-8, no weight decay), gradient norm clipped at 1.0, no
+reference model (TRL: beta=0; ours: algorithm.kl.reference=false), the PPO ratio clipped
+symmetrically at 0.2, token-mean loss over the batch (TRL's loss_type="dapo"), group-std
+advantages with TRL's 1e-4 in the denominator, sampling at temperature 1 with no top-p or top-k,
+no entropy bonus (``--our-recipe`` keeps ours, with its entropy bonus).
+
+Equal learning comes first: ``--seeds`` runs of ``--steps`` steps per side, the mean reward per
+window of steps printed side by side (and completion lengths), then the speed: seconds per step.
 TRL scores with a Python function inside the trainer; ours asks a rewardhub service over HTTP:
 by default a `rewardhub serve` started here in its own process, as it would be deployed
 (``--embedded`` runs it inside the trainer's process instead, ``--url`` uses a running one).
@@ -13,7 +20,7 @@ A step is timed the same way on both sides: wall clock from the end of one optim
 end of the next (median after warm-up). Prints both, the ratio, and the reward and entropy at the
 start and after N steps. Nothing is downloaded.
 
-    python bench/trainer_vs_trl.py --steps 300 --repeats 3
+    python bench/trainer_vs_trl.py --steps 600 --seeds 0,1,2
     python bench/trainer_vs_trl.py --steps 300 --embedded
 """
 
@@ -34,10 +41,22 @@ import torch
 
 from rewardhub.launcher import ServiceProcess
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import write_rows  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN = ROOT / "examples" / "data" / "addition_train.jsonl"
 WARMUP = 5
 WINDOW = 20
+RECIPE = {
+    "learning rate": "1e-3, linear decay to 0, no warm-up",
+    "optimizer": "AdamW (0.9, 0.999), eps 1e-8, weight decay 0, grad norm clip 1.0",
+    "batch": "4 prompts x 8 completions, 8 new tokens, 1 update per batch",
+    "sampling": "temperature 1.0, top-p 1.0, no top-k",
+    "policy loss": "PPO clip 0.2 / 0.2, token mean over the batch (TRL dapo)",
+    "advantage": "(r - group mean) / (group std + 1e-4)",
+    "regularisers": "no KL, no reference model, no entropy bonus",
+}
 
 
 def records() -> list[dict]:
@@ -70,6 +89,20 @@ def run_trl(steps: int, seed: int, out_dir: Path) -> dict:
         num_generations=8,
         max_completion_length=8,
         learning_rate=1e-3,
+        lr_scheduler_type="linear",
+        warmup_steps=0,
+        adam_beta1=0.9,
+        adam_beta2=0.999,
+        adam_epsilon=1e-8,
+        weight_decay=0.0,
+        max_grad_norm=1.0,
+        temperature=1.0,
+        top_p=1.0,
+        top_k=0,
+        epsilon=0.2,
+        epsilon_high=0.2,
+        scale_rewards="group",
+        num_iterations=1,
         loss_type="dapo",
         beta=0.0,
         max_steps=steps,
@@ -100,6 +133,9 @@ def run_trl(steps: int, seed: int, out_dir: Path) -> dict:
         "reward_last": statistics.mean(h["reward"] for h in logs[-WINDOW:]),
         "entropy_first": statistics.mean(h.get("entropy", float("nan")) for h in logs[:WINDOW]),
         "entropy_last": statistics.mean(h.get("entropy", float("nan")) for h in logs[-WINDOW:]),
+        "rewards": [h["reward"] for h in logs],
+        "lengths": [h.get("completions/mean_length", float("nan")) for h in logs],
+        "lr_first_last": [logs[0].get("learning_rate"), logs[-1].get("learning_rate")],
     }
 
 
@@ -114,14 +150,36 @@ def run_ours(steps: int, seed: int, out_dir: Path, url: str | None, our_recipe: 
             "seed": seed,
             "threads": 1,
             "data": {"train": str(TRAIN)},
-            "rollout": {"prompts_per_step": 4, "group_size": 8, "max_new_tokens": 8},
             "reward": {"url": url, "verifier": "exact"}
             if url
             else {"embedded": True, "embedded_in": "thread", "verifier": "exact"},
+            "rollout": {
+                "prompts_per_step": 4,
+                "group_size": 8,
+                "max_new_tokens": 8,
+                "temperature": 1.0,
+                "top_p": 1.0,
+                "top_k": 0,
+            },
             "algorithm": {"kl": {"reference": False}}
             if our_recipe
-            else {"kl": {"reference": False}, "entropy_coef": 0.0},
-            "optim": {"lr": 1e-3},
+            else {
+                "kl": {"reference": False},
+                "entropy_coef": 0.0,
+                "clip_low": 0.2,
+                "clip_high": 0.2,
+                "std_eps": 1e-4,
+                "aggregation": "token_mean",
+            },
+            "optim": {
+                "lr": 1e-3,
+                "schedule": "linear",
+                "warmup_steps": 0,
+                "betas": (0.9, 0.999),
+                "eps": 1e-8,
+                "weight_decay": 0.0,
+                "max_grad_norm": 1.0,
+            },
             "checkpoint": {"save_final": False},
             "logging": {"progress": False},
         }
@@ -148,6 +206,9 @@ def run_ours(steps: int, seed: int, out_dir: Path, url: str | None, our_recipe: 
         "reward_wait_s": statistics.median(r["time/reward_s"] for r in rows[WARMUP:]),
         "reward_latency_s": statistics.median(r["reward/latency_s"] for r in rows[WARMUP:]),
         "train_s": statistics.median(r["time/train_s"] for r in rows[WARMUP:]),
+        "rewards": [r["reward/mean"] for r in rows],
+        "lengths": [r.get("response/length_mean", float("nan")) for r in rows],
+        "lr_first_last": [rows[0].get("actor/lr"), rows[-1].get("actor/lr")],
     }
 
 
@@ -155,10 +216,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="rewardhub-train vs TRL GRPOTrainer, seconds per step on one CPU thread."
     )
-    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--steps", type=int, default=600)
+    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds, one run per side each")
+    parser.add_argument("--window", type=int, default=50, help="steps per row of the reward curves")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--repeats", type=int, default=1, help="alternate the two this many times; the median ratio is reported"
+        "--repeats", type=int, default=1, help="with --seeds '': runs of --seed, alternating; the median ratio counts"
     )
     parser.add_argument("--url", default=None, help="a running rewardhub service")
     parser.add_argument("--embedded", action="store_true", help="run the service inside the trainer's process")
@@ -178,32 +241,67 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps(result))
         return 0
     sides = [args.only] if args.only else ["trl", "ours"]
+    seeds = [int(x) for x in args.seeds.split(",")] if args.seeds else [args.seed] * args.repeats
+    print("recipe, identical on both sides:")
+    for key, value in RECIPE.items():
+        print(f"  {key:<14} {value}")
     runs: list[dict[str, dict]] = []
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         url = args.url
         if url is None and not args.embedded and "ours" in sides:
             url = stack.enter_context(ServiceProcess(workers=1))
         # each run in a fresh interpreter, so neither inherits the other's garbage and threads;
-        # alternating the two spreads any drift in the machine's speed over both sides
-        for repeat in range(args.repeats):
+        # the order alternates from run to run, spreading any drift in the machine's speed over both
+        for index, seed in enumerate(seeds):
             results: dict[str, dict] = {}
-            for side in sides:
-                out = Path(tmp) / f"{side}-{repeat}.json"
+            for side in sides if index % 2 == 0 else list(reversed(sides)):
+                out = Path(tmp) / f"{side}-{index}.json"
                 command = [sys.executable, __file__, "--run-one", side, "--steps", str(args.steps)]
-                command += ["--seed", str(args.seed), "--json", str(out)]
+                command += ["--seed", str(seed), "--json", str(out)]
                 command += ["--url", url] if url else []
                 command += ["--our-recipe"] if args.our_recipe else []
                 subprocess.run(command, check=True)
-                results["trl" if side == "trl" else "rewardhub"] = json.loads(out.read_text())
+                results["trl" if side == "trl" else "rewardhub"] = {"seed": seed, **json.loads(out.read_text())}
             runs.append(results)
-    print(f"{'':12} {'s/step':>8} {'reward first→last':>20} {'entropy first→last':>20}")
+    summary = report(runs, args.steps, args.window)
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2))
+    return 0
+
+
+def _windows(values: list[float], size: int) -> list[float]:
+    return [statistics.mean(values[i : i + size]) for i in range(0, len(values), size) if values[i : i + size]]
+
+
+def report(runs: list[dict[str, dict]], steps: int, window: int) -> dict[str, object]:
+    """Learning first (reward per window of steps, completion lengths), then speed."""
+    names = [n for n in ("trl", "rewardhub") if all(n in r for r in runs)]
+    print(f"\nmean reward per {window} steps, seeds {[r[names[0]]['seed'] for r in runs]} (mean over seeds):")
+    curves = {}
+    for name in names:
+        per_seed = [_windows(r[name]["rewards"], window) for r in runs]
+        curves[name] = [statistics.mean(col) for col in zip(*per_seed, strict=False)]
+    print(f"{'steps':>11} " + " ".join(f"{n:>10}" for n in names))
+    for w in range(max(len(c) for c in curves.values())):
+        cells = " ".join(f"{curves[n][w]:10.3f}" if w < len(curves[n]) else f"{'':>10}" for n in names)
+        print(f"{w * window:>5}-{min(steps, (w + 1) * window) - 1:<5} {cells}")
+    print(
+        f"\n{'':12} {'seed':>4} {'s/step':>8} {'reward first→last':>20} {'entropy first→last':>20} {'length first→last':>18} {'lr first→last':>22}"
+    )
     for results in runs:
         for name, r in results.items():
-            print(
-                f"{name:12} {r['seconds_per_step']:8.4f} {r['reward_first']:9.3f} → {r['reward_last']:6.3f}"
-                f" {r['entropy_first']:10.3f} → {r['entropy_last']:6.3f}"
+            lengths = [x for x in r["lengths"] if x == x]
+            length = (
+                f"{statistics.mean(lengths[:WINDOW]):7.2f} → {statistics.mean(lengths[-WINDOW:]):6.2f}"
+                if lengths
+                else "n/a"
             )
-    summary: dict[str, object] = {"steps": args.steps, "runs": runs}
+            lr = r.get("lr_first_last") or [None, None]
+            print(
+                f"{name:12} {r['seed']:>4} {r['seconds_per_step']:8.4f} {r['reward_first']:9.3f} → {r['reward_last']:6.3f}"
+                f" {r['entropy_first']:10.3f} → {r['entropy_last']:6.3f} {length:>18} {lr[0]!s:>10} → {lr[1]!s:<10}"
+            )
+    summary: dict[str, object] = {"steps": steps, "runs": runs, "curves": curves}
     ours = [r["rewardhub"] for r in runs if "rewardhub" in r]
     if ours:
         split = {k: statistics.median(r[k] for r in ours) * 1000 for k in ("generate_s", "train_s", "reward_wait_s")}
@@ -212,17 +310,42 @@ def main(argv: list[str] | None = None) -> int:
             f" waiting for rewards {split['reward_wait_s']:.1f}"
         )
     ratios = [r["trl"]["seconds_per_step"] / r["rewardhub"]["seconds_per_step"] for r in runs if len(r) == 2]
+    rows = []
+    if len(names) == 2:
+        last = {n: statistics.mean(r[n]["reward_last"] for r in runs) for n in names}
+        rows.append(
+            {
+                "case": f"toy addition, {len(runs)} seeds x {steps} steps: mean reward of the last {WINDOW} steps",
+                "baseline": "TRL GRPOTrainer, identical recipe",
+                "baseline_value": f"{last['trl']:.3f}",
+                "ours_value": f"{last['rewardhub']:.3f}",
+                "unit": "reward",
+                "ratio": None,
+                "note": "equal learning first: curves in bench/results/trainer_vs_trl.log",
+            }
+        )
     if ratios:
         ratio = statistics.median(ratios)
         summary["trl_over_rewardhub"] = ratio
         each = ", ".join(f"{x:.2f}" for x in ratios)
         print(
             f"rewardhub-train is {ratio:.2f}x {'faster' if ratio >= 1 else 'slower'} per step"
-            f" (median of {len(ratios)}: {each}; goal: >= 1.5x)"
+            f" (median of {len(ratios)}: {each})"
         )
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2))
-    return 0
+        rows.append(
+            {
+                "case": f"toy addition, seconds per step ({len(ratios)} runs, alternating)",
+                "baseline": "TRL GRPOTrainer, identical recipe",
+                "baseline_value": f"{statistics.median(r['trl']['seconds_per_step'] for r in runs):.4f}",
+                "ours_value": f"{statistics.median(r['rewardhub']['seconds_per_step'] for r in runs):.4f}",
+                "unit": "s/step",
+                "ratio": round(ratio, 2),
+                "note": f"per-run ratios {each}",
+            }
+        )
+    if rows:
+        write_rows("trainer_vs_trl", rows)
+    return summary
 
 
 if __name__ == "__main__":

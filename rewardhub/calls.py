@@ -77,8 +77,10 @@ def run_call(registry: Registry, call: Call) -> list[Result]:
         message, details = _explain(call, exc)
         raw = failure(call, message, **details)
     # A group's time is shared by its samples; each sample of a batch waited for the whole batch.
-    elapsed_ms = (time.perf_counter() - started) * 1000 / (len(call.samples) if call.is_group else 1)
-    return [_checked(value, call.config, elapsed_ms) for value in raw]
+    elapsed_ms = round((time.perf_counter() - started) * 1000 / (len(call.samples) if call.is_group else 1), 3)
+    return [
+        _checked(value, call.config, elapsed_ms, sample.id) for value, sample in zip(raw, call.samples, strict=True)
+    ]
 
 
 def _explain(call: Call, exc: Exception) -> tuple[str, dict[str, str]]:
@@ -92,8 +94,11 @@ def _explain(call: Call, exc: Exception) -> tuple[str, dict[str, str]]:
     return f"verifier {call.verifier!r} raised {type(exc).__name__}: {exc}", {"reason": "exception"}
 
 
-def _checked(value: object, config: VerifierConfig, elapsed_ms: float) -> Result:
-    """A verifier's value as a Result: a non-``ok`` status carries the failure score."""
+def _checked(value: object, config: VerifierConfig, elapsed_ms: float, sample_id: str | None) -> Result:
+    """A verifier's value as a Result: a non-``ok`` status carries the failure score.
+
+    The result carries its sample's id and time already, so a one-verifier request (the common
+    case) answers with the worker's result object as it came back, without another copy."""
     try:
         result = as_result(value)  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError) as exc:
@@ -103,4 +108,4 @@ def _checked(value: object, config: VerifierConfig, elapsed_ms: float) -> Result
         result = Result.failed(f"verifier returned a non-finite score ({result.score})", score=config.failure_score)
     elif result.status != OK and result.score != config.failure_score:
         result = result.model_copy(update={"score": config.failure_score})
-    return result.model_copy(update={"elapsed_ms": elapsed_ms})
+    return result.model_copy(update={"elapsed_ms": elapsed_ms, "id": sample_id})

@@ -30,6 +30,8 @@ from rewardhub.types import OK, Result, Sample, VerifierKind, VerifierSpec
 
 __all__ = ["Scorer"]
 
+MAX_RESOLVED = 1024  # distinct specs remembered; past this the memory starts over
+
 
 class Scorer:
     def __init__(self, registry: Registry, executor: Executor, settings: Settings) -> None:
@@ -37,10 +39,16 @@ class Scorer:
         self.executor = executor
         self.settings = settings
         self._leaf_info: dict[str, tuple[VerifierKind, float]] = {}
+        # Resolved trees by canonical spec: the registry does not change while we serve, and a
+        # trainer sends the same few specs all day (a one-sample request resolved its spec anew,
+        # validating the config and hashing it, every time).
+        self._resolved: dict[str, Node] = {}
 
     def plan(self, samples: Sequence[Sample], default: VerifierSpec | None) -> list[Node]:
         """Each sample's resolved tree; a bad spec fails the request (422/404) before any work."""
-        cache: dict[str, Node] = {}
+        cache = self._resolved
+        if len(cache) > MAX_RESOLVED:
+            cache.clear()
         nodes = []
         for index, sample in enumerate(samples):
             spec = sample.verifier if sample.verifier is not None else default
@@ -87,8 +95,10 @@ class Scorer:
         out = []
         for i, (sample, node) in enumerate(zip(samples, nodes, strict=True)):
             result = combine(node, leaf_results[i])
-            elapsed = sum(r.elapsed_ms for r in leaf_results[i].values())
-            out.append(result.model_copy(update={"id": sample.id, "elapsed_ms": round(elapsed, 3)}))
+            elapsed = round(sum(r.elapsed_ms for r in leaf_results[i].values()), 3)
+            if result.id != sample.id or result.elapsed_ms != elapsed:  # a single leaf's result is already whole
+                result = result.model_copy(update={"id": sample.id, "elapsed_ms": elapsed})
+            out.append(result)
         return out
 
     async def _escalate(

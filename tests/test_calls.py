@@ -135,6 +135,22 @@ def test_a_group_answering_the_wrong_count_fails_the_whole_group() -> None:
     assert "returned 2 results for 3 samples" in (results[0].error or "")
 
 
+def test_each_result_carries_its_own_samples_id_whatever_the_outcome() -> None:
+    # The service answers a one-verifier request with these objects as they come back from the
+    # worker, so the id must already be the sample's own, in batches and groups and on failure.
+    batch = tuple(Sample(id=f"m{i}", response=r) for i, r in enumerate(("ab", "bad", "abcd")))
+    group = tuple(Sample(id=f"g{i}", response=str(i), group="g") for i in range(3))
+    for call in (
+        Call("scripted", CONFIG, (Sample(id="s", response="bug"),), "rule", 5.0),
+        Call("scripted", CONFIG, (Sample(id="t", response="ok"),), "rule", 5.0),
+        Call("model", CONFIG, batch, "model", 5.0),
+        Call("group", CONFIG, group, "group", 5.0),
+    ):
+        results = run_call(REGISTRY, call)
+        assert [r.id for r in results] == [s.id for s in call.samples]
+        assert all(r.elapsed_ms == round(r.elapsed_ms, 3) for r in results)
+
+
 class InlineScripted(Scripted):
     name: ClassVar[str] = "scripted_inline"
     inline: ClassVar[bool] = True

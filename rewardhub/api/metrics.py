@@ -22,9 +22,11 @@ answers and every scrape; a process that exits is marked dead so its gauge stops
 from __future__ import annotations
 
 import atexit
+import collections
 import os
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -88,14 +90,23 @@ class Metrics:
             self.queue_depth.set(self._depth())
 
     def observe_results(self, nodes: Sequence[Node], results: Sequence[Result]) -> None:
+        """Counts are summed per (verifier, status) first: one counter update per kind of outcome,
+        not per sample; the time histogram takes every sample."""
+        counts: collections.Counter[tuple[str, str]] = collections.Counter()
+        timers: dict[str, Any] = {}
         for node, result in zip(nodes, results, strict=True):
             name = node.name if isinstance(node, Leaf) else "composite"
-            self.samples.labels(name, result.status).inc()
-            self.verifier_seconds.labels(name).observe(result.elapsed_ms / 1000)
-            if result.status == TIMEOUT:
-                self.timeouts.labels(name).inc()
-            elif result.status == ERROR:
-                self.errors.labels(name).inc()
+            counts[name, result.status] += 1
+            timer = timers.get(name)
+            if timer is None:
+                timer = timers[name] = self.verifier_seconds.labels(name)
+            timer.observe(result.elapsed_ms / 1000)
+        for (name, status), n in counts.items():
+            self.samples.labels(name, status).inc(n)
+            if status == TIMEOUT:
+                self.timeouts.labels(name).inc(n)
+            elif status == ERROR:
+                self.errors.labels(name).inc(n)
 
     def render(self) -> bytes:
         if not self.multiprocess:

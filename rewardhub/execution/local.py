@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rewardhub.calls import Call, failure, run_call
 from rewardhub.errors import ExecutionError, Overloaded
 from rewardhub.execution.base import Executor, ProgressCallback
-from rewardhub.execution.pool import WorkerPool
+from rewardhub.execution.pool import Sink, WorkerPool
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
 from rewardhub.types import TIMEOUT, Result
@@ -47,7 +47,7 @@ class LocalExecutor(Executor):
         )
         self.code_pool = WorkerPool("code", settings.code_worker_count(), plugin_files=registry.plugin_files)
         self._batcher: Any = None
-        self._pending: dict[str, list[tuple[Call, asyncio.Future[list[Result]]]]] = {}
+        self._pending: dict[str, list[tuple[list[Call], Sink, asyncio.Future[None]]]] = {}
         self._inline: dict[str, bool] = {}
 
     async def start(self) -> None:
@@ -103,9 +103,7 @@ class LocalExecutor(Executor):
             if indices:
                 if not pool.started:
                     await asyncio.to_thread(pool.start)
-                for i, future in zip(indices, self._submit_soon(pool, [calls[i] for i in indices]), strict=True):
-                    future.add_done_callback(lambda f, i=i: done(i, f.result()))
-                    waits.append(future)
+                waits.append(self._submit_soon(pool, [calls[i] for i in indices], indices, done))
         if model:
             batcher = self._model_batcher()
             for i in model:
@@ -128,33 +126,48 @@ class LocalExecutor(Executor):
             inline = self._inline[name] = self.registry.verifier_class(name).inline
         return inline
 
-    def _submit_soon(self, pool: WorkerPool, calls: list[Call]) -> list[asyncio.Future[list[Result]]]:
-        """Calls queued in one loop iteration leave in one submit, so concurrent one-sample
-        requests (OpenRLHF's single-turn mode) become chunks instead of one dispatch each."""
+    def _submit_soon(
+        self, pool: WorkerPool, calls: list[Call], indices: list[int], done: Callable[[int, list[Result]], None]
+    ) -> asyncio.Future[None]:
+        """Queue ``calls`` for the pool; the future is done when all of them are answered.
+
+        Answers come back in batches (one loop hand-off per worker message, see
+        :data:`~rewardhub.execution.pool.Sink`), and calls queued in one loop iteration leave in one
+        submit, so concurrent one-sample requests (OpenRLHF's single-turn mode) become chunks
+        instead of one dispatch each.
+        """
         loop = asyncio.get_running_loop()
+        finished: asyncio.Future[None] = loop.create_future()
+        remaining = len(calls)
+
+        def receive(pairs: list[tuple[int, list[Result]]]) -> None:  # on the event loop
+            nonlocal remaining
+            for position, value in pairs:
+                done(indices[position], value)
+            remaining -= len(pairs)
+            if remaining <= 0 and not finished.done():
+                finished.set_result(None)
+
+        def sink(pairs: list[tuple[int, list[Result]]]) -> None:  # on the pool's manager thread
+            loop.call_soon_threadsafe(receive, pairs)
+
         batch = self._pending.get(pool.name)
         if batch is None:
             batch = self._pending[pool.name] = []
             loop.call_soon(self._flush, pool)
-        futures = [loop.create_future() for _ in calls]
-        batch.extend(zip(calls, futures, strict=True))
-        return futures
+        batch.append((calls, sink, finished))
+        return finished
 
     def _flush(self, pool: WorkerPool) -> None:
         batch = self._pending.pop(pool.name, [])
         if not batch:
             return
         try:
-            submitted = pool.submit([call for call, _ in batch])
+            pool.submit_to([(calls, sink) for calls, sink, _ in batch])
         except ExecutionError as exc:
-            for _, future in batch:
-                if not future.done():
-                    future.set_exception(exc)
-            return
-        for (_, future), inner in zip(batch, submitted, strict=True):
-            asyncio.wrap_future(inner).add_done_callback(
-                lambda f, future=future: future.done() or future.set_result(f.result())
-            )
+            for _, _, finished in batch:
+                if not finished.done():
+                    finished.set_exception(exc)
 
     async def _score_model(self, batcher: Any, call: Call, index: int, done: Any) -> None:
         try:

@@ -72,3 +72,38 @@ def test_a_call_that_kills_its_worker_twice_is_reported_as_poison(pool, registry
     [result] = future.result(timeout=60)
     assert result.status == "error" and "worker process died while scoring" in (result.error or "")
     assert "2 times" in (result.error or "")
+
+
+def test_a_worker_holding_its_next_chunk_blames_the_right_call_in_either_chunk(pool, registry):
+    # 60 calls on one worker leave as several chunks, the next one sent before the current one
+    # ends. The overrunning calls sit in different chunks; positions count across chunks, so
+    # each one is blamed alone and every call queued behind it is still answered.
+    calls = [sleepy(registry, "0")] * 20 + [sleepy(registry, "60")] + [sleepy(registry, "0")] * 25
+    calls += [sleepy(registry, "60")] + [sleepy(registry, "0")] * 13
+    respawns = pool.respawns
+    statuses = [future.result(timeout=60)[0].status for future in pool.submit(calls)]
+    assert statuses == ["ok"] * 20 + ["timeout"] + ["ok"] * 25 + ["timeout"] + ["ok"] * 13
+    assert pool.respawns == respawns + 2
+    assert pool.pending() == 0
+
+
+def test_answers_go_to_each_submissions_sink_in_batches(pool, registry):
+    import threading
+
+    received: dict[str, list[int]] = {"a": [], "b": []}
+    calls_made: dict[str, int] = {"a": 0, "b": 0}
+    done = threading.Event()
+
+    def sink_for(name: str):
+        def sink(pairs):
+            calls_made[name] += 1
+            received[name] += [index for index, results in pairs if results[0].status == "ok"]
+            if len(received["a"]) == 50 and len(received["b"]) == 30:
+                done.set()
+
+        return sink
+
+    pool.submit_to([([sleepy(registry, "0")] * 50, sink_for("a")), ([sleepy(registry, "0")] * 30, sink_for("b"))])
+    assert done.wait(60)
+    assert received == {"a": list(range(50)), "b": list(range(30))}
+    assert calls_made["a"] < 50 and calls_made["b"] < 30  # batched hand-offs, not one per call
