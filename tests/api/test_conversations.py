@@ -148,7 +148,7 @@ def test_ten_megabytes_of_content_is_413_and_the_service_keeps_serving(http: htt
     huge = with_turn({"role": "assistant", "content": "x" * (10 * 1024 * 1024)})
     response = score(http, [{"messages": huge}], "exact")
     assert response.status_code == 413 and response.json()["error"]["type"] == "payload_too_large"
-    assert http.get("/healthz").json() == {"status": "ok"}
+    assert http.get("/healthz").json()["status"] == "ok"
 
 
 REFERENCES = {
