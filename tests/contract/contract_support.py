@@ -47,3 +47,32 @@ def readme_block(name: str) -> str:
     if name not in blocks:
         raise KeyError(f"README.md has no block marked <!-- contract: {name} --> (it has {sorted(blocks)})")
     return blocks[name]
+
+
+def readme_command_lines(name: str, *command: str) -> list[list[str]]:
+    """Each ``python COMMAND ...`` line of the README block ``name``, run by bash, as the argument
+    list COMMAND would receive (``...`` left in for the caller to expand). Other commands the block
+    runs: ``python`` runs for real, ``rewardhub`` is a no-op (its lines start the service)."""
+    tests = " && ".join(f'[ "${{{i}}}" = {word} ]' for i, word in enumerate(command, 1))
+    catcher = (
+        "rewardhub() { :; }\n"
+        f'python() {{ if {tests}; then shift {len(command)}; printf "%s\\0" "$@"; printf "\\n\\0"; '
+        'else "$PYTHON" "$@"; fi; }\n'
+    )
+    run = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", catcher + readme_block(name)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
+    lines: list[list[str]] = []
+    current: list[str] = []
+    for token in run.stdout.split("\0")[:-1]:
+        if token == "\n":
+            lines.append(current)
+            current = []
+        else:
+            current.append(token)
+    return lines

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import os
-import subprocess
 import sys
 import types
 from pathlib import Path
@@ -20,7 +18,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from contract_support import REPO, installed, readme_block
+from contract_support import REPO, installed, readme_command_lines
 
 VERSION = "0.11.2"
 
@@ -76,33 +74,14 @@ def parse_like_openrlhf(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> Any
     return parsed.value.parsed
 
 
-def readme_command_lines() -> list[list[str]]:
+def readme_command_lines_of_openrlhf() -> list[list[str]]:
     """The README's OpenRLHF block run by bash; each train_ppo_ray command line as it would be received."""
-    catcher = (
-        "rewardhub() { :; }\n"
-        'python() { if [ "$1" = -m ] && [ "$2" = openrlhf.cli.train_ppo_ray ]; then shift 2; '
-        'printf "%s\\0" "$@"; printf "\\n\\0"; else "$PYTHON" "$@"; fi; }\n'
-    )
-    run = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", catcher + readme_block("openrlhf")],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-        env={**os.environ, "PYTHON": sys.executable},
-    )
-    lines, current = [], []
-    for token in run.stdout.split("\0")[:-1]:
-        if token == "\n":
-            lines.append([t for argument in current for t in (USER_ARGS if argument == "..." else [argument])])
-            current = []
-        else:
-            current.append(token)
-    return lines
+    lines = readme_command_lines("openrlhf", "-m", "openrlhf.cli.train_ppo_ray")
+    return [[t for argument in line for t in (USER_ARGS if argument == "..." else [argument])] for line in lines]
 
 
 def test_openrlhfs_parser_accepts_the_readme_command_lines(monkeypatch: pytest.MonkeyPatch) -> None:
-    to_server, to_file = readme_command_lines()
+    to_server, to_file = readme_command_lines_of_openrlhf()
     args = parse_like_openrlhf(to_server, monkeypatch)
     assert args.reward.remote_url == ["http://127.0.0.1:8000/get_reward"]
     assert args.data.label_key == "answer"

@@ -24,16 +24,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-import os
 import shlex
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 import pytest
-from contract_support import REPO, readme_block
+from contract_support import readme_command_lines
 
 
 @dataclass
@@ -94,25 +91,7 @@ async def rm(args: Any, samples: list[Sample]) -> list[Any]:
 
 def readme_args(served: str) -> list[argparse.Namespace]:
     """The README's ``python train.py`` lines, run by bash, parsed by slime's reward flags."""
-    catcher = (
-        'python() { if [ "$1" = train.py ]; then shift; printf "%s\\0" "$@"; printf "\\n\\0"; '
-        'else "$PYTHON" "$@"; fi; }\n'
-    )
-    run = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", catcher + readme_block("slime")],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-        env={**os.environ, "PYTHON": sys.executable},
-    )
-    lines, current = [], []
-    for token in run.stdout.split("\0")[:-1]:
-        if token == "\n":
-            lines.append([t for t in current if t != "..."])
-            current = []
-        else:
-            current.append(token)
+    lines = [[t for t in line if t != "..."] for line in readme_command_lines("slime", "train.py")]
     parser = reward_model_parser()
     parsed = []
     for argv in lines:

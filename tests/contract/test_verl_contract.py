@@ -8,15 +8,12 @@ Ray is installed (verl's ``DataProto`` imports it) but never started.
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from contract_support import REPO, installed, readme_block
+from contract_support import installed, readme_command_lines
 
 VERSION = "0.9.1"
 
@@ -49,26 +46,7 @@ pytestmark = pytest.mark.usefixtures("on_path")
 
 def readme_overrides(block: str) -> list[list[str]]:
     """Each ``python -m verl.trainer.main_ppo`` line of a README block (the verl one), as its overrides."""
-    catcher = (
-        'python() { if [ "$1" = -m ] && [ "$2" = verl.trainer.main_ppo ]; then shift 2; '
-        'printf "%s\\0" "$@"; printf "\\n\\0"; else "$PYTHON" "$@"; fi; }\n'
-    )
-    run = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", catcher + readme_block(block)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-        env={**os.environ, "PYTHON": sys.executable},
-    )
-    lines, current = [], []
-    for token in run.stdout.split("\0")[:-1]:
-        if token == "\n":
-            lines.append([t for t in current if t != "..."])
-            current = []
-        else:
-            current.append(token)
-    return lines
+    return [[t for t in line if t != "..."] for line in readme_command_lines(block, "-m", "verl.trainer.main_ppo")]
 
 
 def verl_config(overrides: list[str]) -> Any:
