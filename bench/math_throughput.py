@@ -15,7 +15,8 @@ start cold on both sides); medians are reported:
     verl's recipe (``math_metric`` with LaTeX gold and expression+LaTeX prediction extraction, the
     gold wrapped in ``\\boxed{}``), the batch split into one chunk per process;
 (b) ``rewardhub serve --workers N``, each batch one ``POST /v1/score``;
-(c) our verifier in one process, no service: times ``--workers`` is the ceiling (b) aims at.
+(c) our verifier in one process, no service, warmed as the service's workers are (its
+    ``warm_up``, then cold parse caches): times ``--workers`` is the ceiling (b) aims at.
 
 Printed: samples/s of each, (b)/(a), (b)/((c) x workers), CPU per sample inside the service (API
 process and workers), and how often (a) and (b) agree on the verdict.
@@ -126,6 +127,7 @@ def in_process(samples: list[dict[str, str]]) -> float:
 
     from rewardhub.types import Sample
 
+    MathVerifier.warm_up()  # as the service's fork server does before forking its workers
     verifier, config = MathVerifier(), MathVerifier.Config()
     objects = [Sample(response=s["response"], reference=s["reference"]) for s in samples]
     started = time.perf_counter()
@@ -172,7 +174,7 @@ def main() -> None:
             process.wait(timeout=30)
         return rate
 
-    def ceiling() -> float:  # a fresh interpreter each round: the verifier's parse cache starts cold
+    def ceiling() -> float:  # a fresh interpreter each round: parse caches start cold, lazy imports warm
         with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as one:
             return one.submit(in_process, samples).result()
 

@@ -61,6 +61,16 @@ class Verifier:
         raise NotImplementedError(f"verifier {self.name!r} is not a group verifier")
 
     @classmethod
+    def warm_up(cls) -> None:
+        """Build, once, the lazy state every worker would otherwise build on its first samples.
+
+        Called in the worker pools' fork server before any worker exists (see
+        :mod:`rewardhub.execution.warm_up`): the imports, parser tables and caches filled here are
+        inherited by every worker, including a fresh one that replaces a killed worker. Default:
+        nothing to warm.
+        """
+
+    @classmethod
     def describe(cls) -> dict[str, Any]:
         return {
             "name": cls.name,

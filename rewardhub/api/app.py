@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, FastAPI
 
 from rewardhub.api.errors import install_error_handlers
+from rewardhub.api.hot_routes import HotRoutes
 from rewardhub.api.metrics import MetricsMiddleware
 from rewardhub.api.request_id import RequestIdMiddleware
 from rewardhub.api.routes import protected, public
@@ -62,6 +63,7 @@ def create_app(
         from rewardhub.ui.routes import router as ui_router
 
         app.include_router(ui_router)
+    app.add_middleware(HotRoutes, service=service)  # innermost: after ours, before FastAPI's
     app.add_middleware(MetricsMiddleware, metrics=service.metrics)
     app.add_middleware(RunTagMiddleware)
     app.add_middleware(RequestIdMiddleware)

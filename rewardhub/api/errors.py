@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rewardhub.errors import Overloaded, RewardhubError
 
-__all__ = ["error_response", "install_error_handlers"]
+__all__ = ["error_response", "install_error_handlers", "rewardhub_error_response", "unexpected_error_response"]
 
 log = logging.getLogger(__name__)
 
@@ -24,16 +24,27 @@ def error_response(
     return JSONResponse(body, status_code=status_code, headers=headers)
 
 
+def rewardhub_error_response(request: Request, exc: RewardhubError) -> JSONResponse:
+    """A RewardhubError as its HTTP answer (also used by :mod:`rewardhub.api.hot_routes`)."""
+    headers = {"Retry-After": str(max(1, round(exc.retry_after)))} if isinstance(exc, Overloaded) else None
+    if exc.status_code == 401:  # a browser asks for the key (as the password) on the operator page
+        ui = request.url.path == "/ui" or request.url.path.startswith("/ui/")
+        headers = {"WWW-Authenticate": 'Basic realm="rewardhub", charset="UTF-8"' if ui else "Bearer"}
+    if exc.status_code >= 500:
+        log.error("request failed: %s", exc.message)
+    return error_response(exc.status_code, exc.error_type, exc.message, _jsonable(exc.detail), headers)
+
+
+def unexpected_error_response(request: Request, exc: Exception) -> JSONResponse:
+    """Any other exception: logged with its traceback, answered 500 without internals."""
+    log.exception("unhandled error on %s", request.url.path)
+    return error_response(500, "internal_error", f"{type(exc).__name__}: the service failed on this request")
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RewardhubError)
     async def _rewardhub_error(request: Request, exc: RewardhubError) -> JSONResponse:
-        headers = {"Retry-After": str(max(1, round(exc.retry_after)))} if isinstance(exc, Overloaded) else None
-        if exc.status_code == 401:  # a browser asks for the key (as the password) on the operator page
-            ui = request.url.path == "/ui" or request.url.path.startswith("/ui/")
-            headers = {"WWW-Authenticate": 'Basic realm="rewardhub", charset="UTF-8"' if ui else "Bearer"}
-        if exc.status_code >= 500:
-            log.error("request failed: %s", exc.message)
-        return error_response(exc.status_code, exc.error_type, exc.message, _jsonable(exc.detail), headers)
+        return rewardhub_error_response(request, exc)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -46,8 +57,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error on %s", request.url.path)
-        return error_response(500, "internal_error", f"{type(exc).__name__}: the service failed on this request")
+        return unexpected_error_response(request, exc)
 
 
 def _jsonable(value: Any) -> Any:

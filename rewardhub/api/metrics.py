@@ -56,6 +56,7 @@ class Metrics:
         self.registry = registry or CollectorRegistry()
         self.multiprocess = bool(os.environ.get(MULTIPROC_ENV))
         self._depth: Callable[[], int] | None = None
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         r = self.registry
         self.requests = Counter("rewardhub_requests_total", "HTTP requests answered", ["route", "code"], registry=r)
         self.request_seconds = Histogram(
@@ -75,6 +76,15 @@ class Metrics:
             "rewardhub_queue_depth", "Samples waiting or running", registry=r, multiprocess_mode="livesum"
         )
         self.rejected = Counter("rewardhub_rejected_total", "Requests refused for size or load", ["reason"], registry=r)
+
+    def child(self, metric: Any, *labels: str) -> Any:
+        """``metric.labels(*labels)``, remembered: prometheus_client validates and locks on every
+        ``labels`` call, which costs more than the increment on a one-sample request."""
+        key = (id(metric), labels)
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = metric.labels(*labels)
+        return found
 
     def watch_queue(self, depth: Callable[[], int]) -> None:
         self._depth = depth
@@ -99,14 +109,14 @@ class Metrics:
             counts[name, result.status] += 1
             timer = timers.get(name)
             if timer is None:
-                timer = timers[name] = self.verifier_seconds.labels(name)
+                timer = timers[name] = self.child(self.verifier_seconds, name)
             timer.observe(result.elapsed_ms / 1000)
         for (name, status), n in counts.items():
-            self.samples.labels(name, status).inc(n)
+            self.child(self.samples, name, status).inc(n)
             if status == TIMEOUT:
-                self.timeouts.labels(name).inc(n)
+                self.child(self.timeouts, name).inc(n)
             elif status == ERROR:
-                self.errors.labels(name).inc(n)
+                self.child(self.errors, name).inc(n)
 
     def render(self) -> bytes:
         if not self.multiprocess:
@@ -141,6 +151,6 @@ class MetricsMiddleware:
         finally:
             route = scope.get("route")
             label = getattr(route, "path", "unmatched")
-            self.metrics.requests.labels(label, str(status["code"])).inc()
-            self.metrics.request_seconds.labels(label).observe(time.perf_counter() - started)
+            self.metrics.child(self.metrics.requests, label, str(status["code"])).inc()
+            self.metrics.child(self.metrics.request_seconds, label).observe(time.perf_counter() - started)
             self.metrics.refresh()

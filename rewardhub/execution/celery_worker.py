@@ -58,7 +58,7 @@ from rewardhub.errors import RewardhubError
 from rewardhub.execution.celery_app import CONNECTION_ERRORS, QUEUES, create_celery_app, queue_for_kind
 from rewardhub.execution.celery_liveness import SKIP_SUPERSEDED, Heartbeat, Liveness, liveness_for
 from rewardhub.execution.celery_tasks import CallPayload, ChunkOutcome, ChunkPayload, register_tasks
-from rewardhub.execution.pool import WorkerPool
+from rewardhub.execution.pool import WorkerPool, fork_server_modules
 from rewardhub.logging import configure_logging
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
@@ -314,7 +314,7 @@ class WorkerRuntime:
                     1,
                     plugin_files=self.registry.plugin_files,
                     memory_mb=memory,
-                    preload=_preload_modules(self.registry),
+                    preload=fork_server_modules(self.registry, kinds=("rule", "group")),
                 )
                 pool.start()
                 self._pools[queue] = pool
@@ -353,18 +353,6 @@ def _alarm(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-
-
-def _preload_modules(registry: Registry) -> list[str]:
-    """Modules of CPU verifiers, imported once in the fork server so pool processes start warm."""
-    return sorted(
-        {
-            registry.verifier_class(name).__module__
-            for name in registry.names()
-            if registry.verifier_class(name).kind in ("rule", "group")
-            and not registry.verifier_class(name).__module__.startswith("rewardhub_plugin_")
-        }
-    )
 
 
 # --- per-process runtime ---------------------------------------------------------------------

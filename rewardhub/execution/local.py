@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from rewardhub.calls import Call, failure, run_call
 from rewardhub.errors import ExecutionError, Overloaded
 from rewardhub.execution.base import Executor, ProgressCallback
-from rewardhub.execution.pool import Sink, WorkerPool
+from rewardhub.execution.pool import Sink, WorkerPool, fork_server_modules
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
 from rewardhub.types import TIMEOUT, Result
@@ -43,12 +45,13 @@ class LocalExecutor(Executor):
             settings.cpu_workers(),
             plugin_files=registry.plugin_files,
             memory_mb=settings.worker_memory_mb,
-            preload=_preload_modules(registry),
+            preload=fork_server_modules(registry),
         )
         self.code_pool = WorkerPool("code", settings.code_worker_count(), plugin_files=registry.plugin_files)
         self._batcher: Any = None
         self._pending: dict[str, list[tuple[list[Call], Sink, asyncio.Future[None]]]] = {}
         self._inline: dict[str, bool] = {}
+        self._handoffs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Handoff] = weakref.WeakKeyDictionary()
 
     async def start(self) -> None:
         await asyncio.to_thread(self.cpu_pool.start)
@@ -116,7 +119,9 @@ class LocalExecutor(Executor):
                 values = await asyncio.to_thread(lambda: [run_call(self.registry, calls[i]) for i in inline])
                 for i, value in zip(inline, values, strict=True):
                     done(i, value)
-        if waits:
+        if len(waits) == 1:  # the common case: no gather (and its extra future) around one wait
+            await waits[0]
+        elif waits:
             await asyncio.gather(*waits)
         return [r if r is not None else [] for r in results]
 
@@ -131,10 +136,10 @@ class LocalExecutor(Executor):
     ) -> asyncio.Future[None]:
         """Queue ``calls`` for the pool; the future is done when all of them are answered.
 
-        Answers come back in batches (one loop hand-off per worker message, see
-        :data:`~rewardhub.execution.pool.Sink`), and calls queued in one loop iteration leave in one
-        submit, so concurrent one-sample requests (OpenRLHF's single-turn mode) become chunks
-        instead of one dispatch each.
+        Answers come back in batches (see :data:`~rewardhub.execution.pool.Sink`) through one
+        :class:`_Handoff`, and calls queued in one loop iteration leave in one submit, so concurrent
+        one-sample requests (OpenRLHF's single-turn mode) become chunks instead of one dispatch
+        each, and their answers wake the loop once per worker message instead of once per request.
         """
         loop = asyncio.get_running_loop()
         finished: asyncio.Future[None] = loop.create_future()
@@ -148,8 +153,12 @@ class LocalExecutor(Executor):
             if remaining <= 0 and not finished.done():
                 finished.set_result(None)
 
+        handoff = self._handoffs.get(loop)
+        if handoff is None:
+            handoff = self._handoffs[loop] = _Handoff(loop)
+
         def sink(pairs: list[tuple[int, list[Result]]]) -> None:  # on the pool's manager thread
-            loop.call_soon_threadsafe(receive, pairs)
+            handoff.put(receive, pairs)
 
         batch = self._pending.get(pool.name)
         if batch is None:
@@ -188,9 +197,36 @@ class LocalExecutor(Executor):
         return self._batcher
 
 
-def _preload_modules(registry: Registry) -> list[str]:
-    """Modules of every installed verifier, imported once in the fork server so that a worker
-    (which loads the whole registry) starts in milliseconds. Verifier modules import their heavy
-    dependencies (torch, model backends) lazily, so this stays cheap."""
-    modules = {registry.verifier_class(name).__module__ for name in registry.names()}
-    return sorted(m for m in modules if not m.startswith("rewardhub_plugin_"))  # plugin files load in the worker
+class _Handoff:
+    """Answers from the pool's manager thread to the event loop, many requests per wake-up.
+
+    ``loop.call_soon_threadsafe`` writes to the loop's self-pipe on every call. A worker message
+    holds the answers of up to 32 one-sample requests, one sink each: handed over one by one, that
+    is 32 system calls and loop wake-ups. Here they queue, and only the first of a run schedules
+    the loop to take them all.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._lock = threading.Lock()
+        self._queued: list[tuple[Callable[[Any], None], Any]] = []
+        self._scheduled = False
+
+    def put(self, receive: Callable[[Any], None], pairs: Any) -> None:
+        with self._lock:
+            self._queued.append((receive, pairs))
+            if self._scheduled:
+                return
+            self._scheduled = True
+        try:
+            self._loop.call_soon_threadsafe(self._drain)
+        except RuntimeError:  # the loop closed: nobody waits for these answers any more
+            with self._lock:
+                self._queued.clear()
+                self._scheduled = False
+
+    def _drain(self) -> None:  # on the event loop
+        with self._lock:
+            queued, self._queued, self._scheduled = self._queued, [], False
+        for receive, pairs in queued:
+            receive(pairs)

@@ -43,9 +43,10 @@ from typing import Any
 from rewardhub.calls import Call, failure, run_call
 from rewardhub.errors import ExecutionError
 from rewardhub.processes import WorkerProcess
-from rewardhub.types import TIMEOUT, Result
+from rewardhub.registry import Registry
+from rewardhub.types import TIMEOUT, Result, VerifierKind
 
-__all__ = ["Sink", "WorkerPool"]
+__all__ = ["Sink", "WorkerPool", "fork_server_modules"]
 
 Sink = Callable[[list[tuple[int, list[Result]]]], None]
 """Receives finished calls of one submission as ``(index in the submission, results)`` pairs, in
@@ -57,6 +58,25 @@ MAX_CHUNK = 32
 RETRIES_AFTER_DEATH = 1  # attempts a call gets after a worker died under it (as the Celery workers do)
 RESULT_FLUSH_S = 0.005
 MESSAGES_AHEAD = 2  # chunks a worker holds at once: the next one waits in its pipe, not in our queue
+
+
+WARM_UP_MODULE = "rewardhub.execution.fork_server_warm"  # imported last by the fork server: its import warms
+
+
+def fork_server_modules(registry: Registry, kinds: tuple[VerifierKind, ...] | None = None) -> list[str]:
+    """What a pool's fork server imports before forking workers: the modules of the installed
+    verifiers (of ``kinds``, all when None), then :mod:`rewardhub.execution.fork_server_warm`,
+    which warms them and freezes the heap, so every worker (and every replacement) starts warm.
+
+    Plugin files are left out: they load in each worker, from their path. Verifier modules import
+    their heavy dependencies (torch, model backends) lazily, so importing them stays cheap."""
+    classes = [registry.verifier_class(name) for name in registry.names()]
+    modules = {
+        cls.__module__
+        for cls in classes
+        if (kinds is None or cls.kind in kinds) and not cls.__module__.startswith("rewardhub_plugin_")
+    }
+    return [*sorted(modules), WARM_UP_MODULE]
 
 
 @dataclass
@@ -380,7 +400,6 @@ def _worker_main(
     conn: multiprocessing.connection.Connection, progress: Any, plugin_files: tuple[str, ...], memory_mb: int | None
 ) -> None:
     """Body of a worker process: load the registry once, then score chunks until told to stop."""
-    from rewardhub.registry import Registry
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     if memory_mb:

@@ -1,9 +1,9 @@
 """The score pipeline's hook for the operator page: observe results, share them, read everyone's.
 
 ``observe`` runs on the event loop inside the one score path (``rewardhub.api.pipeline``), so it
-only counts a batch per verifier in this process's :class:`~rewardhub.ui.stats.ProcessStats` and
-keeps references to the last samples (they are frozen); their rows are built when shared. A daemon thread
-writes the snapshot to the shared store once a second when something changed, so a slow Redis or
+only queues references to the request's samples and results (they are frozen); they are counted
+in this process's :class:`~rewardhub.ui.stats.ProcessStats`, and rows built for the last samples,
+when the snapshot is next built. A daemon thread writes the snapshot to the shared store once a second when something changed, so a slow Redis or
 a busy sqlite file never delays an answer to a trainer; a read flushes first, so the process that
 answers a poll always counts its own latest samples.
 """
@@ -30,6 +30,7 @@ __all__ = ["StatsRecorder", "sample_entry"]
 
 log = logging.getLogger(__name__)
 
+MAX_QUEUED = 1000  # requests observed but not yet counted, before observe counts them itself
 ANSWER_KEYS = ("extracted", "extracted_answer", "answer", "prediction", "parsed", "normalized_response")
 
 
@@ -50,26 +51,38 @@ class StatsRecorder:
         self.stats = ProcessStats(recent_limit=recent_limit)
         self._seq = 0
         self._unbuilt: deque[tuple[int, float, str, str | None, Sample, Result]] = deque(maxlen=recent_limit)
+        self._observed: list[tuple[float, Sequence[Node], Sequence[Result], Sequence[Sample], str | None]] = []
         self._dirty = True  # write an empty snapshot at start: the process counts among the processes
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
     def observe(self, samples: Sequence[Sample], nodes: Sequence[Node], results: Sequence[Result], run: str | None):
-        """Count every result; keep details of the last ``recent_limit`` samples only."""
-        now = time.time()
-        by_verifier: dict[str, list[Outcome]] = {}
-        names = [node.name if isinstance(node, Leaf) else "composite" for node in nodes]
-        for name, result in zip(names, results, strict=True):
-            by_verifier.setdefault(name, []).append((result.status, result.score, result.elapsed_ms, result.error))
-        recent_from = max(0, len(results) - self.stats.recent_limit)
+        """Queue a request's results; they are counted when the snapshot is next built.
+
+        This runs on the event loop once per request, a thousand times a second under OpenRLHF's
+        one-sample calls: it only appends, and the counting happens in batches on the writer
+        thread (or in :meth:`read`, which flushes first)."""
         with self._lock:
-            for name, outcomes in by_verifier.items():
-                self.stats.add_many(name, run, outcomes, now)
-            for index in range(recent_from, len(results)):
-                self._seq += 1  # the row is built when it is shared, off the request's path
-                self._unbuilt.append((self._seq, now, names[index], run, samples[index], results[index]))
+            self._observed.append((time.time(), nodes, results, samples, run))
             self._dirty = True
+            if len(self._observed) >= MAX_QUEUED:  # no writer thread (or a stalled one): count here
+                self._count()
+
+    def _count(self) -> None:
+        """Count every queued request; keep details of the last ``recent_limit`` samples only (lock held)."""
+        observed, self._observed = self._observed, []
+        by_scope: dict[tuple[str, str | None, int], list[Outcome]] = {}  # (verifier, run, second)
+        for now, nodes, results, samples, run in observed:
+            names = [node.name if isinstance(node, Leaf) else "composite" for node in nodes]
+            for name, result in zip(names, results, strict=True):
+                outcome = (result.status, result.score, result.elapsed_ms, result.error)
+                by_scope.setdefault((name, run, int(now)), []).append(outcome)
+            for index in range(max(0, len(results) - self.stats.recent_limit), len(results)):
+                self._seq += 1  # the row is built when it is shared
+                self._unbuilt.append((self._seq, now, names[index], run, samples[index], results[index]))
+        for (name, run, second), outcomes in by_scope.items():
+            self.stats.add_many(name, run, outcomes, float(second))
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="rewardhub-ui-stats", daemon=True)
@@ -89,6 +102,7 @@ class StatsRecorder:
         with self._lock:
             if not self._dirty:
                 return
+            self._count()
             while self._unbuilt:
                 seq, now, verifier, run, sample, result = self._unbuilt.popleft()
                 key = f"{self.process}-{seq}"

@@ -132,3 +132,16 @@ def test_long_texts_are_clipped_and_say_so():
     [entry] = recorder.read()["recent"]
     assert entry["sample"]["response"].startswith("x" * 100)
     assert entry["sample"]["response"].endswith("[900 more characters]")
+
+
+def test_observing_without_a_writer_thread_keeps_memory_bounded() -> None:
+    """``observe`` only queues; with nobody flushing, it counts the queue itself past a bound."""
+    from rewardhub.ui.recorder import MAX_QUEUED
+
+    recorder = StatsRecorder(MemoryStore(), recent_limit=5)
+    sample, result = Sample(response="r"), Result.ok(1.0)
+    for _ in range(3 * MAX_QUEUED):
+        recorder.observe([sample], [Leaf(name="exact", config=None, key="exact")], [result], None)  # type: ignore[arg-type]
+    assert len(recorder._observed) < MAX_QUEUED
+    assert len(recorder._unbuilt) <= 5
+    assert recorder.read()["verifiers"]["exact"]["counts"]["ok"] == 3 * MAX_QUEUED

@@ -125,6 +125,14 @@ class MathVerifier(Verifier):
             "sample wrong (status ok, score < 1), e.g. a model judge; the service records both results in details.",
         )
 
+    @classmethod
+    def warm_up(cls) -> None:
+        """One answer of each common shape: sympy's lazily imported modules and the LaTeX
+        parser's tables are built here, in the fork server, instead of in every worker."""
+        verifier, config = cls(), cls.Config()
+        for response, reference in WARM_UP:
+            verifier.score(Sample(response=response, reference=reference), config)
+
     def score(self, sample: Sample, config: MathVerifier.Config) -> Result:
         gold_text = _gold_text(sample.reference)
         candidates = extract_answer(sample.response, tuple(config.anchors), config.unanchored, config.bare_numbers)
@@ -160,6 +168,27 @@ class MathVerifier(Verifier):
         if how is None:
             return Result.ok(0.0, **details, reason="not_equivalent")
         return Result.ok(1.0, **details, reason="equivalent", rule=how)
+
+
+# (response, reference) pairs that reach the lazy corners: polynomials, roots, pi, matrices,
+# trigonometry, logarithms, relations, infinity, percent, degrees, tuples, intervals, sets.
+WARM_UP = (
+    ("\\boxed{x^2+2x+1}", "(x+1)^2"),
+    ("The answer is $\\boxed{\\dfrac{\\sqrt{3}}{2}}$.", "\\frac{\\sqrt3}{2}"),
+    ("\\boxed{2\\pi}", "2\\pi"),
+    ("\\boxed{\\begin{pmatrix}1\\\\2\\end{pmatrix}}", "\\begin{pmatrix}1\\\\2\\end{pmatrix}"),
+    ("\\boxed{\\sin x}", "\\sin(x)"),
+    ("\\boxed{\\log_2 8}", "3"),
+    ("\\boxed{a \\le b}", "a\\leq b"),
+    ("\\boxed{x=3}", "3"),
+    ("\\boxed{\\infty}", "\\infty"),
+    ("\\boxed{10\\%}", "0.1"),
+    ("\\boxed{30^\\circ}", "30"),
+    ("so $\\boxed{(1,2)}$", "(1, 2)"),
+    ("\\boxed{[0,1)}", "[0,1)"),
+    ("\\boxed{\\{1,2\\}}", "\\{1,2\\}"),
+    ("\\boxed{1.5 \\times 10^3}", "1500"),
+)
 
 
 def _read_answer(candidates: list[Extraction], limits: Limits, details: dict[str, Any]) -> Value | str | None:
