@@ -10,13 +10,17 @@ one-sample requests. Sides alternate round by round; medians; verdicts compared 
 
 Part 2, OpenRLHF's pattern (``math`` in the worker pool, on real CoT responses): the same samples
 sent as ``--concurrent`` concurrent one-sample ``POST /get_reward`` calls, and as batches of 256
-through ``POST /v1/score``. Goal: the single calls reach at least half the batched samples/s.
+through ``POST /v1/score``, on the same service (``--api-workers`` API processes, each with
+``--workers`` pool processes). Goal: the single calls reach at least half the batched samples/s.
+
+The one-sample calls come from ``bench/_http_load.py``: each request pre-encoded, on its own
+connection (as OpenRLHF's ``requests.post``), over asyncio streams. A full client (aiohttp) costs
+about 0.4 ms of CPU per request here, as much as the service, and shares its 2 cores.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import subprocess
@@ -28,6 +32,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, add_data_dir, alternate, data_file, median, write_rows  # noqa: E402
+from _http_load import post_all  # noqa: E402
 from _serve import start_service  # noqa: E402
 
 from rewardhub.server import free_port  # noqa: E402
@@ -64,24 +69,12 @@ def one_request(url: str, samples: list[dict]) -> tuple[float, list[float]]:
     return len(samples) / took, [r["score"] for r in response.json()["results"]]
 
 
-async def concurrent(url: str, path: str, bodies: list[dict], pick) -> tuple[float, list[float]]:  # noqa: ANN001
-    """aiohttp as the load generator: httpx's client costs more CPU per request than the servers."""
-    import aiohttp
-
-    connector = aiohttp.TCPConnector(limit=len(bodies))
-    scores: list[float] = [0.0] * len(bodies)
-    async with aiohttp.ClientSession(url, connector=connector, timeout=aiohttp.ClientTimeout(total=600)) as client:
-
-        async def one(i: int, body: dict) -> None:
-            async with client.post(path, json=body) as r:
-                r.raise_for_status()
-                scores[i] = pick(await r.json())
-
-        await asyncio.gather(*(one(i, body) for i, body in enumerate(bodies[:50])))  # open the connections
-        started = time.perf_counter()
-        await asyncio.gather(*(one(i, body) for i, body in enumerate(bodies)))
-        wall = time.perf_counter() - started
-    return len(bodies) / wall, scores
+def concurrent(url: str, path: str, bodies: list[dict], pick) -> tuple[float, list[float]]:  # noqa: ANN001
+    """All bodies at once, one connection each, from the lean load generator (``_http_load``):
+    a full HTTP client spends as much CPU per request as the servers it would measure."""
+    post_all(url, path, bodies[:50])  # warm-up: imports, first connections
+    rate, answers = post_all(url, path, bodies)
+    return rate, [pick(answer) for answer in answers]
 
 
 def part_overhead(args: argparse.Namespace, rows: list[dict]) -> None:
@@ -94,7 +87,7 @@ def part_overhead(args: argparse.Namespace, rows: list[dict]) -> None:
         try:
             rate_big, seen[name + "_big"] = one_request(url, big)
             pick = lambda answer: answer["results"][0]["score"]  # noqa: E731
-            rate_singles, seen[name + "_singles"] = asyncio.run(concurrent(url, "/v1/score", singles, pick))
+            rate_singles, seen[name + "_singles"] = concurrent(url, "/v1/score", singles, pick)
         finally:
             process.terminate()
             process.wait(timeout=30)
@@ -154,12 +147,13 @@ def part_openrlhf(args: argparse.Namespace, rows: list[dict]) -> None:
         return rate
 
     def single(url: str) -> float:
-        rate, seen["single"] = asyncio.run(concurrent(url, "/get_reward", singles, lambda a: a["rewards"][0]))
+        rate, seen["single"] = concurrent(url, "/get_reward", singles, lambda a: a["rewards"][0])
         return rate
 
     rates: dict[str, list[float]] = {"batched": [], "single": []}
+    serve_args = ("--workers", str(args.workers), "--api-workers", str(args.api_workers))
     for r in range(args.rounds):
-        process, url = start_service("--workers", str(args.workers))  # fresh: parse caches cold for both
+        process, url = start_service(*serve_args)  # fresh: parse caches cold for both
         try:
             order = ("batched", "single") if r % 2 == 0 else ("single", "batched")
             for name in order:
@@ -176,7 +170,8 @@ def part_openrlhf(args: argparse.Namespace, rows: list[dict]) -> None:
     print(f"verdict agreement single vs batched: {agree:.1%}")
     rows.append(
         {
-            "case": f"math: {args.concurrent} concurrent one-sample /get_reward (OpenRLHF)",
+            "case": f"math: {args.concurrent} concurrent one-sample /get_reward (OpenRLHF)"
+            + (f", --api-workers {args.api_workers}" if args.api_workers > 1 else ""),
             "baseline": "the same service, batches of 256 on /v1/score",
             "baseline_value": round(b),
             "ours_value": round(s),
@@ -194,6 +189,9 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=10_000)
     parser.add_argument("--concurrent", type=int, default=1_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--api-workers", type=int, default=1, help="API processes of the service in part 2 (each with --workers)"
+    )
     args = parser.parse_args()
     print(f"rewardhub overhead, {args.workers} workers, {os.cpu_count()} cores, {args.rounds} alternating rounds")
     rows: list[dict] = []
