@@ -2,6 +2,7 @@
 OpenRLHF's load shape (many concurrent one-sample ``/get_reward`` calls) against the batched path.
 
     python bench/overhead.py --data-dir DIR [--workers 2] [--samples 10000] [--concurrent 1000] [--rounds 3]
+                             [--api-workers 1,2]
 
 Part 1, overhead (``exact``, which runs inline in the API process, so both sides do the same work
 in one process): (a) ``bench/_bare_app.py`` under uvicorn with uvloop and httptools, (b)
@@ -10,8 +11,9 @@ one-sample requests. Sides alternate round by round; medians; verdicts compared 
 
 Part 2, OpenRLHF's pattern (``math`` in the worker pool, on real CoT responses): the same samples
 sent as ``--concurrent`` concurrent one-sample ``POST /get_reward`` calls, and as batches of 256
-through ``POST /v1/score``, on the same service (``--api-workers`` API processes, each with
-``--workers`` pool processes). Goal: the single calls reach at least half the batched samples/s.
+through ``POST /v1/score``, on the same service; once per ``--api-workers`` count (API processes,
+each with ``--workers`` pool processes: one process's event loop is the ceiling of one-sample
+calls, so the row with two shows what a second one buys on the same cores). Goal: the single calls reach at least half the batched samples/s.
 
 The one-sample calls come from ``bench/_http_load.py``: each request pre-encoded, on its own
 connection (as OpenRLHF's ``requests.post``), over asyncio streams. A full client (aiohttp) costs
@@ -126,6 +128,11 @@ def part_overhead(args: argparse.Namespace, rows: list[dict]) -> None:
 
 
 def part_openrlhf(args: argparse.Namespace, rows: list[dict]) -> None:
+    for api_workers in args.api_workers:
+        openrlhf_pattern(args, api_workers, rows)
+
+
+def openrlhf_pattern(args: argparse.Namespace, api_workers: int, rows: list[dict]) -> None:
     samples = []
     for line in data_file(args.data_dir, "qwen25math_math_cot_100.jsonl").read_text().splitlines():
         record = json.loads(line)
@@ -151,7 +158,7 @@ def part_openrlhf(args: argparse.Namespace, rows: list[dict]) -> None:
         return rate
 
     rates: dict[str, list[float]] = {"batched": [], "single": []}
-    serve_args = ("--workers", str(args.workers), "--api-workers", str(args.api_workers))
+    serve_args = ("--workers", str(args.workers), "--api-workers", str(api_workers))
     for r in range(args.rounds):
         process, url = start_service(*serve_args)  # fresh: parse caches cold for both
         try:
@@ -164,6 +171,7 @@ def part_openrlhf(args: argparse.Namespace, rows: list[dict]) -> None:
     b, s = median(rates["batched"]), median(rates["single"])
     agree = sum(x == y for x, y in zip(seen["batched"], seen["single"], strict=True)) / len(samples)
     print(
+        f"--api-workers {api_workers} --workers {args.workers}: "
         f"math on {len(samples)} real CoT responses: batches of 256 {b:.0f} samples/s; "
         f"{args.concurrent} concurrent one-sample /get_reward {s:.0f} samples/s: {s / b:.2f} of batched (goal >= 0.5)"
     )
@@ -171,7 +179,7 @@ def part_openrlhf(args: argparse.Namespace, rows: list[dict]) -> None:
     rows.append(
         {
             "case": f"math: {args.concurrent} concurrent one-sample /get_reward (OpenRLHF)"
-            + (f", --api-workers {args.api_workers}" if args.api_workers > 1 else ""),
+            + f", --api-workers {api_workers} --workers {args.workers}",
             "baseline": "the same service, batches of 256 on /v1/score",
             "baseline_value": round(b),
             "ours_value": round(s),
@@ -190,7 +198,10 @@ def main() -> None:
     parser.add_argument("--concurrent", type=int, default=1_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
-        "--api-workers", type=int, default=1, help="API processes of the service in part 2 (each with --workers)"
+        "--api-workers",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[1, 2],
+        help="API process counts to run part 2 with, comma-separated (each process has --workers); default 1,2",
     )
     args = parser.parse_args()
     print(f"rewardhub overhead, {args.workers} workers, {os.cpu_count()} cores, {args.rounds} alternating rounds")

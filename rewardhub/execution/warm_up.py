@@ -12,21 +12,32 @@ imports, :mod:`rewardhub.execution.fork_server_warm`, calls :func:`warm_fork_ser
    (``gc.freeze``), so a worker's collections neither walk the shared heap nor touch its pages
    (which would copy them, page by page, into each worker).
 
-A verifier whose warm-up fails is logged and skipped: it then warms lazily in each worker, as it
-would without this. Nothing here may raise, or the fork server would not start.
+A verifier whose warm-up fails, or takes longer than ``WARM_UP_LIMIT_S`` (a ``SIGALRM`` in the
+fork server's main thread), is logged and skipped: it then warms lazily in each worker, as it
+would without this. Nothing here may raise or hang, or the fork server would not start.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
+import signal
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from rewardhub.verifier import Verifier
 
 __all__ = ["warm_fork_server", "warm_loaded_verifiers"]
 
 log = logging.getLogger(__name__)
+
+WARM_UP_LIMIT_S = 30.0
+
+
+class _WarmUpTooLong(Exception):
+    pass
 
 
 def warm_fork_server() -> None:
@@ -42,13 +53,36 @@ def warm_loaded_verifiers() -> list[str]:
             continue
         started = time.perf_counter()
         try:
-            cls.warm_up()
+            with _time_limit(WARM_UP_LIMIT_S):
+                cls.warm_up()
         except Exception:  # noqa: BLE001 - a failed warm-up only means it warms lazily in each worker
             log.warning("warming verifier %r failed; it warms in each worker instead", cls.name, exc_info=True)
             continue
         log.debug("warmed %r in %.0f ms", cls.name, (time.perf_counter() - started) * 1000)
         warmed.append(cls.name)
     return warmed
+
+
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt the block after ``seconds`` (main thread only; elsewhere, no limit)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise _WarmUpTooLong(f"warm-up took longer than {seconds:g}s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    started = time.monotonic()
+    pending, interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if pending:  # someone else's alarm was set: it goes on, less the time spent here
+            signal.setitimer(signal.ITIMER_REAL, max(0.001, pending - (time.monotonic() - started)), interval)
 
 
 def _verifier_classes() -> list[type[Verifier]]:

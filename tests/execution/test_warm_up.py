@@ -13,6 +13,7 @@ import logging
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import ClassVar
 
@@ -109,6 +110,26 @@ class _Fine(Verifier):
         cls.warmed.append("yes")
 
 
+class _Endless(Verifier):
+    name = "warm_up_test_endless"
+
+    @classmethod
+    def warm_up(cls) -> None:
+        while True:
+            time.sleep(0.01)
+
+
+def test_a_warm_up_that_never_ends_is_cut_off(caplog, monkeypatch) -> None:
+    from rewardhub.execution import warm_up
+
+    monkeypatch.setattr(warm_up, "WARM_UP_LIMIT_S", 0.2)
+    monkeypatch.setattr(warm_up, "_verifier_classes", lambda: [_Endless, _Fine])
+    with caplog.at_level(logging.WARNING, logger="rewardhub.execution.warm_up"):
+        warmed = warm_up.warm_loaded_verifiers()
+    assert warmed == ["warm_up_test_fine"]
+    assert "warm_up_test_endless" in caplog.text
+
+
 def test_a_failing_warm_up_is_logged_and_the_others_still_warm(caplog, monkeypatch) -> None:
     from rewardhub.execution import warm_up
 
@@ -116,7 +137,7 @@ def test_a_failing_warm_up_is_logged_and_the_others_still_warm(caplog, monkeypat
     with caplog.at_level(logging.WARNING, logger="rewardhub.execution.warm_up"):
         warmed = warm_up.warm_loaded_verifiers()
     assert warmed == ["warm_up_test_fine"]
-    assert _Fine.warmed == ["yes"]
+    assert _Fine.warmed[-1:] == ["yes"]
     assert "warm_up_test_broken" in caplog.text
 
 
