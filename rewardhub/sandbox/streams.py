@@ -35,7 +35,6 @@ class Pumped:
     """What the parent saw of one run (raw: :mod:`rewardhub.sandbox.verdicts` judges it)."""
 
     streams: dict[str, bytearray] = field(default_factory=dict)
-    started: dict[str, Any] | None = None
     exited: dict[str, Any] | None = None
     timed_out: bool = False
     output_limited: bool = False
@@ -141,9 +140,7 @@ def _on_control(seen: Pumped, control: socket.socket, selector: selectors.BaseSe
         return False
     for fd in fds:
         _close(fd)
-    if message.get("op") == "started":
-        seen.started = message
-    elif message.get("op") == "exited":
+    if message.get("op") == "exited":
         seen.exited = message
         selector.unregister(control)
     return True

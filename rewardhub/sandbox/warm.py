@@ -162,7 +162,7 @@ class WarmSandbox:
             return sandbox_failure(message, **self.isolation.details())
         oom_after = self.isolation.oom_kills()
         if oom_before is None:  # a container: the server reads its own cgroup
-            oom_before = (seen.started or {}).get("oom_kills")
+            oom_before = (seen.exited or {}).get("oom_kills_before")
             oom_after = (seen.exited or {}).get("oom_kills")
         return judge(seen, limits, (oom_before, oom_after), self.isolation.details())
 

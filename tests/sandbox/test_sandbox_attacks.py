@@ -163,6 +163,36 @@ def test_daemon_cannot_touch_the_next_run(pool):
     assert (first.verdict, second.stdout) == ("ok", "False\n")
 
 
+def test_no_child_waits_for_the_next_run_while_a_program_runs(pool):
+    """The next run's child is forked ahead of need, but only once this run's processes are gone:
+    a program never shares its sandbox with the process the next submission will become."""
+    result = run(
+        pool,
+        """
+        import os
+        others = []
+        for name in os.listdir("/proc"):
+            if name.isdigit() and int(name) not in (1, os.getpid(), os.getppid()):
+                try:
+                    others.append(open(f"/proc/{name}/status").read().splitlines()[0])
+                except OSError:
+                    pass  # the listing's own short-lived processes
+        print(others)
+    """,
+    )
+    assert (result.verdict, result.stdout) == ("ok", "[]\n")
+
+
+def test_leftovers_are_killed_and_the_next_run_still_gets_a_child(pool):
+    """Killing a run's leftovers (``kill(-1)``) takes the waiting child with them; a fresh one serves the next run."""
+    runs = [
+        run(pool, "import os, time\nif os.fork() == 0:\n    time.sleep(3600)\nprint('left one')\n") for _ in range(3)
+    ]
+    after = run(pool, "print('next')\n")
+    assert [r.stdout for r in runs] == ["left one\n"] * 3
+    assert after.stdout == "next\n"
+
+
 def test_external_network_is_unreachable(pool):
     result = run(
         pool,

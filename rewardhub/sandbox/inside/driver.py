@@ -7,7 +7,8 @@ Started once per sandbox (inside bubblewrap, a container, or bare for the unsafe
 It imports the standard library (and whatever ``--preload`` names) once, then forks one child per
 piece of work the parent sends over the control socket. A fork costs about a millisecond where a
 fresh interpreter costs tens, which is what makes a sandboxed run cheaper than a bare
-``subprocess.run([python, ...])``.
+``subprocess.run([python, ...])``; and the fork is made one run ahead (:meth:`Server.fork_spare`),
+while the parent reads the previous result, so a run hands its pipes to a child already waiting.
 
 Why the program cannot touch it:
 
@@ -86,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         kill_scope=args.kill_scope,
         check_ipc=args.check_ipc,
     )
+    server.fork_spare()
     server.reply({"op": "ready", "pid": os.getpid(), "uid": os.getuid(), "preloaded": preloaded})
     server.serve()
     return 0
@@ -102,6 +104,23 @@ def _preload(names: list[str]) -> list[str]:
     return loaded
 
 
+class Spare:
+    """A forked child waiting for its run on a socket of its own."""
+
+    def __init__(self, pid: int, sock: socket.socket) -> None:
+        self.pid = pid
+        self.sock = sock
+
+    def retire(self) -> None:
+        """Close its socket (it exits on the end of file), make sure it is gone, and reap it."""
+        self.sock.close()
+        _signal(self.pid, signal.SIGKILL)
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+
+
 class Server:
     def __init__(
         self, control: socket.socket, program_uid: int, scratch: list[str], kill_scope: str, check_ipc: bool
@@ -114,6 +133,8 @@ class Server:
         self.builtins_snapshot = dict(builtins.__dict__)
         self.session: int | None = None
         self.can_change_uid = os.getuid() != program_uid
+        self.spare: Spare | None = None
+        """The child forked ahead of the next run, waiting for it (see :meth:`fork_spare`)."""
 
     def reply(self, message: dict[str, Any]) -> None:
         wire.send_message(self.control, message)
@@ -138,30 +159,20 @@ class Server:
                     _close(fds)
                     self.reply({"op": "error", "message": f"unknown op {op!r}"})
         finally:
+            if self.spare is not None:
+                self.spare.retire()
+                self.spare = None
             self.kill_programs()
 
     # --- one run ------------------------------------------------------------------------------
 
     def execute(self, message: dict[str, Any], fds: list[int]) -> None:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        try:
-            pid = os.fork()
-        except OSError as exc:
-            _close(fds)
-            self.reply({"op": "exited", "status": None, "error": f"the server could not fork: {exc}"})
+        oom_before = _oom_kills()
+        pid = self._hand_over(message, fds)
+        if pid is None:
+            self.reply({"op": "exited", "status": None, "error": "the server could not fork"})
             return
-        if pid == 0:
-            status = 125
-            try:
-                status = child.become_program(message, fds, self)
-            except BaseException:  # a failure of the harness itself, before the program ran
-                traceback.print_exc()
-            finally:
-                os._exit(status)
-        _close(fds)
-        self.session = pid  # the child calls setsid(): its pid is its session id
-        self.reply({"op": "started", "pid": pid, "oom_kills": _oom_kills()})
+        self.session = pid  # the child called setsid(): its pid is its session id
         status, usage = self._wait(pid)
         self.kill_programs()
         self.session = None
@@ -171,9 +182,62 @@ class Server:
                 "status": status,
                 "cpu_s": usage.ru_utime + usage.ru_stime if usage else None,
                 "maxrss_kb": usage.ru_maxrss if usage else None,
+                "oom_kills_before": oom_before,
                 "oom_kills": _oom_kills(),
             }
         )
+        self.fork_spare()  # while the parent reads the result: the next run finds its child waiting
+
+    def _hand_over(self, message: dict[str, Any], fds: list[int]) -> int | None:
+        """Give the run to the waiting child (forking one if there is none); its pid, None if it cannot fork."""
+        try:
+            for _attempt in range(2):
+                spare = self.spare or self.fork_spare()
+                if spare is None:
+                    return None
+                self.spare = None
+                try:
+                    wire.send_message(spare.sock, message, fds)
+                except OSError:  # it died waiting (killed with a run's leftovers): a fresh one
+                    spare.retire()
+                    continue
+                spare.sock.close()
+                return spare.pid
+            return None
+        finally:
+            _close(fds)
+
+    def fork_spare(self) -> Spare | None:
+        """Fork the child that the next run becomes, ahead of need, so no run waits for a fork.
+
+        It prepares what does not depend on the run (its own session, OOM score, no core files,
+        fresh random state) and then waits on a socket of its own for the run's message and pipes.
+        It is forked from this server, which never holds a submission, after the previous run's
+        processes are all gone.
+        """
+        if self.spare is not None:
+            return self.spare
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            pid = os.fork()
+        except OSError:
+            ours.close()
+            theirs.close()
+            return None
+        if pid == 0:
+            status = 125
+            try:
+                ours.close()
+                status = child.wait_for_run(theirs, self)
+            except BaseException:  # a failure of the harness itself, before the program ran
+                traceback.print_exc()
+            finally:
+                os._exit(status)
+        theirs.close()
+        self.spare = Spare(pid, ours)
+        return self.spare
 
     def _wait(self, pid: int) -> tuple[int, Any]:
         """Wait for the child while still answering ``kill``; the parent keeps the clock."""
@@ -210,6 +274,9 @@ class Server:
             alive = self._leftovers()
             if not alive:
                 return True
+            if self.spare is not None and self.kill_scope == "pidns":  # kill(-1) would take it too
+                self.spare.retire()
+                self.spare = None
             if self.kill_scope == "pidns":
                 _signal(-1, signal.SIGKILL)
             elif self.kill_scope == "uid":
@@ -221,10 +288,10 @@ class Server:
         return not self._leftovers()
 
     def _leftovers(self) -> list[int]:
-        me = os.getpid()
+        ours = (1, os.getpid(), self.spare.pid if self.spare is not None else 1)
         found = []
         for name in os.listdir("/proc"):
-            if not name.isdigit() or int(name) in (1, me):
+            if not name.isdigit() or int(name) in ours:
                 continue
             fields = _status_fields(int(name))
             if not fields or fields.get("State", "").startswith(("Z", "X")):
@@ -311,17 +378,23 @@ def _open_up(directory: str) -> None:
             _open_up(entry.path)
 
 
+OOM_FILES = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
+_oom_file = next((path for path in OOM_FILES if os.path.exists(path)), None)
+"""Where a container sees its own memory cgroup's kill count; None where /sys is not mounted (bubblewrap)."""
+
+
 def _oom_kills() -> int | None:
-    """The memory cgroup's kill count as seen from inside (containers); None where /sys is not mounted."""
-    for path in ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"):
-        try:
-            with open(path) as handle:
-                for line in handle:
-                    key, _, value = line.partition(" ")
-                    if key == "oom_kill":
-                        return int(value)
-        except (OSError, ValueError):
-            continue
+    """The memory cgroup's kill count as seen from inside (containers); None where it cannot be read."""
+    if _oom_file is None:
+        return None
+    try:
+        with open(_oom_file) as handle:
+            for line in handle:
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+    except (OSError, ValueError):
+        pass
     return None
 
 
