@@ -43,6 +43,9 @@ class Execution:
     stdin: bytes = b""
     env: dict[str, str] = field(default_factory=dict)
     """Added to the sandbox's fixed environment for a native program."""
+    last: bool = False
+    """The job's last run: the server resets the sandbox right after it and says so in the same
+    reply, which saves :meth:`WarmSandbox.reset` a round trip."""
 
 
 PAYLOAD_PIPE_BYTES = 1 << 20
@@ -65,6 +68,8 @@ class WarmSandbox:
         self.preloaded: list[str] = []
         self._process: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
+        self._reset_answer: dict[str, Any] | None = None
+        """The server's reset report, when the job's last run brought it (see ``Execution.last``)."""
 
     @property
     def scratch(self) -> str:
@@ -127,6 +132,7 @@ class WarmSandbox:
             "env": execution.env,
             "limits": limits.rlimits(self.isolation.memory_limit == "rlimit", self.isolation.other_tasks()),
             "fds": list(pipes),
+            "reset": execution.last,
         }
         try:
             wire.send_message(self._control, header, theirs)
@@ -156,6 +162,8 @@ class WarmSandbox:
             raise SandboxError(f"lost the run's pipes: {exc}") from exc
         if seen.server_lost:
             self.broken = True
+        if execution.last:
+            self._reset_answer = (seen.exited or {}).get("reset")
         if writes_files and bytes(seen.streams.get("setup", b"")) != b"ok" and not seen.timed_out:
             # only a child that wrote every file says so, before the program starts: not forgeable
             message = f"could not write the job's files: {bytes(seen.streams.get('stderr', b''))[-500:].decode(errors='replace')}"
@@ -171,16 +179,18 @@ class WarmSandbox:
         if self._control is None or self.broken:
             return False
         self.jobs += 1
-        try:
-            self._control.settimeout(30)
-            wire.send_message(self._control, {"op": "reset"})
-            answer, fds = wire.recv_message(self._control)
-            self._control.settimeout(None)
-        except (EOFError, OSError, ValueError):
-            self.broken = True
-            return False
-        for fd in fds:
-            os.close(fd)
+        answer, self._reset_answer = self._reset_answer, None
+        if answer is None:  # no run of the job asked for the reset: ask now
+            try:
+                self._control.settimeout(30)
+                wire.send_message(self._control, {"op": "reset"})
+                answer, fds = wire.recv_message(self._control)
+                self._control.settimeout(None)
+            except (EOFError, OSError, ValueError):
+                self.broken = True
+                return False
+            for fd in fds:
+                os.close(fd)
         if answer.get("op") != "reset" or answer.get("dirty"):
             self.broken = True
             return False

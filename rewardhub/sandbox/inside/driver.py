@@ -176,16 +176,17 @@ class Server:
         status, usage = self._wait(pid)
         self.kill_programs()
         self.session = None
-        self.reply(
-            {
-                "op": "exited",
-                "status": status,
-                "cpu_s": usage.ru_utime + usage.ru_stime if usage else None,
-                "maxrss_kb": usage.ru_maxrss if usage else None,
-                "oom_kills_before": oom_before,
-                "oom_kills": _oom_kills(),
-            }
-        )
+        exited = {
+            "op": "exited",
+            "status": status,
+            "cpu_s": usage.ru_utime + usage.ru_stime if usage else None,
+            "maxrss_kb": usage.ru_maxrss if usage else None,
+            "oom_kills_before": oom_before,
+            "oom_kills": _oom_kills(),
+        }
+        if message.get("reset"):  # the job's last run: end the job too, and say so in the same reply
+            exited["reset"] = self.reset()
+        self.reply(exited)
         self.fork_spare()  # while the parent reads the result: the next run finds its child waiting
 
     def _hand_over(self, message: dict[str, Any], fds: list[int]) -> int | None:
