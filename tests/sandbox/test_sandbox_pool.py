@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from rewardhub.sandbox import SandboxError, SandboxPool, SandboxSettings
+from rewardhub.sandbox import Limits, SandboxError, SandboxPool, SandboxSettings
 
 
 def settings(**changes) -> SandboxSettings:
@@ -124,5 +124,33 @@ def test_a_sandbox_left_dirty_is_replaced_before_the_next_job(one_run):
         after = pool.run("python", "print(open('/proc/sysvipc/shm').read().count(chr(10)))\n")
         assert after.stdout == "1\n"  # the table's header only
         assert pool.started == 2
+    finally:
+        pool.close()
+
+
+HOLD_128_MB = "x = bytearray(128 << 20)\nfor i in range(0, len(x), 4096):\n    x[i] = 1\nprint('held')\n"
+THREADS = """
+import threading, time
+count = 0
+try:
+    while count < 40:
+        threading.Thread(target=time.sleep, args=(5,), daemon=True).start()
+        count += 1
+except RuntimeError:
+    pass
+print(count)
+"""
+
+
+def test_one_sandboxs_cgroup_limits_follow_each_run():
+    """The cgroup lives as long as its sandbox and is written only when a run's limits differ from
+    the last run's: tightened, loosened and tightened again, each run gets its own."""
+    pool = SandboxPool(settings())
+    try:
+        memory = [pool.run("python", HOLD_128_MB, limits=Limits(memory_mb=mb)).verdict for mb in (64, 512, 512, 64)]
+        threads = [int(pool.run("python", THREADS, limits=Limits(max_processes=n)).stdout) for n in (10, 60, 60, 10)]
+        assert memory == ["memory", "ok", "ok", "memory"]
+        assert threads[0] < 10 and threads[3] < 10 and threads[1:3] == [40, 40]
+        assert pool.started == 1
     finally:
         pool.close()
