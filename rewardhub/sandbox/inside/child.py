@@ -138,10 +138,15 @@ def _set_limits(limits: dict[str, int | None]) -> None:
 
 def _set_oom_score(score: int) -> None:
     try:
-        with open("/proc/self/oom_score_adj", "w") as handle:
-            handle.write(str(score))
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.write(fd, str(score).encode())
     except OSError:
         pass
+    finally:
+        os.close(fd)
 
 
 def drop_to(uid: int) -> None:
@@ -158,23 +163,32 @@ def _write_files(root: str, files: dict[str, Any]) -> int:
     build's program).
     """
     os.umask(0o022)
+    inside = os.path.realpath(root) + os.sep
     for relative, content in files.items():
         path = os.path.join(root, relative)
-        inside = os.path.realpath(path).startswith(os.path.realpath(root) + os.sep)
-        if os.path.isabs(relative) or ".." in relative.split("/") or not inside:
+        if os.path.isabs(relative) or ".." in relative.split("/") or not os.path.realpath(path).startswith(inside):
             os.write(2, f"refusing to write outside the scratch directory: {relative!r}\n".encode())
             return 1
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        if os.path.lexists(path):  # an earlier run's (read-only) input: replaced, never written through
+        if "/" in relative:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:  # an earlier run's (read-only) input: replaced, never written through
             os.unlink(path)
+        except FileNotFoundError:
+            pass
         executable = False
         if isinstance(content, dict):
             data, executable = base64.b64decode(content["base64"]), bool(content.get("executable"))
         else:
             data = content.encode("utf-8")
-        with open(path, "wb") as handle:
-            handle.write(data)
-        os.chmod(path, 0o555 if executable else 0o444)
+        # created with its final mode, and never through a link
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(path, flags, 0o555 if executable else 0o444)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
     return 0
 
 

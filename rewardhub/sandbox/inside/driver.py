@@ -337,25 +337,33 @@ class Server:
         if self.can_change_uid and any(self._owns_anything(path) for path in self.scratch):
             self._as_program_user(lambda: [_empty_dir(path) for path in self.scratch])
         for path in self.scratch:
-            _empty_dir(path)
-            if os.path.isdir(path) and os.listdir(path):
+            if not _empty_dir(path):
                 problems.append(f"could not empty {path}")
         if self.check_ipc:
-            for kind in ("shm", "msg", "sem"):
-                try:
-                    with open(f"/proc/sysvipc/{kind}") as table:
-                        if len(table.readlines()) > 1:
-                            problems.append(f"System V {kind} objects left behind")
-                except OSError:
-                    pass
+            problems += [f"System V {kind} objects left behind" for kind in ("shm", "msg", "sem") if _ipc_left(kind)]
         return {"op": "reset", "dirty": bool(problems), "problems": problems}
 
 
-def _empty_dir(path: str) -> None:
+def _ipc_left(kind: str) -> bool:
+    """Whether the sandbox's IPC namespace holds objects of this kind (the table has a line past its header)."""
+    try:
+        fd = os.open(f"/proc/sysvipc/{kind}", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return os.read(fd, 1 << 16).count(b"\n") > 1
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _empty_dir(path: str) -> bool:
+    """Remove what this process may remove from ``path``; True if it is empty (or gone) after."""
     try:
         entries = list(os.scandir(path))
     except OSError:
-        return
+        return True
     for entry in entries:
         try:
             if entry.is_dir(follow_symlinks=False):
@@ -365,6 +373,10 @@ def _empty_dir(path: str) -> None:
                 os.unlink(entry.path)
         except OSError:
             continue  # not ours to remove (the other half of reset removes it)
+    try:
+        return not entries or not os.listdir(path)
+    except OSError:
+        return True
 
 
 def _open_up(directory: str) -> None:
