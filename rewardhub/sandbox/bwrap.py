@@ -48,7 +48,7 @@ from rewardhub.sandbox.isolation import (
     kill_uid,
     spawn,
 )
-from rewardhub.sandbox.limits import Limits
+from rewardhub.sandbox.limits import SANDBOX_OWN_TASKS, Limits
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sandbox.syscall_filter import bpf_program, sealed_fd
 
@@ -235,7 +235,7 @@ class BwrapIsolation(Isolation):
         if wanted != self._memory_bytes:
             self.cgroups.set_memory(wanted)
             self._memory_bytes = wanted
-        processes = limits.max_processes + 3  # + init, the server and one helper of the server's
+        processes = limits.max_processes + SANDBOX_OWN_TASKS
         if processes != self._max_processes:
             self.cgroups.set_max_processes(processes)
             self._max_processes = processes

@@ -6,7 +6,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-__all__ = ["COMPILE_LIMITS", "Limits"]
+__all__ = ["COMPILE_LIMITS", "SANDBOX_OWN_TASKS", "Limits"]
+
+SANDBOX_OWN_TASKS = 4
+"""Tasks of the sandbox's own beside a run's: its init, the fork server, the child forked for the
+next run, and one helper of the server's. A run's ``max_processes`` is on top of these."""
 
 
 @dataclass(frozen=True)

@@ -163,24 +163,44 @@ def test_daemon_cannot_touch_the_next_run(pool):
     assert (first.verdict, second.stdout) == ("ok", "False\n")
 
 
-def test_no_child_waits_for_the_next_run_while_a_program_runs(pool):
-    """The next run's child is forked ahead of need, but only once this run's processes are gone:
-    a program never shares its sandbox with the process the next submission will become."""
+def test_the_child_waiting_for_the_next_run_is_out_of_the_programs_reach(pool):
+    """The next run's child is forked while this run's program runs, from the server, and keeps the
+    server's user until its own run: the program can neither signal it nor read its memory, its
+    environment or its descriptors."""
     result = run(
         pool,
         """
-        import os
-        others = []
-        for name in os.listdir("/proc"):
-            if name.isdigit() and int(name) not in (1, os.getpid(), os.getppid()):
+        import os, signal, time
+
+        def others():
+            ours = (1, os.getpid(), os.getppid())
+            return [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) not in ours]
+
+        deadline = time.monotonic() + 1.5
+        while not others() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for pid in others():
+            status = open(f"/proc/{pid}/status").read()
+            uid = next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1]
+            outcomes = []
+            for reach in (
+                lambda: open(f"/proc/{pid}/mem", "rb").read(1),
+                lambda: open(f"/proc/{pid}/environ", "rb").read(1),
+                lambda: os.listdir(f"/proc/{pid}/fd"),
+                lambda: os.kill(pid, signal.SIGKILL),
+            ):
                 try:
-                    others.append(open(f"/proc/{name}/status").read().splitlines()[0])
-                except OSError:
-                    pass  # the listing's own short-lived processes
-        print(others)
+                    reach()
+                    outcomes.append("reached")
+                except PermissionError:
+                    outcomes.append("refused")
+            print(uid, outcomes)
     """,
     )
-    assert (result.verdict, result.stdout) == ("ok", "[]\n")
+    after = run(pool, "print('next')\n")
+    assert result.verdict == "ok"
+    assert result.stdout == "0 ['refused', 'refused', 'refused', 'refused']\n"
+    assert after.stdout == "next\n"
 
 
 def test_leftovers_are_killed_and_the_next_run_still_gets_a_child(pool):

@@ -1,11 +1,11 @@
 """The fork server's child, between ``fork()`` and the program: becoming the program.
 
 The server forks this child ahead of need (:func:`wait_for_run`), so a run never waits for a
-fork. Before the run is known: drop the control socket; a session of its own; no core files; an
-OOM score that makes the program, not its server, the first to go; fresh random state. Then it
-waits for the run's message and pipes on a socket only it and the server hold. Once the run is
-there, each step before anything of the submission runs: read the code and test from the private
-payload pipe (so the server never held them); the run's pipes on fds 0-4 and nothing else open;
+fork. Before the run is known: drop the control socket; a session of its own; no core files;
+fresh random state. Then it waits for the run's message and pipes on a socket only it and the
+server hold. Once the run is there, each step before anything of the submission runs: an OOM
+score that makes the program, not its server, the first to go; read the code and test from the
+private payload pipe (so the server never held them); the run's pipes on fds 0-4 and nothing else open;
 the job's files; rlimits; the program's uid for good (which clears every capability); the scratch
 folder as working directory. Then ``exec`` a native program, or run Python in place (:mod:`harness`).
 
@@ -53,13 +53,12 @@ def wait_for_run(sock: socket.socket, server: Any) -> int:
     """Get ready ahead of need, then wait on ``sock`` for the run this child becomes; its exit status.
 
     What does not depend on the run is done before it is known: no control socket, a session of
-    its own, no core files, an OOM score that makes the program, not its server, the first to go,
-    fresh random state. An end of file instead of a run means the server retired this child.
+    its own, no core files, fresh random state. An end of file instead of a run means the server
+    retired this child.
     """
     server.control.close()
     os.setsid()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    _set_oom_score(1000)
     harness.reseed()
     try:
         message, fds = wire.recv_message(sock)
@@ -71,6 +70,7 @@ def wait_for_run(sock: socket.socket, server: Any) -> int:
 
 def become_program(message: dict[str, Any], fds: list[int], server: Any) -> int:
     """Turn this prepared fork of ``server`` into the program (or a file writer); the exit status."""
+    _set_oom_score(1000)  # under memory pressure the program goes first, never its server (nor the next child)
     named = dict(zip(message["fds"], fds, strict=True))
     payload = _read_payload(named.pop("payload")) if "payload" in named else {}
     _install_fds(named)

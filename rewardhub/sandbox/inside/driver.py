@@ -173,6 +173,7 @@ class Server:
             self.reply({"op": "exited", "status": None, "error": "the server could not fork"})
             return
         self.session = pid  # the child called setsid(): its pid is its session id
+        self.fork_spare()  # while this run's child runs: back-to-back runs never wait for a fork
         status, usage = self._wait(pid)
         self.kill_programs()
         self.session = None
@@ -187,7 +188,7 @@ class Server:
         if message.get("reset"):  # the job's last run: end the job too, and say so in the same reply
             exited["reset"] = self.reset()
         self.reply(exited)
-        self.fork_spare()  # while the parent reads the result: the next run finds its child waiting
+        self.fork_spare()  # if killing this run's leftovers took the waiting one
 
     def _hand_over(self, message: dict[str, Any], fds: list[int]) -> int | None:
         """Give the run to the waiting child (forking one if there is none); its pid, None if it cannot fork."""
@@ -211,10 +212,11 @@ class Server:
     def fork_spare(self) -> Spare | None:
         """Fork the child that the next run becomes, ahead of need, so no run waits for a fork.
 
-        It prepares what does not depend on the run (its own session, OOM score, no core files,
-        fresh random state) and then waits on a socket of its own for the run's message and pipes.
-        It is forked from this server, which never holds a submission, after the previous run's
-        processes are all gone.
+        It prepares what does not depend on the run (its own session, no core files, fresh random
+        state) and then waits on a socket of its own for the run's message and pipes. It is a fork
+        of this server, which never holds a submission, and it runs none of the submission's code
+        until its run arrives: it keeps the server's user, which programs can neither signal nor
+        trace nor read. Killing a run's leftovers with ``kill(-1)`` takes it too; a fresh one follows.
         """
         if self.spare is not None:
             return self.spare
