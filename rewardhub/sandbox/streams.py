@@ -7,7 +7,10 @@ called, which kills the programs from outside. The loop ends when the server rep
 finished (it does so only after every process of the program is gone) and the pipes are drained.
 
 Input that fits in its pipe (the usual test's stdin, the payload in its widened pipe) is written
-before the loop starts, so a short run costs the loop only its reads and the server's one report.
+before the loop starts. For the first ``QUIET_S`` the loop waits only for the server's report (and
+for room to write more input): a short run's output sits in its pipes until the report comes, then
+is read in one go, one wakeup instead of one per write and per closed pipe. A run that is still
+going after that is read as it streams; one that fills a pipe in the meantime waits at most that long.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ DRAIN_S = 2.0
 CHUNK = 1 << 16
 WRITE_CHUNK = 1 << 20
 """Writes go out in up to this much at a time (the payload pipe is widened to match)."""
+QUIET_S = 0.01
+"""How long the loop leaves the output pipes alone, waiting for the run to end (see above)."""
 
 
 @dataclass
@@ -88,7 +93,8 @@ class _Pump:
         """For each stream, the capped groups it counts in."""
         for name, fd in reads.items():
             self.open[fd] = name
-            self.poller.register(fd, select.POLLIN)
+        self.watching = False
+        """Whether the output pipes are polled yet (not during the first ``QUIET_S``)."""
         self.poller.register(control, select.POLLIN)
         self.give_up: float | None = None  # after a kill: when to stop waiting for the server
 
@@ -105,9 +111,12 @@ class _Pump:
         start = time.monotonic()
         deadline = start + timeout_s
         drained_by: float | None = None  # after the exit: when to stop waiting for EOF
+        quiet_until = start + QUIET_S
         control_fd = self.control.fileno()
         while seen.exited is None or self.open:
             now = time.monotonic()
+            if not self.watching and (seen.exited is not None or now >= quiet_until):
+                self._watch_outputs()
             if seen.exited is None and self.give_up is None and now >= deadline:
                 seen.elapsed_s = now - start
                 self._stop("timed_out")
@@ -117,6 +126,8 @@ class _Pump:
             if drained_by is not None and now >= drained_by:
                 return
             wake = drained_by if drained_by is not None else (deadline if self.give_up is None else self.give_up)
+            if not self.watching:
+                wake = min(wake, quiet_until)
             for fd, _events in self.poller.poll(max(0, math.ceil((wake - now) * 1000))):
                 if fd == control_fd:
                     if not self._on_control():
@@ -125,10 +136,26 @@ class _Pump:
                         if not seen.timed_out:
                             seen.elapsed_s = time.monotonic() - start
                         drained_by = time.monotonic() + DRAIN_S
+                        self._drain()
                 elif fd in self.pending:
                     self._write(fd)
                 elif fd in self.open:
                     self._read(fd)
+
+    def _drain(self) -> None:
+        """The run is over (the server reports only once every program process is gone): read what
+        the pipes hold without waiting for them, down to their ends of file where they came."""
+        for fd, name in list(self.open.items()):
+            if name is not None:
+                os.set_blocking(fd, False)
+                while fd in self.open and self._read(fd):
+                    pass
+
+    def _watch_outputs(self) -> None:
+        self.watching = True
+        for fd, name in self.open.items():
+            if name is not None:
+                self.poller.register(fd, select.POLLIN)
 
     def close(self, fd: int) -> None:
         """Close a run descriptor once (a number closed twice may already be another thread's)."""
@@ -175,18 +202,19 @@ class _Pump:
         self.close(fd)
         return True
 
-    def _read(self, fd: int) -> None:
+    def _read(self, fd: int) -> bool:
+        """Read one chunk; False once there is nothing to read right now (or the stream ended)."""
         name = self.open[fd]
         assert name is not None
         try:
             chunk = os.read(fd, CHUNK)
         except BlockingIOError:
-            return
+            return False
         except OSError:
             chunk = b""
         if not chunk:
             self.close(fd)
-            return
+            return False
         streams = self.seen.streams
         streams[name] += chunk
         for names, limit in self.caps[name]:
@@ -195,6 +223,7 @@ class _Pump:
                     if stream_name in names:
                         self.close(other)
                 self._stop("output_limited")
+        return True
 
 
 def _close(fd: int) -> None:
