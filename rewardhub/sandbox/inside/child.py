@@ -163,9 +163,17 @@ def _write_files(root: str, files: dict[str, Any]) -> int:
     build's program).
     """
     os.umask(0o022)
-    inside = os.path.realpath(root) + os.sep
+    inside = None
     for relative, content in files.items():
+        executable = False
+        if isinstance(content, dict):
+            data, executable = base64.b64decode(content["base64"]), bool(content.get("executable"))
+        else:
+            data = content.encode("utf-8")
         path = os.path.join(root, relative)
+        if "/" not in relative and relative not in ("", ".", "..") and _create(path, data, executable):
+            continue  # a new name right in the scratch folder: created there, never through a link
+        inside = inside or os.path.realpath(root) + os.sep
         if os.path.isabs(relative) or ".." in relative.split("/") or not os.path.realpath(path).startswith(inside):
             os.write(2, f"refusing to write outside the scratch directory: {relative!r}\n".encode())
             return 1
@@ -175,21 +183,25 @@ def _write_files(root: str, files: dict[str, Any]) -> int:
             os.unlink(path)
         except FileNotFoundError:
             pass
-        executable = False
-        if isinstance(content, dict):
-            data, executable = base64.b64decode(content["base64"]), bool(content.get("executable"))
-        else:
-            data = content.encode("utf-8")
-        # created with its final mode, and never through a link
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(path, flags, 0o555 if executable else 0o444)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
+        if not _create(path, data, executable):
+            raise FileExistsError(f"{relative!r} appeared while it was being written")
     return 0
+
+
+def _create(path: str, data: bytes, executable: bool) -> bool:
+    """Create ``path`` with its final mode and write ``data``; False if something is there already."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o555 if executable else 0o444)
+    except FileExistsError:
+        return False
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+    return True
 
 
 def _fetch(root: str, paths: list[str], max_bytes: int) -> int:

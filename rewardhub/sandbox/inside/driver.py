@@ -175,7 +175,7 @@ class Server:
         self.session = pid  # the child called setsid(): its pid is its session id
         self.fork_spare()  # while this run's child runs: back-to-back runs never wait for a fork
         status, usage = self._wait(pid)
-        self.kill_programs()
+        all_gone = self.kill_programs()
         self.session = None
         exited = {
             "op": "exited",
@@ -186,7 +186,7 @@ class Server:
             "oom_kills": _oom_kills(),
         }
         if message.get("reset"):  # the job's last run: end the job too, and say so in the same reply
-            exited["reset"] = self.reset()
+            exited["reset"] = self.reset(all_gone)
         self.reply(exited)
         self.fork_spare()  # if killing this run's leftovers took the waiting one
 
@@ -324,26 +324,31 @@ class Server:
                 os._exit(status)
         os.waitpid(pid, 0)
 
-    def _owns_anything(self, path: str) -> bool:
-        """Whether the program left an entry here (anything deeper sits inside one of those)."""
-        try:
-            return any(entry.stat(follow_symlinks=False).st_uid == self.program_uid for entry in os.scandir(path))
-        except OSError:
-            return True
+    def reset(self, all_gone: bool | None = None) -> dict[str, Any]:
+        """End of a job: no process left, scratch empty, no IPC objects; else the sandbox is dirty.
 
-    def reset(self) -> dict[str, Any]:
-        """End of a job: no process left, scratch empty, no IPC objects; else the sandbox is dirty."""
+        ``all_gone`` is what killing the last run's leftovers just answered, when it did.
+        """
         problems = []
-        if not self.kill_programs():
+        if not (self.kill_programs() if all_gone is None else all_gone):
             problems.append("processes survived SIGKILL")
-        if self.can_change_uid and any(self._owns_anything(path) for path in self.scratch):
-            self._as_program_user(lambda: [_empty_dir(path) for path in self.scratch])
-        for path in self.scratch:
-            if not _empty_dir(path):
+        left = {path: _entries(path) for path in self.scratch}
+        if self.can_change_uid and any(self._owns_any(entries) for entries in left.values()):
+            self._as_program_user(lambda: [_empty_dir(path, _entries(path)) for path in self.scratch])
+            left = {path: _entries(path) for path in self.scratch}
+        for path, entries in left.items():
+            if entries and not _empty_dir(path, entries):
                 problems.append(f"could not empty {path}")
         if self.check_ipc:
             problems += [f"System V {kind} objects left behind" for kind in ("shm", "msg", "sem") if _ipc_left(kind)]
         return {"op": "reset", "dirty": bool(problems), "problems": problems}
+
+    def _owns_any(self, entries: list[os.DirEntry[str]]) -> bool:
+        """Whether the program left one of these entries (anything deeper sits inside one of them)."""
+        try:
+            return any(entry.stat(follow_symlinks=False).st_uid == self.program_uid for entry in entries)
+        except OSError:
+            return True
 
 
 def _ipc_left(kind: str) -> bool:
@@ -360,12 +365,15 @@ def _ipc_left(kind: str) -> bool:
         os.close(fd)
 
 
-def _empty_dir(path: str) -> bool:
-    """Remove what this process may remove from ``path``; True if it is empty (or gone) after."""
+def _entries(path: str) -> list[os.DirEntry[str]]:
     try:
-        entries = list(os.scandir(path))
+        return list(os.scandir(path))
     except OSError:
-        return True
+        return []
+
+
+def _empty_dir(path: str, entries: list[os.DirEntry[str]]) -> bool:
+    """Remove what this process may remove of ``entries`` (``path``'s); True if ``path`` is empty after."""
     for entry in entries:
         try:
             if entry.is_dir(follow_symlinks=False):
@@ -376,7 +384,7 @@ def _empty_dir(path: str) -> bool:
         except OSError:
             continue  # not ours to remove (the other half of reset removes it)
     try:
-        return not entries or not os.listdir(path)
+        return not os.listdir(path)
     except OSError:
         return True
 
