@@ -19,7 +19,7 @@ from typing import Any, Literal
 from rewardhub.sandbox.errors import SandboxError
 from rewardhub.sandbox.inside import wire
 from rewardhub.sandbox.isolation import Isolation
-from rewardhub.sandbox.limits import Limits
+from rewardhub.sandbox.limits import CHILDREN_AHEAD, Limits
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sandbox.streams import pump
 from rewardhub.sandbox.verdicts import RunResult, judge, sandbox_failure
@@ -82,6 +82,7 @@ class WarmSandbox:
             "--scratch", ",".join(self.isolation.scratch),
             "--kill-scope", self.isolation.kill_scope,
             "--preload", ",".join(self.settings.preload),
+            "--ahead", str(CHILDREN_AHEAD),
         ]  # fmt: skip
         if self.isolation.check_ipc:
             driver_args.append("--check-ipc")

@@ -163,10 +163,10 @@ def test_daemon_cannot_touch_the_next_run(pool):
     assert (first.verdict, second.stdout) == ("ok", "False\n")
 
 
-def test_the_child_waiting_for_the_next_run_is_out_of_the_programs_reach(pool):
-    """The next run's child is forked while this run's program runs, from the server, and keeps the
-    server's user until its own run: the program can neither signal it nor read its memory, its
-    environment or its descriptors."""
+def test_the_children_waiting_for_the_next_runs_are_out_of_the_programs_reach(pool):
+    """The next runs' children are forked while this run's program runs, from the server, and keep
+    the server's user until their own runs: the program can neither signal them nor read their
+    memory, their environment or their descriptors."""
     result = run(
         pool,
         """
@@ -199,8 +199,16 @@ def test_the_child_waiting_for_the_next_run_is_out_of_the_programs_reach(pool):
     )
     after = run(pool, "print('next')\n")
     assert result.verdict == "ok"
-    assert result.stdout == "0 ['refused', 'refused', 'refused', 'refused']\n"
+    waiting = result.stdout.splitlines()
+    assert waiting and set(waiting) == {"0 ['refused', 'refused', 'refused', 'refused']"}
     assert after.stdout == "next\n"
+
+
+def test_a_program_holds_no_descriptor_but_its_own_pipes(pool):
+    """Nothing of the server's reaches the program: not its control socket, not the sockets of the
+    other children forked in the same burst (with one, a program could hand them a forged run)."""
+    results = [run(pool, "import os\nprint(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))\n") for _ in range(4)]
+    assert {r.stdout for r in results} == {"[0, 1, 2, 3, 4]\n"}  # 3: the record channel, 4: the listing's own
 
 
 def test_leftovers_are_killed_and_the_next_run_still_gets_a_child(pool):

@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kill-scope", choices=KILL_SCOPES, required=True)
     parser.add_argument("--preload", default="", help="comma-separated modules to import once, before any fork")
     parser.add_argument("--check-ipc", action="store_true", help="report System V IPC objects left behind as dirty")
+    parser.add_argument("--ahead", type=int, default=1, help="children forked in one burst, ahead of their runs")
     args = parser.parse_args(argv)
     if args.kill_scope == "pidns" and os.stat("/proc/self/ns/pid").st_ino == INITIAL_PID_NAMESPACE:
         parser.error("--kill-scope pidns outside a pid namespace would kill(-1) the whole machine")
@@ -86,8 +87,9 @@ def main(argv: list[str] | None = None) -> int:
         scratch=[path for path in args.scratch.split(",") if path],
         kill_scope=args.kill_scope,
         check_ipc=args.check_ipc,
+        ahead=max(1, args.ahead),
     )
-    server.fork_spare()
+    server.fork_spares()
     server.reply({"op": "ready", "pid": os.getpid(), "uid": os.getuid(), "preloaded": preloaded})
     server.serve()
     return 0
@@ -123,7 +125,13 @@ class Spare:
 
 class Server:
     def __init__(
-        self, control: socket.socket, program_uid: int, scratch: list[str], kill_scope: str, check_ipc: bool
+        self,
+        control: socket.socket,
+        program_uid: int,
+        scratch: list[str],
+        kill_scope: str,
+        check_ipc: bool,
+        ahead: int = 1,
     ) -> None:
         self.control = control
         self.program_uid = program_uid
@@ -133,8 +141,9 @@ class Server:
         self.builtins_snapshot = dict(builtins.__dict__)
         self.session: int | None = None
         self.can_change_uid = os.getuid() != program_uid
-        self.spare: Spare | None = None
-        """The child forked ahead of the next run, waiting for it (see :meth:`fork_spare`)."""
+        self.ahead = ahead
+        self.spares: list[Spare] = []
+        """Children forked ahead of the next runs, waiting for them (see :meth:`fork_spares`)."""
 
     def reply(self, message: dict[str, Any]) -> None:
         wire.send_message(self.control, message)
@@ -159,9 +168,7 @@ class Server:
                     _close(fds)
                     self.reply({"op": "error", "message": f"unknown op {op!r}"})
         finally:
-            if self.spare is not None:
-                self.spare.retire()
-                self.spare = None
+            self.retire_spares()
             self.kill_programs()
 
     # --- one run ------------------------------------------------------------------------------
@@ -173,7 +180,7 @@ class Server:
             self.reply({"op": "exited", "status": None, "error": "the server could not fork"})
             return
         self.session = pid  # the child called setsid(): its pid is its session id
-        self.fork_spare()  # while this run's child runs: back-to-back runs never wait for a fork
+        self.fork_spares()  # while this run's child runs: back-to-back runs never wait for a fork
         status, usage = self._wait(pid)
         all_gone = self.kill_programs()
         self.session = None
@@ -188,16 +195,15 @@ class Server:
         if message.get("reset"):  # the job's last run: end the job too, and say so in the same reply
             exited["reset"] = self.reset(all_gone)
         self.reply(exited)
-        self.fork_spare()  # if killing this run's leftovers took the waiting one
+        self.fork_spares()  # if killing this run's leftovers took the waiting ones
 
     def _hand_over(self, message: dict[str, Any], fds: list[int]) -> int | None:
         """Give the run to the waiting child (forking one if there is none); its pid, None if it cannot fork."""
         try:
             for _attempt in range(2):
-                spare = self.spare or self.fork_spare()
-                if spare is None:
+                if not self.fork_spares():
                     return None
-                self.spare = None
+                spare = self.spares.pop(0)  # the oldest: likeliest to be ready
                 try:
                     wire.send_message(spare.sock, message, fds)
                 except OSError:  # it died waiting (killed with a run's leftovers): a fresh one
@@ -209,20 +215,33 @@ class Server:
         finally:
             _close(fds)
 
-    def fork_spare(self) -> Spare | None:
-        """Fork the child that the next run becomes, ahead of need, so no run waits for a fork.
+    def fork_spares(self) -> bool:
+        """Fork the children the next runs become, ahead of need, so no run waits for a fork; False
+        if none could be forked.
 
-        It prepares what does not depend on the run (its own session, no core files, fresh random
-        state) and then waits on a socket of its own for the run's message and pipes. It is a fork
-        of this server, which never holds a submission, and it runs none of the submission's code
-        until its run arrives: it keeps the server's user, which programs can neither signal nor
-        trace nor read. Killing a run's leftovers with ``kill(-1)`` takes it too; a fresh one follows.
+        Forked in bursts of ``ahead`` when none is left: every fork write-protects the server's
+        memory, and each page the server writes afterwards is copied once, however many children
+        were forked in between, so a burst pays those copies once for that many runs.
+
+        Each child prepares what does not depend on its run (its own session, no core files, fresh
+        random state) and then waits on a socket of its own for the run's message and pipes. It is
+        a fork of this server, which never holds a submission, and it runs none of the submission's
+        code until its run arrives: it keeps the server's user, which programs can neither signal
+        nor trace nor read. Killing a run's leftovers with ``kill(-1)`` takes the waiting children
+        too; a fresh burst follows.
         """
-        if self.spare is not None:
-            return self.spare
+        if not self.spares:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            for _ in range(self.ahead):
+                spare = self._fork_spare()
+                if spare is None:
+                    break
+                self.spares.append(spare)
+        return bool(self.spares)
+
+    def _fork_spare(self) -> Spare | None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        sys.stdout.flush()
-        sys.stderr.flush()
         try:
             pid = os.fork()
         except OSError:
@@ -233,14 +252,20 @@ class Server:
             status = 125
             try:
                 ours.close()
+                for other in self.spares:  # the burst's earlier children: not this one's business
+                    other.sock.close()
                 status = child.wait_for_run(theirs, self)
             except BaseException:  # a failure of the harness itself, before the program ran
                 traceback.print_exc()
             finally:
                 os._exit(status)
         theirs.close()
-        self.spare = Spare(pid, ours)
-        return self.spare
+        return Spare(pid, ours)
+
+    def retire_spares(self) -> None:
+        for spare in self.spares:
+            spare.retire()
+        self.spares = []
 
     def _wait(self, pid: int) -> tuple[int, Any]:
         """Wait for the child while still answering ``kill``; the parent keeps the clock."""
@@ -277,9 +302,8 @@ class Server:
             alive = self._leftovers()
             if not alive:
                 return True
-            if self.spare is not None and self.kill_scope == "pidns":  # kill(-1) would take it too
-                self.spare.retire()
-                self.spare = None
+            if self.kill_scope == "pidns":  # kill(-1) would take the waiting children too
+                self.retire_spares()
             if self.kill_scope == "pidns":
                 _signal(-1, signal.SIGKILL)
             elif self.kill_scope == "uid":
@@ -291,7 +315,7 @@ class Server:
         return not self._leftovers()
 
     def _leftovers(self) -> list[int]:
-        ours = (1, os.getpid(), self.spare.pid if self.spare is not None else 1)
+        ours = {1, os.getpid(), *(spare.pid for spare in self.spares)}
         found = []
         for name in os.listdir("/proc"):
             if not name.isdigit() or int(name) in ours:
