@@ -205,7 +205,7 @@ class Server:
                     return None
                 spare = self.spares.pop(0)  # the oldest: likeliest to be ready
                 try:
-                    wire.send_message(spare.sock, message, fds)
+                    wire.send_run(spare.sock, message, fds)
                 except OSError:  # it died waiting (killed with a run's leftovers): a fresh one
                     spare.retire()
                     continue
