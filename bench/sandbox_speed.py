@@ -5,7 +5,7 @@ Side by side, in one run, on the same cores, sides alternating, medians:
   (a) bare: ``subprocess.run`` of the language's own toolchain in a temporary folder, no isolation
       (``python -c``; ``g++ ... && ./main``; ``javac`` then ``java``; ``go build``; ...);
   (w) warm, Python only: a pre-forked interpreter pool with no walls. Worker processes that imported
-      everything once; each run is a fresh ``fork`` of one, its stdin, stdout and stderr through
+      what the sandbox preloads, once; each run is a fresh ``fork`` of one, its stdin, stdout and stderr through
       pipes, an uncaught exception's traceback on stderr: what our sandbox does, minus the
       namespaces, cgroups, uid change and the wipe between jobs. The ratio (b)/(w) prices isolation
       itself (goal: within 1.5x);
@@ -44,6 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from rewardhub.sandbox import LANGUAGES, Limits, SandboxPool, SandboxSettings, language
+from rewardhub.sandbox.isolation import PROGRAM_ENV
 
 LIMITS = Limits(timeout_s=20.0, memory_mb=512)
 STDIN = "20 22\n"
@@ -111,7 +112,7 @@ class BareProject:
 WARM_WORKER = r"""
 import json, linecache, os, select, struct, sys, traceback
 
-for name in ("json", "math", "collections", "itertools", "functools", "re", "typing", "numpy"):
+for name in sys.argv[1].split(","):  # the sandbox's own preload list
     try:
         __import__(name)
     except ImportError:
@@ -179,8 +180,10 @@ while (request := recv()) is not None:
     data = json.dumps([os.waitstatus_to_exitcode(status), got[out_read].decode(), got[err_read].decode()]).encode()
     answers.write(struct.pack("!I", len(data)) + data)
 """
-"""A lean worker: a fresh interpreter that imports what the sandbox's server preloads, then forks a
-child per run. Its own process, not a fork of this benchmark (whose memory would slow every fork).
+"""A lean worker: a fresh interpreter that imports what the sandbox's server preloads (the same list:
+what a process has imported decides what each fork of it costs, whether or not it is walled in),
+in the environment the sandbox gives programs, then forks a child per run. Its own process, not a
+fork of this benchmark (whose memory would slow every fork).
 Like the sandbox (and ``python -c``), it captures stdout and stderr, each through its own pipe, and
 an uncaught exception prints its traceback there."""
 
@@ -188,10 +191,10 @@ an uncaught exception prints its traceback there."""
 class WarmPool:
     """``size`` pre-forked Python workers; a run takes an idle one (threads wait for one)."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, preload: tuple[str, ...]) -> None:
+        argv = [sys.executable, "-I", "-c", WARM_WORKER, ",".join(preload)]
         self._workers = [
-            subprocess.Popen([sys.executable, "-I", "-c", WARM_WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            for _ in range(size)
+            subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=PROGRAM_ENV) for _ in range(size)
         ]
         self._idle = list(self._workers)
         self._cond = threading.Condition()
@@ -393,7 +396,7 @@ def main() -> None:
     chosen = [name for name in chosen if language(name).available()]
 
     pool = SandboxPool(SandboxSettings(backend=args.backend, concurrency=cores))
-    warm = WarmPool(cores)
+    warm = WarmPool(cores, pool.settings.preload)
     start = time.perf_counter()
     pool.warm_up(cores)
     print(
