@@ -32,7 +32,7 @@ BENCHES: dict[str, tuple[list[str], list[str], str]] = {
     "math_throughput": ([], ["--rounds", "3"], "math-verify in a warm process pool of the same size"),
     "overhead": ([], ["--rounds", "1"], "a bare FastAPI endpoint doing the same JSON in and out"),
     "json_codecs": ([], ["--repeats", "10"], "pydantic's Rust JSON against orjson and msgspec"),
-    "sandbox_speed": ([], ["--runs", "10", "--submissions", "3"], "see the bench's own docstring"),
+    "sandbox_speed": ([], ["--rounds", "3", "--batch-rounds", "1"], "see the bench's own docstring"),
     "rm_throughput": ([], [], "a batched transformers forward at the same batch size"),
     "load": ([], ["--duration", "20"], "local mode against Celery mode"),
     "trainer_vs_trl": ([], ["--steps", "100", "--seeds", "0", "--window", "20"], "TRL's GRPOTrainer, identical recipe"),

@@ -5,9 +5,10 @@ Side by side, in one run, on the same cores, sides alternating, medians:
   (a) bare: ``subprocess.run`` of the language's own toolchain in a temporary folder, no isolation
       (``python -c``; ``g++ ... && ./main``; ``javac`` then ``java``; ``go build``; ...);
   (w) warm, Python only: a pre-forked interpreter pool with no walls. Worker processes that imported
-      everything once; each run is a fresh ``fork`` of one, its stdin and stdout through pipes: what
-      our sandbox does, minus the namespaces, cgroups, uid change and the wipe between jobs. The
-      ratio (b)/(w) prices isolation itself (goal: within 1.5x);
+      what the sandbox preloads, once; each run is a fresh ``fork`` of one, its stdin, stdout and stderr through
+      pipes, an uncaught exception's traceback on stderr: what our sandbox does, minus the
+      namespaces, cgroups, uid change and the wipe between jobs. The ratio (b)/(w) prices isolation
+      itself (goal: within 1.5x);
   (b) ours: ``SandboxPool.run`` (bubblewrap, cgroups, a fork of a warm server per run, files written
       and wiped per job, builds kept by source hash), what ``/v1/sandbox/run`` and ``/run_code`` do.
 
@@ -43,6 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from rewardhub.sandbox import LANGUAGES, Limits, SandboxPool, SandboxSettings, language
+from rewardhub.sandbox.isolation import PROGRAM_ENV
 
 LIMITS = Limits(timeout_s=20.0, memory_mb=512)
 STDIN = "20 22\n"
@@ -108,9 +110,9 @@ class BareProject:
 # --- (w) a warm, unisolated, pre-forked interpreter pool ----------------------------------------
 
 WARM_WORKER = r"""
-import json, os, struct, sys
+import json, linecache, os, select, struct, sys, traceback
 
-for name in ("json", "math", "collections", "itertools", "functools", "re", "typing", "numpy"):
+for name in sys.argv[1].split(","):  # the sandbox's own preload list
     try:
         __import__(name)
     except ImportError:
@@ -123,55 +125,81 @@ def recv():
     return json.loads(requests.read(struct.unpack("!I", head)[0])) if len(head) == 4 else None
 
 
+def run(code):
+    status = 1
+    try:
+        linecache.cache["main.py"] = (len(code), None, code.splitlines(True), "main.py")  # source in tracebacks
+        exec(compile(code, "main.py", "exec"), {"__name__": "__main__"})
+        status = 0
+    except SystemExit as exc:
+        status = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+        if not isinstance(exc.code, int | None):
+            print(exc.code, file=sys.stderr)
+    except BaseException as exc:  # what the interpreter prints for an uncaught exception, without this frame
+        traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next)
+    return status
+
+
+def collect(fds):
+    got = {fd: bytearray() for fd in fds}
+    while fds:
+        for fd in select.select(fds, [], [])[0]:
+            chunk = os.read(fd, 1 << 16)
+            if chunk:
+                got[fd] += chunk
+            else:
+                os.close(fd)
+                fds = [other for other in fds if other != fd]
+    return got
+
+
 while (request := recv()) is not None:
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
+    err_read, err_write = os.pipe()
     pid = os.fork()
     if pid == 0:
         status = 1
         try:
-            os.dup2(in_read, 0)
-            os.dup2(out_write, 1)
-            for fd in (in_read, in_write, out_read, out_write):
+            for fd, target in ((in_read, 0), (out_write, 1), (err_write, 2)):
+                os.dup2(fd, target)
+            for fd in (in_read, in_write, out_read, out_write, err_read, err_write):
                 os.close(fd)
-            sys.stdin, sys.stdout = open(0, closefd=False), open(1, "w", closefd=False)
-            exec(compile(request["code"], "main.py", "exec"), {"__name__": "__main__"})
-            status = 0
-        except SystemExit as exc:
-            status = exc.code if isinstance(exc.code, int) else 1
-        except BaseException:
-            status = 1
+            sys.stdin, sys.stdout, sys.stderr = open(0, closefd=False), open(1, "w", closefd=False), open(2, "w", closefd=False)
+            status = run(request["code"])
         finally:
             sys.stdout.flush()
+            sys.stderr.flush()
             os._exit(status)
-    os.close(in_read)
-    os.close(out_write)
+    for fd in (in_read, out_write, err_write):
+        os.close(fd)
     os.write(in_write, request["stdin"].encode())
     os.close(in_write)
-    out = bytearray()
-    while chunk := os.read(out_read, 1 << 16):
-        out += chunk
-    os.close(out_read)
+    got = collect([out_read, err_read])
     _, status = os.waitpid(pid, 0)
-    data = json.dumps([os.waitstatus_to_exitcode(status), out.decode()]).encode()
+    data = json.dumps([os.waitstatus_to_exitcode(status), got[out_read].decode(), got[err_read].decode()]).encode()
     answers.write(struct.pack("!I", len(data)) + data)
 """
-"""A lean worker: a fresh interpreter that imports what the sandbox's server preloads, then forks a
-child per run. Its own process, not a fork of this benchmark (whose memory would slow every fork)."""
+"""A lean worker: a fresh interpreter that imports what the sandbox's server preloads (the same list:
+what a process has imported decides what each fork of it costs, whether or not it is walled in),
+in the environment the sandbox gives programs, then forks a child per run. Its own process, not a
+fork of this benchmark (whose memory would slow every fork).
+Like the sandbox (and ``python -c``), it captures stdout and stderr, each through its own pipe, and
+an uncaught exception prints its traceback there."""
 
 
 class WarmPool:
     """``size`` pre-forked Python workers; a run takes an idle one (threads wait for one)."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, preload: tuple[str, ...]) -> None:
+        argv = [sys.executable, "-I", "-c", WARM_WORKER, ",".join(preload)]
         self._workers = [
-            subprocess.Popen([sys.executable, "-I", "-c", WARM_WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            for _ in range(size)
+            subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=PROGRAM_ENV) for _ in range(size)
         ]
         self._idle = list(self._workers)
         self._cond = threading.Condition()
 
-    def run(self, code: str, stdin: str = "") -> tuple[int, str]:
+    def run(self, code: str, stdin: str = "") -> tuple[int, str, str]:
         with self._cond:
             while not self._idle:
                 self._cond.wait()
@@ -182,8 +210,8 @@ class WarmPool:
             worker.stdin.write(struct.pack("!I", len(data)) + data)
             worker.stdin.flush()
             (size,) = struct.unpack("!I", worker.stdout.read(4))
-            status, out = json.loads(worker.stdout.read(size))
-            return status, out
+            status, out, err = json.loads(worker.stdout.read(size))
+            return status, out, err
         finally:
             with self._cond:
                 self._idle.append(worker)
@@ -368,7 +396,7 @@ def main() -> None:
     chosen = [name for name in chosen if language(name).available()]
 
     pool = SandboxPool(SandboxSettings(backend=args.backend, concurrency=cores))
-    warm = WarmPool(cores)
+    warm = WarmPool(cores, pool.settings.preload)
     start = time.perf_counter()
     pool.warm_up(cores)
     print(

@@ -48,7 +48,7 @@ from rewardhub.sandbox.isolation import (
     kill_uid,
     spawn,
 )
-from rewardhub.sandbox.limits import Limits
+from rewardhub.sandbox.limits import SANDBOX_OWN_TASKS, Limits
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sandbox.syscall_filter import bpf_program, sealed_fd
 
@@ -186,6 +186,7 @@ class BwrapIsolation(Isolation):
             raise SandboxUnavailable("memory_limit=cgroup, but this machine does not let us create memory cgroups")
         self.memory_limit = "cgroup" if self.cgroups else "rlimit"
         self._memory_bytes: int | None = None
+        self._max_processes: int | None = None
         self.seccomp = bpf_program(settings.seccomp_python) if settings.syscall_filter else None
 
     def launch(self, driver_args: list[str]) -> tuple[subprocess.Popen[bytes], socket.socket]:
@@ -229,12 +230,15 @@ class BwrapIsolation(Isolation):
     def apply(self, limits: Limits) -> None:
         if self.cgroups is None:
             return
+        # written only when they change (only this process writes them): two writes less per run
         wanted = (limits.memory_mb << 20) + self.baseline_bytes
         if wanted != self._memory_bytes:
             self.cgroups.set_memory(wanted)
             self._memory_bytes = wanted
-        # + init, the server and one helper of the server's
-        self.cgroups.set_max_processes(limits.max_processes + 3)
+        processes = limits.max_processes + SANDBOX_OWN_TASKS
+        if processes != self._max_processes:
+            self.cgroups.set_max_processes(processes)
+            self._max_processes = processes
 
     baseline_bytes = 64 << 20
     """What the server and its tmpfs use before a program runs; measured once it is up."""

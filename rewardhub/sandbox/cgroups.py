@@ -70,6 +70,7 @@ class SandboxCgroups:
     def __init__(self, memory: tuple[int, Path], pids: tuple[int, Path] | None) -> None:
         self.memory_version, self.memory_dir = memory
         self.pids_dir = pids[1] if pids else None
+        self._events_fd: int | None = None
 
     @classmethod
     def create(cls, name: str) -> SandboxCgroups | None:
@@ -131,9 +132,15 @@ class SandboxCgroups:
         return int(_read(self.memory_dir / name))
 
     def oom_kills(self) -> int | None:
-        """How many processes the kernel has killed here for memory (None if it does not say)."""
-        name = "memory.events" if self.memory_version == 2 else "memory.oom_control"
-        for line in _read(self.memory_dir / name).splitlines():
+        """How many processes the kernel has killed here for memory (None if it does not say).
+
+        Read twice per run, so the file stays open: ``pread`` at offset 0 makes the kernel write
+        the counters afresh, without an open and a close each time.
+        """
+        if self._events_fd is None:
+            name = "memory.events" if self.memory_version == 2 else "memory.oom_control"
+            self._events_fd = os.open(self.memory_dir / name, os.O_RDONLY | os.O_CLOEXEC)
+        for line in os.pread(self._events_fd, 4096, 0).decode().splitlines():
             key, _, value = line.partition(" ")
             if key == "oom_kill":
                 return int(value)
@@ -163,6 +170,9 @@ class SandboxCgroups:
         return True
 
     def remove(self) -> None:
+        if self._events_fd is not None:
+            os.close(self._events_fd)
+            self._events_fd = None
         self.kill()
         for directory in self.directories:
             _rmdir(directory)

@@ -26,7 +26,7 @@ from typing import Any
 
 from rewardhub.sandbox.errors import SandboxError, SandboxUnavailable
 from rewardhub.sandbox.isolation import DRIVER_DIR, PROGRAM_ENV, Isolation, UidLease, spawn
-from rewardhub.sandbox.limits import Limits
+from rewardhub.sandbox.limits import SANDBOX_OWN_TASKS, Limits
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sandbox.syscall_filter import write_docker_profile
 
@@ -59,7 +59,7 @@ def docker_command(
     argv += ["--security-opt", "no-new-privileges"]
     if seccomp_profile is not None:  # the same policy as bubblewrap's (syscall_filter.py)
         argv += ["--security-opt", f"seccomp={seccomp_profile}"]
-    argv += ["--pids-limit", str(max_processes + 3)]
+    argv += ["--pids-limit", str(max_processes + SANDBOX_OWN_TASKS)]
     argv += ["--memory", f"{memory_mb + MEMORY_OVERHEAD_MB}m", "--memory-swap", f"{memory_mb + MEMORY_OVERHEAD_MB}m"]
     argv += ["--cpus", f"{cpus:g}"]
     argv += ["--tmpfs", f"/tmp:rw,nosuid,nodev,size={scratch_mb}m,mode=1777"]
@@ -141,7 +141,7 @@ class DockerIsolation(Isolation):
             return
         memory = f"{limits.memory_mb + MEMORY_OVERHEAD_MB}m"
         command = [self.docker or "docker", "update", "--memory", memory, "--memory-swap", memory]
-        command += ["--pids-limit", str(limits.max_processes + 3), self.name]
+        command += ["--pids-limit", str(limits.max_processes + SANDBOX_OWN_TASKS), self.name]
         done = subprocess.run(command, capture_output=True, timeout=60, check=False)
         if done.returncode != 0:
             raise SandboxError(f"docker update failed: {done.stderr.decode(errors='replace').strip()}")

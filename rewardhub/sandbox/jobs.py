@@ -41,6 +41,7 @@ class Job:
         """The compiler's run, for compiled languages (its stderr has the warnings; ``details["cached"]``
         says it was an earlier request's build)."""
         self._unwritten: dict[str, Any] | None = None
+        self._ended = False
 
     @property
     def details(self) -> dict[str, Any]:
@@ -118,6 +119,8 @@ class Job:
     def fetch(self, paths: tuple[str, ...] | list[str], max_bytes: int = MAX_FETCH_BYTES) -> dict[str, Artifact]:
         """The files at ``paths`` (relative to the working directory; a folder: every file in it) that
         exist, read as the program's user. Raises SandboxError if they do not fit in ``max_bytes``."""
+        if self._ended:
+            raise SandboxError("this job's last run is over: its sandbox has been wiped")
         if self._unwritten is not None:  # nothing has run yet: what would be there is what we hold
             self.sandbox.run(Execution("write", WRITE_LIMITS, payload={"files": self._unwritten}))
             self._unwritten = None
@@ -139,12 +142,17 @@ class Job:
         test: dict[str, Any] | None = None,
         files: dict[str, str] | None = None,
         args: tuple[str, ...] = (),
+        last: bool = False,
     ) -> RunResult:
         """Run the program once: on ``stdin``, or (Python only) for one function-call or assert ``test``.
 
         ``files`` are written (read-only) into the scratch folder first, replacing earlier ones of the
         same name; ``args`` follow the program's name on its command line (a checker's file names).
+        ``last`` says no other run of this job follows: the sandbox is wiped right after this one.
         """
+        if self._ended:
+            raise SandboxError("this job's last run is over: its sandbox has been wiped")
+        self._ended = last
         limits = limits or Limits()
         if self.language.reserved_mb > limits.reserved_mb:
             limits = limits.with_(reserved_mb=self.language.reserved_mb)
@@ -156,7 +164,8 @@ class Job:
                 raise SandboxError(f"{self.language.name} programs can only be tested on stdin/stdout")
             payload = {"files": files} if files else None
             argv, env = (*self.language.run_argv(limits), *args), self.language.run_env(limits)
-            return self.sandbox.run(Execution("argv", limits, argv=argv, payload=payload, stdin=data, env=env))
+            execution = Execution("argv", limits, argv=argv, payload=payload, stdin=data, env=env, last=last)
+            return self.sandbox.run(execution)
         test = {**(test or {}), **({"args": list(args)} if args else {})}
         payload = {
             "path": f"{self.sandbox.scratch}/{self.language.source}",
@@ -165,7 +174,7 @@ class Job:
             "files": files,
             **test,
         }
-        return self.sandbox.run(Execution("python", limits, payload=payload, stdin=data))
+        return self.sandbox.run(Execution("python", limits, payload=payload, stdin=data, last=last))
 
 
 def _encoded(files: Mapping[str, str | bytes]) -> dict[str, Any]:

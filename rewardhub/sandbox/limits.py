@@ -6,7 +6,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-__all__ = ["COMPILE_LIMITS", "Limits"]
+__all__ = ["CHILDREN_AHEAD", "COMPILE_LIMITS", "SANDBOX_OWN_TASKS", "Limits"]
+
+CHILDREN_AHEAD = 2
+"""Children a sandbox's server forks in one burst, ahead of the runs they become: each fork makes
+the server copy every page it writes afterwards once, so two forks at a time halve those copies."""
+SANDBOX_OWN_TASKS = 3 + CHILDREN_AHEAD
+"""Tasks of the sandbox's own beside a run's: its init, the fork server, the children forked for
+the next runs, and one helper of the server's. A run's ``max_processes`` is on top of these."""
 
 
 @dataclass(frozen=True)

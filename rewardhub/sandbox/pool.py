@@ -1,7 +1,7 @@
 """Warm sandboxes, shared by the threads of one process, at most ``concurrency`` at once.
 
-A job takes an idle warm sandbox (or starts one while fewer than ``concurrency`` exist, else
-waits: excess work queues), and gives it back after a reset. A sandbox that served
+A job takes the longest-idle warm sandbox (or starts one while fewer than ``concurrency`` exist,
+else waits: excess work queues), and gives it back after a reset. A sandbox that served
 ``recycle_after`` jobs, came back dirty, or broke is closed and a fresh one takes its place on
 demand, so no state lives longer than that.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -46,7 +47,7 @@ class SandboxPool:
             sweep(CGROUP_PREFIX, _held)  # cgroups of sandboxes whose worker was killed
         self.builds = BuildCache(self.settings.build_cache_mb << 20)
         """Compiled submissions, shared by every job of this pool (a submission compiles once)."""
-        self._idle: list[WarmSandbox] = []
+        self._idle: deque[WarmSandbox] = deque()
         self._live = 0
         self.started = 0
         """Sandboxes started so far (a fresh one replaces each recycled one)."""
@@ -75,7 +76,7 @@ class SandboxPool:
         """Build and run one program once (``POST /v1/sandbox/run``)."""
         with self.job(lang, code) as job:
             failed_build = job.setup(files, compile_limits)
-            return failed_build or job.run(stdin, limits)
+            return failed_build or job.run(stdin, limits, last=True)
 
     def warm_up(self, count: int = 1) -> None:
         """Start sandboxes ahead of the first job (benchmarks, readiness checks)."""
@@ -95,7 +96,7 @@ class SandboxPool:
     def close(self) -> None:
         with self._cond:
             self._closed = True
-            idle, self._idle = self._idle, []
+            idle, self._idle = self._idle, deque()
             self._live -= len(idle)
             self._cond.notify_all()
         for sandbox in idle:
@@ -107,7 +108,8 @@ class SandboxPool:
                 if self._closed:
                     raise SandboxError("the sandbox pool is closed")
                 if self._idle:
-                    return self._idle.pop()
+                    # the longest idle: its server is likeliest to have forked the next run's child
+                    return self._idle.popleft()
                 if self._live < self.settings.concurrency:
                     self._live += 1
                     break

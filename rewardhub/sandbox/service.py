@@ -79,7 +79,7 @@ def _run(
 ) -> RunResult:
     with pool.job(language, code) as job:
         failed_build = job.setup(files)
-        return failed_build or job.run(stdin, limits, test)
+        return failed_build or job.run(stdin, limits, test, last=True)
 
 
 def pool_for(backend: str | None) -> SandboxPool:

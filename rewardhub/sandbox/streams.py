@@ -1,16 +1,23 @@
 """The parent's side of one run: feed its input, read its output as it streams, keep the clock.
 
-One ``select`` loop over the run's pipes and the control socket, in the trusted parent. Output is
+One ``poll`` loop over the run's pipes and the control socket, in the trusted parent. Output is
 counted while it arrives, so a program printing forever is stopped at the cap, not after it has
 filled memory; the wall clock is kept here, outside the sandbox, and when it runs out ``kill`` is
 called, which kills the programs from outside. The loop ends when the server reports the run
 finished (it does so only after every process of the program is gone) and the pipes are drained.
+
+Input that fits in its pipe (the usual test's stdin, the payload in its widened pipe) is written
+before the loop starts. For the first ``QUIET_S`` the loop waits only for the server's report (and
+for room to write more input): a short run's output sits in its pipes until the report comes, then
+is read in one go, one wakeup instead of one per write and per closed pipe. A run that is still
+going after that is read as it streams; one that fills a pipe in the meantime waits at most that long.
 """
 
 from __future__ import annotations
 
+import math
 import os
-import selectors
+import select
 import socket
 import time
 from collections.abc import Callable
@@ -28,6 +35,8 @@ DRAIN_S = 2.0
 CHUNK = 1 << 16
 WRITE_CHUNK = 1 << 20
 """Writes go out in up to this much at a time (the payload pipe is widened to match)."""
+QUIET_S = 0.01
+"""How long the loop leaves the output pipes alone, waiting for the run to end (see above)."""
 
 
 @dataclass
@@ -35,7 +44,6 @@ class Pumped:
     """What the parent saw of one run (raw: :mod:`rewardhub.sandbox.verdicts` judges it)."""
 
     streams: dict[str, bytearray] = field(default_factory=dict)
-    started: dict[str, Any] | None = None
     exited: dict[str, Any] | None = None
     timed_out: bool = False
     output_limited: bool = False
@@ -56,125 +64,166 @@ def pump(
 
     ``caps`` maps groups of read streams to a byte limit: ``{"stdout+stderr": 1 << 20}``.
     """
-    seen = Pumped(streams={name: bytearray() for name in reads})
-    selector = selectors.DefaultSelector()
-    pending = {fd: memoryview(data) for fd, data in writes.items()}
+    run = _Pump(control, reads, caps, kill)
     try:
-        for fd in writes:
-            os.set_blocking(fd, False)
-            selector.register(fd, selectors.EVENT_WRITE, ("write", fd))
-        for name, fd in reads.items():
-            selector.register(fd, selectors.EVENT_READ, ("read", name))
-        selector.register(control, selectors.EVENT_READ, ("control", None))
-        _loop(seen, selector, control, pending, caps, timeout_s, kill)
+        for fd, data in writes.items():
+            run.feed(fd, data)
+        run.loop(timeout_s)
     finally:
-        for key in list(selector.get_map().values()):
-            if key.fileobj is not control:
-                _close(key.fd)
-        selector.close()
-    return seen
+        for fd in list(run.open):
+            run.close(fd)
+    return run.seen
 
 
-def _loop(
-    seen: Pumped,
-    selector: selectors.BaseSelector,
-    control: socket.socket,
-    pending: dict[int, memoryview],
-    caps: dict[str, int],
-    timeout_s: float,
-    kill: Callable[[], None],
-) -> None:
-    start = time.monotonic()
-    deadline = start + timeout_s
-    give_up: float | None = None  # after a kill: when to stop waiting for the server
-    drained_by: float | None = None  # after the exit: when to stop waiting for EOF
+class _Pump:
+    """The state of one loop: which descriptors are open, what is left to write, what was read."""
 
-    def stop(reason: str) -> None:
-        nonlocal give_up
-        setattr(seen, reason, True)
-        if give_up is None:
-            give_up = time.monotonic() + KILL_GRACE_S
-            kill()
+    def __init__(
+        self, control: socket.socket, reads: dict[str, int], caps: dict[str, int], kill: Callable[[], None]
+    ) -> None:
+        self.seen = Pumped(streams={name: bytearray() for name in reads})
+        self.control = control
+        self.kill = kill
+        self.poller = select.poll()
+        self.open: dict[int, str | None] = {}
+        """Every run descriptor not closed yet: a read stream's name, or None for a write."""
+        self.pending: dict[int, memoryview] = {}
+        groups = [(group.split("+"), limit) for group, limit in caps.items()]
+        self.caps = {name: [(names, limit) for names, limit in groups if name in names] for name in reads}
+        """For each stream, the capped groups it counts in."""
+        for name, fd in reads.items():
+            self.open[fd] = name
+        self.watching = False
+        """Whether the output pipes are polled yet (not during the first ``QUIET_S``)."""
+        self.poller.register(control, select.POLLIN)
+        self.give_up: float | None = None  # after a kill: when to stop waiting for the server
 
-    while True:
-        streams_open = [key for key in selector.get_map().values() if key.data[0] in ("read", "write")]
-        if seen.exited is not None and not streams_open:
-            break
-        now = time.monotonic()
-        if seen.exited is None and give_up is None and now >= deadline:
-            seen.elapsed_s = now - start
-            stop("timed_out")
-        if seen.exited is None and give_up is not None and now >= give_up:
-            seen.server_lost = True
-            break
-        if drained_by is not None and now >= drained_by:
-            break
-        wake = min(t for t in (deadline if give_up is None else give_up, drained_by) if t is not None)
-        for key, _mask in selector.select(max(0.0, wake - now)):
-            kind, what = key.data
-            if kind == "control":
-                if not _on_control(seen, control, selector):
-                    return
-                if seen.exited is not None:
-                    if not seen.timed_out:
-                        seen.elapsed_s = time.monotonic() - start
-                    drained_by = time.monotonic() + DRAIN_S
-            elif kind == "write":
-                _on_writable(key.fd, pending, selector)
-            else:
-                _on_readable(seen, key.fd, what, selector)
-                for group, limit in caps.items():
-                    names = group.split("+")
-                    if sum(len(seen.streams.get(name, b"")) for name in names) > limit:
-                        for other in list(selector.get_map().values()):
-                            if other.data[0] == "read" and other.data[1] in names:
-                                selector.unregister(other.fd)
-                                _close(other.fd)
-                        stop("output_limited")
+    def feed(self, fd: int, data: bytes) -> None:
+        """Write what fits now; the rest is written as the reader makes room."""
+        self.open[fd] = None
+        os.set_blocking(fd, False)
+        self.pending[fd] = memoryview(data)
+        if not self._write(fd):
+            self.poller.register(fd, select.POLLOUT)
 
+    def loop(self, timeout_s: float) -> None:
+        seen = self.seen
+        start = time.monotonic()
+        deadline = start + timeout_s
+        drained_by: float | None = None  # after the exit: when to stop waiting for EOF
+        quiet_until = start + QUIET_S
+        control_fd = self.control.fileno()
+        while seen.exited is None or self.open:
+            now = time.monotonic()
+            if not self.watching and (seen.exited is not None or now >= quiet_until):
+                self._watch_outputs()
+            if seen.exited is None and self.give_up is None and now >= deadline:
+                seen.elapsed_s = now - start
+                self._stop("timed_out")
+            if seen.exited is None and self.give_up is not None and now >= self.give_up:
+                seen.server_lost = True
+                return
+            if drained_by is not None and now >= drained_by:
+                return
+            wake = drained_by if drained_by is not None else (deadline if self.give_up is None else self.give_up)
+            if not self.watching:
+                wake = min(wake, quiet_until)
+            for fd, _events in self.poller.poll(max(0, math.ceil((wake - now) * 1000))):
+                if fd == control_fd:
+                    if not self._on_control():
+                        return
+                    if seen.exited is not None:
+                        if not seen.timed_out:
+                            seen.elapsed_s = time.monotonic() - start
+                        drained_by = time.monotonic() + DRAIN_S
+                        self._drain()
+                elif fd in self.pending:
+                    self._write(fd)
+                elif fd in self.open:
+                    self._read(fd)
 
-def _on_control(seen: Pumped, control: socket.socket, selector: selectors.BaseSelector) -> bool:
-    try:
-        message, fds = wire.recv_message(control)
-    except (EOFError, OSError, ValueError):
-        seen.server_lost = True
-        return False
-    for fd in fds:
-        _close(fd)
-    if message.get("op") == "started":
-        seen.started = message
-    elif message.get("op") == "exited":
-        seen.exited = message
-        selector.unregister(control)
-    return True
+    def _drain(self) -> None:
+        """The run is over (the server reports only once every program process is gone): read what
+        the pipes hold without waiting for them, down to their ends of file where they came."""
+        for fd, name in list(self.open.items()):
+            if name is not None:
+                os.set_blocking(fd, False)
+                while fd in self.open and self._read(fd):
+                    pass
 
+    def _watch_outputs(self) -> None:
+        self.watching = True
+        for fd, name in self.open.items():
+            if name is not None:
+                self.poller.register(fd, select.POLLIN)
 
-def _on_writable(fd: int, pending: dict[int, memoryview], selector: selectors.BaseSelector) -> None:
-    data = pending[fd]
-    try:
-        written = os.write(fd, data[:WRITE_CHUNK]) if data else 0
-    except BlockingIOError:
-        return
-    except OSError:  # the reader is gone (the program exited or closed stdin): the rest is moot
-        written = len(data)
-    pending[fd] = data = data[written:]
-    if not data:
-        selector.unregister(fd)
-        _close(fd)
+    def close(self, fd: int) -> None:
+        """Close a run descriptor once (a number closed twice may already be another thread's)."""
+        if self.open.pop(fd, "closed") != "closed":
+            self.pending.pop(fd, None)
+            try:
+                self.poller.unregister(fd)
+            except KeyError:
+                pass
+            _close(fd)
 
+    def _stop(self, reason: str) -> None:
+        setattr(self.seen, reason, True)
+        if self.give_up is None:
+            self.give_up = time.monotonic() + KILL_GRACE_S
+            self.kill()
 
-def _on_readable(seen: Pumped, fd: int, name: str, selector: selectors.BaseSelector) -> None:
-    try:
-        chunk = os.read(fd, CHUNK)
-    except BlockingIOError:
-        return
-    except OSError:
-        chunk = b""
-    if chunk:
-        seen.streams[name] += chunk
-    else:
-        selector.unregister(fd)
-        _close(fd)
+    def _on_control(self) -> bool:
+        try:
+            message, fds = wire.recv_message(self.control)
+        except (EOFError, OSError, ValueError):
+            self.seen.server_lost = True
+            return False
+        for fd in fds:
+            _close(fd)
+        if message.get("op") == "exited":
+            self.seen.exited = message
+            self.poller.unregister(self.control)
+        return True
+
+    def _write(self, fd: int) -> bool:
+        """Write until the pipe is full; True once everything is written (or the reader is gone) and fd closed."""
+        data = self.pending[fd]
+        try:
+            while data:
+                data = data[os.write(fd, data[:WRITE_CHUNK]) :]
+        except BlockingIOError:
+            pass
+        except OSError:  # the reader is gone (the program exited or closed stdin): the rest is moot
+            data = data[:0]
+        self.pending[fd] = data
+        if data:
+            return False
+        self.close(fd)
+        return True
+
+    def _read(self, fd: int) -> bool:
+        """Read one chunk; False once there is nothing to read right now (or the stream ended)."""
+        name = self.open[fd]
+        assert name is not None
+        try:
+            chunk = os.read(fd, CHUNK)
+        except BlockingIOError:
+            return False
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.close(fd)
+            return False
+        streams = self.seen.streams
+        streams[name] += chunk
+        for names, limit in self.caps[name]:
+            if sum(len(streams[other]) for other in names if other in streams) > limit:
+                for other, stream_name in list(self.open.items()):
+                    if stream_name in names:
+                        self.close(other)
+                self._stop("output_limited")
+        return True
 
 
 def _close(fd: int) -> None:

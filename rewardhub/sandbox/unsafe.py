@@ -28,7 +28,7 @@ from rewardhub.sandbox.isolation import (
     kill_uid,
     spawn,
 )
-from rewardhub.sandbox.limits import Limits
+from rewardhub.sandbox.limits import SANDBOX_OWN_TASKS, Limits
 from rewardhub.sandbox.settings import SandboxSettings
 
 __all__ = ["UnsafeIsolation"]
@@ -80,7 +80,7 @@ class UnsafeIsolation(Isolation):
     def apply(self, limits: Limits) -> None:
         if self.cgroups is not None:
             self.cgroups.set_memory((limits.memory_mb << 20) + (128 << 20))
-            self.cgroups.set_max_processes(limits.max_processes + 3)
+            self.cgroups.set_max_processes(limits.max_processes + SANDBOX_OWN_TASKS)
 
     def kill_programs(self) -> None:
         if self.root:

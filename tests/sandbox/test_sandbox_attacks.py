@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from sandbox_support import MARKER, QUICK, SECRET, SECRET_NAME
 
+from rewardhub.sandbox.limits import CHILDREN_AHEAD
+
 pytestmark = pytest.mark.usefixtures("host")
 
 
@@ -163,6 +165,64 @@ def test_daemon_cannot_touch_the_next_run(pool):
     assert (first.verdict, second.stdout) == ("ok", "False\n")
 
 
+def test_the_children_waiting_for_the_next_runs_are_out_of_the_programs_reach(pool):
+    """The next runs' children are forked while this run's program runs, from the server, and keep
+    the server's user until their own runs: the program can neither signal them nor read their
+    memory, their environment or their descriptors."""
+    result = run(
+        pool,
+        """
+        import os, signal, time
+
+        def others():
+            ours = (1, os.getpid(), os.getppid())
+            return [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) not in ours]
+
+        deadline = time.monotonic() + 1.5
+        while not others() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for pid in others():
+            status = open(f"/proc/{pid}/status").read()
+            uid = next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1]
+            outcomes = []
+            for reach in (
+                lambda: open(f"/proc/{pid}/mem", "rb").read(1),
+                lambda: open(f"/proc/{pid}/environ", "rb").read(1),
+                lambda: os.listdir(f"/proc/{pid}/fd"),
+                lambda: os.kill(pid, signal.SIGKILL),
+            ):
+                try:
+                    reach()
+                    outcomes.append("reached")
+                except PermissionError:
+                    outcomes.append("refused")
+            print(uid, outcomes)
+    """,
+    )
+    after = run(pool, "print('next')\n")
+    assert result.verdict == "ok"
+    waiting = result.stdout.splitlines()
+    assert waiting and set(waiting) == {"0 ['refused', 'refused', 'refused', 'refused']"}
+    assert after.stdout == "next\n"
+
+
+def test_a_program_holds_no_descriptor_but_its_own_pipes(pool):
+    """Nothing of the server's reaches the program: not its control socket, not the sockets of the
+    other children forked in the same burst (with one, a program could hand them a forged run)."""
+    results = [run(pool, "import os\nprint(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))\n") for _ in range(4)]
+    assert {r.stdout for r in results} == {"[0, 1, 2, 3, 4]\n"}  # 3: the record channel, 4: the listing's own
+
+
+def test_leftovers_are_killed_and_the_next_run_still_gets_a_child(pool):
+    """Killing a run's leftovers (``kill(-1)``) takes the waiting child with them; a fresh one serves the next run."""
+    runs = [
+        run(pool, "import os, time\nif os.fork() == 0:\n    time.sleep(3600)\nprint('left one')\n") for _ in range(3)
+    ]
+    after = run(pool, "print('next')\n")
+    assert [r.stdout for r in runs] == ["left one\n"] * 3
+    assert after.stdout == "next\n"
+
+
 def test_external_network_is_unreachable(pool):
     result = run(
         pool,
@@ -234,7 +294,7 @@ def test_proc_shows_only_the_sandbox(pool):
     assert result.verdict == "ok"
     visible = eval(result.stdout)
     assert os.getpid() not in visible
-    assert len(visible) <= 4  # init, the server, the program (and its listing)
+    assert len(visible) <= 3 + CHILDREN_AHEAD  # init, the server, the program, the children waiting for next runs
 
 
 @pytest.mark.parametrize("path", ["/usr", "/etc", "/opt/rewardhub/inside", "/", "/proc/sys/kernel"])

@@ -58,7 +58,7 @@ def test_bwrap_command_without_root_maps_one_user_and_forbids_nested_namespaces(
 def test_docker_command_has_every_wall():
     argv = docker_command("docker", "img:1", "box", "/run/rh/box", ["--kill-scope", "pidns"], 512, 64, 1.0, 256)
     text = " ".join(argv)
-    for wall in ("--network none", "--read-only", "--cap-drop ALL", "--pids-limit 67", "--memory 640m",
+    for wall in ("--network none", "--read-only", "--cap-drop ALL", "--pids-limit 69", "--memory 640m",
                  "--memory-swap 640m", "--cpus 1", "--init", "--security-opt no-new-privileges", "--rm"):  # fmt: skip
         assert wall in text
     assert "--tmpfs /tmp:rw,nosuid,nodev,size=256m,mode=1777" in text

@@ -34,3 +34,18 @@ def test_input_files_are_written_read_only(tmp_path):
     assert child._write_files(str(tmp_path), {"in/data.txt": "42"}) == 0
     assert (tmp_path / "in" / "data.txt").read_text() == "42"
     assert (tmp_path / "in" / "data.txt").stat().st_mode & 0o777 == 0o444
+
+
+def test_a_link_planted_where_an_input_file_goes_is_never_written_through(tmp_path):
+    """A program may leave a link under an input's name for a later run of its job: one pointing
+    outside the scratch folder is refused, one pointing inside is replaced; neither target changes."""
+    scratch, outside = tmp_path / "scratch", tmp_path / "outside.txt"
+    scratch.mkdir()
+    outside.write_text("host")
+    (scratch / "mine.txt").write_text("program's")
+    (scratch / "out.py").symlink_to(outside)
+    (scratch / "in.py").symlink_to(scratch / "mine.txt")
+    assert child._write_files(str(scratch), {"out.py": "x"}) == 1
+    assert child._write_files(str(scratch), {"in.py": "y"}) == 0
+    assert (outside.read_text(), (scratch / "mine.txt").read_text()) == ("host", "program's")
+    assert not (scratch / "in.py").is_symlink() and (scratch / "in.py").read_text() == "y"

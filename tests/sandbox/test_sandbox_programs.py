@@ -93,6 +93,30 @@ def test_large_stdin_the_program_ignores_does_not_block(pool):
     assert (result.verdict, result.stdout) == ("ok", "done\n")
 
 
+def test_output_larger_than_its_pipe_arrives_whole_on_both_streams(pool):
+    """The parent leaves the output pipes alone for the first moments of a run (one wakeup for a
+    short run's output); a program that fills them meanwhile waits, then streams, and nothing is lost."""
+    code = "import sys\nsys.stdout.write('o' * 300_000)\nsys.stderr.write('e' * 300_000)\nprint('end')\n"
+    result = run(pool, code)
+    assert result.verdict == "ok"
+    assert (len(result.stdout), result.stdout[-4:], len(result.stderr)) == (300_004, "end\n", 300_000)
+
+
+def test_a_programs_cyclic_garbage_is_collected(pool):
+    """The server freezes its own objects for the collector; a program's are collected as usual."""
+    code = """
+    import gc
+    for _ in range(300):
+        cycle = [bytearray(1 << 20)]
+        cycle.append(cycle)
+        del cycle
+        found = gc.collect()
+    print(found, gc.isenabled())
+    """
+    result = run(pool, code, memory_mb=96, timeout_s=10.0)
+    assert (result.verdict, result.stdout) == ("ok", "1 True\n")
+
+
 def test_exit_status_is_reported(pool):
     result = run(pool, "import sys\nprint('partial')\nsys.exit(3)\n")
     assert (result.verdict, result.exit_code, result.stdout) == ("runtime_error", 3, "partial\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
@@ -9,7 +10,17 @@ import threading
 import numpy as np
 import pytest
 
-from rewardhub.sandbox.inside.wire import NotPlain, decode_value, encode_value, recv_message, send_message
+from rewardhub.sandbox.inside.wire import (
+    NotPlain,
+    _dumps,
+    _loads,
+    decode_value,
+    encode_value,
+    recv_message,
+    recv_run,
+    send_message,
+    send_run,
+)
 
 
 @pytest.mark.parametrize(
@@ -90,3 +101,46 @@ def test_a_closed_peer_is_end_of_file():
     with pytest.raises(EOFError):
         recv_message(right)
     right.close()
+
+
+MESSAGES = [
+    {"op": "exited", "status": 0, "cpu_s": 0.0021, "oom_kills": None, "reset": {"dirty": False, "problems": []}},
+    {"op": "exec", "argv": ["./main", "é ü ✓"], "env": {"A": "1"}, "limits": {"cpu_s": 11, "nan": float("inf")}},
+    {"text": 'quotes " and \\ and \n newlines and \x00', "big": 2**80, "nested": [[[]], {}]},
+]
+
+
+@pytest.mark.parametrize("message", MESSAGES)
+def test_control_messages_read_as_json_reads_them(message):
+    """The C scanner and encoder are called directly: the bytes and the values are json's own."""
+    left, right = socket.socketpair()
+    try:
+        send_message(left, message)
+        assert recv_message(right)[0] == message
+        assert _dumps(message) == json.dumps(message, separators=(",", ":")).encode()
+    finally:
+        left.close()
+        right.close()
+
+
+@pytest.mark.parametrize("body", [b"", b"{", b'{"a": 1} trailing', b"[1, 2,]", b"\xff"])
+def test_a_malformed_control_message_is_an_error_not_a_partial_value(body):
+    with pytest.raises(ValueError):
+        _loads(body)
+
+
+def test_a_run_reaches_the_servers_child_in_marshal_with_its_descriptors():
+    left, right = socket.socketpair()
+    read_end, write_end = os.pipe()
+    run = {"op": "exec", "fds": ["stdout"], "limits": {"cpu_s": 3, "address_space": None}, "argv": ("a", "b")}
+    try:
+        send_run(left, run, [write_end])
+        received, fds = recv_run(right)
+        os.write(fds[0], b"ok")
+        os.close(fds[0])
+        assert (received, os.read(read_end, 10)) == (run, b"ok")
+    finally:
+        for fd in (read_end, write_end):
+            os.close(fd)
+        left.close()
+        right.close()

@@ -1,11 +1,13 @@
 """The fork server's child, between ``fork()`` and the program: becoming the program.
 
-In this order, each step before anything of the submission runs: drop the control socket; read
-the code and test from the private payload pipe (so the server never held them); a session of
-its own; the run's pipes on fds 0-3 and nothing else open; rlimits; an OOM score that makes the
-program, not its server, the first to go; the program's uid for good (which clears every
-capability); the scratch folder as working directory. Then ``exec`` a native program, or run
-Python in place (:mod:`harness`).
+The server forks this child ahead of need (:func:`wait_for_run`), so a run never waits for a
+fork. Before the run is known: drop the control socket; a session of its own; no core files;
+fresh random state. Then it waits for the run's message and pipes on a socket only it and the
+server hold. Once the run is there, each step before anything of the submission runs: an OOM
+score that makes the program, not its server, the first to go; read the code and test from the
+private payload pipe (so the server never held them); the run's pipes on fds 0-4 and nothing else open;
+the job's files; rlimits; the program's uid for good (which clears every capability); the scratch
+folder as working directory. Then ``exec`` a native program, or run Python in place (:mod:`harness`).
 
 Standard library only.
 """
@@ -14,24 +16,30 @@ from __future__ import annotations
 
 import base64
 import json
+import marshal
 import os
 import resource
 import shutil
 import signal
+import socket
 from typing import Any
 
 try:
-    from . import harness
+    from . import harness, wire
 except ImportError:  # run as a plain script inside the sandbox
     import harness  # type: ignore[no-redef]
+    import wire  # type: ignore[no-redef]
 
-__all__ = ["WRITE_FAILED", "become_program", "drop_to"]
+__all__ = ["WRITE_FAILED", "become_program", "drop_to", "wait_for_run"]
 
 SETUP_FD = 4
 """Where the child confirms the job's files are written; closed before the program starts."""
 WRITE_FAILED = 124
 """Exit status of a child that could not write the job's files. The parent does not trust the status
 (a program can exit 124 too): it trusts the ``setup`` pipe, which only a successful write fills."""
+
+MAX_FD = resource.getrlimit(resource.RLIMIT_NOFILE)[0] if resource.getrlimit(resource.RLIMIT_NOFILE)[0] > 0 else 1 << 20
+"""Above any descriptor the server holds (it never changes its own limit)."""
 
 _RLIMITS = {
     "cpu_s": resource.RLIMIT_CPU,
@@ -42,12 +50,30 @@ _RLIMITS = {
 }
 
 
-def become_program(message: dict[str, Any], fds: list[int], server: Any) -> int:
-    """Turn this fresh fork of ``server`` into the program (or a file writer); the exit status."""
+def wait_for_run(sock: socket.socket, server: Any) -> int:
+    """Get ready ahead of need, then wait on ``sock`` for the run this child becomes; its exit status.
+
+    What does not depend on the run is done before it is known: no control socket, a session of
+    its own, no core files, fresh random state. An end of file instead of a run means the server
+    retired this child.
+    """
     server.control.close()
+    os.setsid()
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    harness.reseed()
+    try:
+        message, fds = wire.recv_run(sock)
+    except (EOFError, OSError, ValueError):
+        return 0
+    sock.close()
+    return become_program(message, fds, server)
+
+
+def become_program(message: dict[str, Any], fds: list[int], server: Any) -> int:
+    """Turn this prepared fork of ``server`` into the program (or a file writer); the exit status."""
+    _set_oom_score(1000)  # under memory pressure the program goes first, never its server (nor the next child)
     named = dict(zip(message["fds"], fds, strict=True))
     payload = _read_payload(named.pop("payload")) if "payload" in named else {}
-    os.setsid()
     _install_fds(named)
     kind = message["kind"]
     if payload.get("files") and _write_files(server.scratch[0], payload["files"]) != 0:
@@ -58,7 +84,6 @@ def become_program(message: dict[str, Any], fds: list[int], server: Any) -> int:
     if kind == "write":
         return 0
     _set_limits(message.get("limits", {}))
-    _set_oom_score(1000)  # under memory pressure the program goes first, never its server
     if server.can_change_uid:
         drop_to(server.program_uid)
     os.chdir(server.scratch[0])
@@ -80,11 +105,13 @@ def become_program(message: dict[str, Any], fds: list[int], server: Any) -> int:
 
 
 def _read_payload(fd: int) -> dict[str, Any]:
+    """The run's code, files and test, in marshal: written by the trusted parent alone (this pipe's
+    write end never enters the sandbox), so marshal's one C call is safe here."""
     chunks = []
     while chunk := os.read(fd, 1 << 20):
         chunks.append(chunk)
     os.close(fd)
-    return json.loads(b"".join(chunks))
+    return marshal.loads(b"".join(chunks))
 
 
 def _install_fds(named: dict[str, int]) -> None:
@@ -96,16 +123,13 @@ def _install_fds(named: dict[str, int]) -> None:
     for name, fd in high.items():
         os.dup2(fd, targets[name], inheritable=name not in ("record", "setup"))
     keep = {targets[name] for name in high}
-    for name in os.listdir("/proc/self/fd"):
-        fd = int(name)
-        if fd > 2 and fd not in keep:
+    for fd in (harness.RECORD_FD, SETUP_FD):
+        if fd not in keep:
             _close(fd)
-    if "record" not in high:
-        _close(harness.RECORD_FD)
+    os.closerange(SETUP_FD + 1, MAX_FD)  # one close_range(2) call, whatever the server had open
 
 
 def _set_limits(limits: dict[str, int | None]) -> None:
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     for name, value in limits.items():
         if value is None:
             continue
@@ -117,10 +141,15 @@ def _set_limits(limits: dict[str, int | None]) -> None:
 
 def _set_oom_score(score: int) -> None:
     try:
-        with open("/proc/self/oom_score_adj", "w") as handle:
-            handle.write(str(score))
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.write(fd, str(score).encode())
     except OSError:
         pass
+    finally:
+        os.close(fd)
 
 
 def drop_to(uid: int) -> None:
@@ -137,24 +166,45 @@ def _write_files(root: str, files: dict[str, Any]) -> int:
     build's program).
     """
     os.umask(0o022)
+    inside = None
     for relative, content in files.items():
-        path = os.path.join(root, relative)
-        inside = os.path.realpath(path).startswith(os.path.realpath(root) + os.sep)
-        if os.path.isabs(relative) or ".." in relative.split("/") or not inside:
-            os.write(2, f"refusing to write outside the scratch directory: {relative!r}\n".encode())
-            return 1
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        if os.path.lexists(path):  # an earlier run's (read-only) input: replaced, never written through
-            os.unlink(path)
         executable = False
         if isinstance(content, dict):
             data, executable = base64.b64decode(content["base64"]), bool(content.get("executable"))
         else:
             data = content.encode("utf-8")
-        with open(path, "wb") as handle:
-            handle.write(data)
-        os.chmod(path, 0o555 if executable else 0o444)
+        path = os.path.join(root, relative)
+        if "/" not in relative and relative not in ("", ".", "..") and _create(path, data, executable):
+            continue  # a new name right in the scratch folder: created there, never through a link
+        inside = inside or os.path.realpath(root) + os.sep
+        if os.path.isabs(relative) or ".." in relative.split("/") or not os.path.realpath(path).startswith(inside):
+            os.write(2, f"refusing to write outside the scratch directory: {relative!r}\n".encode())
+            return 1
+        if "/" in relative:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:  # an earlier run's (read-only) input: replaced, never written through
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        if not _create(path, data, executable):
+            raise FileExistsError(f"{relative!r} appeared while it was being written")
     return 0
+
+
+def _create(path: str, data: bytes, executable: bool) -> bool:
+    """Create ``path`` with its final mode and write ``data``; False if something is there already."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o555 if executable else 0o444)
+    except FileExistsError:
+        return False
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+    return True
 
 
 def _fetch(root: str, paths: list[str], max_bytes: int) -> int:

@@ -7,7 +7,8 @@ Started once per sandbox (inside bubblewrap, a container, or bare for the unsafe
 It imports the standard library (and whatever ``--preload`` names) once, then forks one child per
 piece of work the parent sends over the control socket. A fork costs about a millisecond where a
 fresh interpreter costs tens, which is what makes a sandboxed run cheaper than a bare
-``subprocess.run([python, ...])``.
+``subprocess.run([python, ...])``; and the fork is made one run ahead (:meth:`Server.fork_spare`),
+while the parent reads the previous result, so a run hands its pipes to a child already waiting.
 
 Why the program cannot touch it:
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import builtins
+import gc
 import importlib
 import os
 import select
@@ -70,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kill-scope", choices=KILL_SCOPES, required=True)
     parser.add_argument("--preload", default="", help="comma-separated modules to import once, before any fork")
     parser.add_argument("--check-ipc", action="store_true", help="report System V IPC objects left behind as dirty")
+    parser.add_argument("--ahead", type=int, default=1, help="children forked in one burst, ahead of their runs")
     args = parser.parse_args(argv)
     if args.kill_scope == "pidns" and os.stat("/proc/self/ns/pid").st_ino == INITIAL_PID_NAMESPACE:
         parser.error("--kill-scope pidns outside a pid namespace would kill(-1) the whole machine")
@@ -85,7 +88,13 @@ def main(argv: list[str] | None = None) -> int:
         scratch=[path for path in args.scratch.split(",") if path],
         kill_scope=args.kill_scope,
         check_ipc=args.check_ipc,
+        ahead=max(1, args.ahead),
     )
+    # Everything so far lives as long as the server: out of the collector's sight, a full collection
+    # (in the server or in a run's child) no longer writes to every object, which after a fork means
+    # copying nearly every page (Python's own advice for fork servers).
+    gc.freeze()
+    server.fork_spares()
     server.reply({"op": "ready", "pid": os.getpid(), "uid": os.getuid(), "preloaded": preloaded})
     server.serve()
     return 0
@@ -102,9 +111,32 @@ def _preload(names: list[str]) -> list[str]:
     return loaded
 
 
+class Spare:
+    """A forked child waiting for its run on a socket of its own."""
+
+    def __init__(self, pid: int, sock: socket.socket) -> None:
+        self.pid = pid
+        self.sock = sock
+
+    def retire(self) -> None:
+        """Close its socket (it exits on the end of file), make sure it is gone, and reap it."""
+        self.sock.close()
+        _signal(self.pid, signal.SIGKILL)
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+
+
 class Server:
     def __init__(
-        self, control: socket.socket, program_uid: int, scratch: list[str], kill_scope: str, check_ipc: bool
+        self,
+        control: socket.socket,
+        program_uid: int,
+        scratch: list[str],
+        kill_scope: str,
+        check_ipc: bool,
+        ahead: int = 1,
     ) -> None:
         self.control = control
         self.program_uid = program_uid
@@ -114,6 +146,9 @@ class Server:
         self.builtins_snapshot = dict(builtins.__dict__)
         self.session: int | None = None
         self.can_change_uid = os.getuid() != program_uid
+        self.ahead = ahead
+        self.spares: list[Spare] = []
+        """Children forked ahead of the next runs, waiting for them (see :meth:`fork_spares`)."""
 
     def reply(self, message: dict[str, Any]) -> None:
         wire.send_message(self.control, message)
@@ -138,42 +173,104 @@ class Server:
                     _close(fds)
                     self.reply({"op": "error", "message": f"unknown op {op!r}"})
         finally:
+            self.retire_spares()
             self.kill_programs()
 
     # --- one run ------------------------------------------------------------------------------
 
     def execute(self, message: dict[str, Any], fds: list[int]) -> None:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        oom_before = _oom_kills()
+        pid = self._hand_over(message, fds)
+        if pid is None:
+            self.reply({"op": "exited", "status": None, "error": "the server could not fork"})
+            return
+        self.session = pid  # the child called setsid(): its pid is its session id
+        self.fork_spares()  # while this run's child runs: back-to-back runs never wait for a fork
+        status, usage = self._wait(pid)
+        all_gone = self.kill_programs()
+        self.session = None
+        exited = {
+            "op": "exited",
+            "status": status,
+            "cpu_s": usage.ru_utime + usage.ru_stime if usage else None,
+            "maxrss_kb": usage.ru_maxrss if usage else None,
+            "oom_kills_before": oom_before,
+            "oom_kills": _oom_kills(),
+        }
+        if message.get("reset"):  # the job's last run: end the job too, and say so in the same reply
+            exited["reset"] = self.reset(all_gone)
+        self.reply(exited)
+        self.fork_spares()  # if killing this run's leftovers took the waiting ones
+
+    def _hand_over(self, message: dict[str, Any], fds: list[int]) -> int | None:
+        """Give the run to the waiting child (forking one if there is none); its pid, None if it cannot fork."""
+        try:
+            for _attempt in range(2):
+                if not self.fork_spares():
+                    return None
+                spare = self.spares.pop(0)  # the oldest: likeliest to be ready
+                try:
+                    wire.send_run(spare.sock, message, fds)
+                except OSError:  # it died waiting (killed with a run's leftovers): a fresh one
+                    spare.retire()
+                    continue
+                spare.sock.close()
+                return spare.pid
+            return None
+        finally:
+            _close(fds)
+
+    def fork_spares(self) -> bool:
+        """Fork the children the next runs become, ahead of need, so no run waits for a fork; False
+        if none could be forked.
+
+        Forked in bursts of ``ahead`` when none is left: every fork write-protects the server's
+        memory, and each page the server writes afterwards is copied once, however many children
+        were forked in between, so a burst pays those copies once for that many runs.
+
+        Each child prepares what does not depend on its run (its own session, no core files, fresh
+        random state) and then waits on a socket of its own for the run's message and pipes. It is
+        a fork of this server, which never holds a submission, and it runs none of the submission's
+        code until its run arrives: it keeps the server's user, which programs can neither signal
+        nor trace nor read. Killing a run's leftovers with ``kill(-1)`` takes the waiting children
+        too; a fresh burst follows.
+        """
+        if not self.spares:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            for _ in range(self.ahead):
+                spare = self._fork_spare()
+                if spare is None:
+                    break
+                self.spares.append(spare)
+        return bool(self.spares)
+
+    def _fork_spare(self) -> Spare | None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             pid = os.fork()
-        except OSError as exc:
-            _close(fds)
-            self.reply({"op": "exited", "status": None, "error": f"the server could not fork: {exc}"})
-            return
+        except OSError:
+            ours.close()
+            theirs.close()
+            return None
         if pid == 0:
             status = 125
             try:
-                status = child.become_program(message, fds, self)
+                ours.close()
+                for other in self.spares:  # the burst's earlier children: not this one's business
+                    other.sock.close()
+                status = child.wait_for_run(theirs, self)
             except BaseException:  # a failure of the harness itself, before the program ran
                 traceback.print_exc()
             finally:
                 os._exit(status)
-        _close(fds)
-        self.session = pid  # the child calls setsid(): its pid is its session id
-        self.reply({"op": "started", "pid": pid, "oom_kills": _oom_kills()})
-        status, usage = self._wait(pid)
-        self.kill_programs()
-        self.session = None
-        self.reply(
-            {
-                "op": "exited",
-                "status": status,
-                "cpu_s": usage.ru_utime + usage.ru_stime if usage else None,
-                "maxrss_kb": usage.ru_maxrss if usage else None,
-                "oom_kills": _oom_kills(),
-            }
-        )
+        theirs.close()
+        return Spare(pid, ours)
+
+    def retire_spares(self) -> None:
+        for spare in self.spares:
+            spare.retire()
+        self.spares = []
 
     def _wait(self, pid: int) -> tuple[int, Any]:
         """Wait for the child while still answering ``kill``; the parent keeps the clock."""
@@ -210,6 +307,8 @@ class Server:
             alive = self._leftovers()
             if not alive:
                 return True
+            if self.kill_scope == "pidns":  # kill(-1) would take the waiting children too
+                self.retire_spares()
             if self.kill_scope == "pidns":
                 _signal(-1, signal.SIGKILL)
             elif self.kill_scope == "uid":
@@ -221,10 +320,10 @@ class Server:
         return not self._leftovers()
 
     def _leftovers(self) -> list[int]:
-        me = os.getpid()
+        ours = {1, os.getpid(), *(spare.pid for spare in self.spares)}
         found = []
         for name in os.listdir("/proc"):
-            if not name.isdigit() or int(name) in (1, me):
+            if not name.isdigit() or int(name) in ours:
                 continue
             fields = _status_fields(int(name))
             if not fields or fields.get("State", "").startswith(("Z", "X")):
@@ -254,40 +353,56 @@ class Server:
                 os._exit(status)
         os.waitpid(pid, 0)
 
-    def _owns_anything(self, path: str) -> bool:
-        """Whether the program left an entry here (anything deeper sits inside one of those)."""
+    def reset(self, all_gone: bool | None = None) -> dict[str, Any]:
+        """End of a job: no process left, scratch empty, no IPC objects; else the sandbox is dirty.
+
+        ``all_gone`` is what killing the last run's leftovers just answered, when it did.
+        """
+        problems = []
+        if not (self.kill_programs() if all_gone is None else all_gone):
+            problems.append("processes survived SIGKILL")
+        left = {path: _entries(path) for path in self.scratch}
+        if self.can_change_uid and any(self._owns_any(entries) for entries in left.values()):
+            self._as_program_user(lambda: [_empty_dir(path, _entries(path)) for path in self.scratch])
+            left = {path: _entries(path) for path in self.scratch}
+        for path, entries in left.items():
+            if entries and not _empty_dir(path, entries):
+                problems.append(f"could not empty {path}")
+        if self.check_ipc:
+            problems += [f"System V {kind} objects left behind" for kind in ("shm", "msg", "sem") if _ipc_left(kind)]
+        return {"op": "reset", "dirty": bool(problems), "problems": problems}
+
+    def _owns_any(self, entries: list[os.DirEntry[str]]) -> bool:
+        """Whether the program left one of these entries (anything deeper sits inside one of them)."""
         try:
-            return any(entry.stat(follow_symlinks=False).st_uid == self.program_uid for entry in os.scandir(path))
+            return any(entry.stat(follow_symlinks=False).st_uid == self.program_uid for entry in entries)
         except OSError:
             return True
 
-    def reset(self) -> dict[str, Any]:
-        """End of a job: no process left, scratch empty, no IPC objects; else the sandbox is dirty."""
-        problems = []
-        if not self.kill_programs():
-            problems.append("processes survived SIGKILL")
-        if self.can_change_uid and any(self._owns_anything(path) for path in self.scratch):
-            self._as_program_user(lambda: [_empty_dir(path) for path in self.scratch])
-        for path in self.scratch:
-            _empty_dir(path)
-            if os.path.isdir(path) and os.listdir(path):
-                problems.append(f"could not empty {path}")
-        if self.check_ipc:
-            for kind in ("shm", "msg", "sem"):
-                try:
-                    with open(f"/proc/sysvipc/{kind}") as table:
-                        if len(table.readlines()) > 1:
-                            problems.append(f"System V {kind} objects left behind")
-                except OSError:
-                    pass
-        return {"op": "reset", "dirty": bool(problems), "problems": problems}
 
-
-def _empty_dir(path: str) -> None:
+def _ipc_left(kind: str) -> bool:
+    """Whether the sandbox's IPC namespace holds objects of this kind (the table has a line past its header)."""
     try:
-        entries = list(os.scandir(path))
+        fd = os.open(f"/proc/sysvipc/{kind}", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
-        return
+        return False
+    try:
+        return os.read(fd, 1 << 16).count(b"\n") > 1
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _entries(path: str) -> list[os.DirEntry[str]]:
+    try:
+        return list(os.scandir(path))
+    except OSError:
+        return []
+
+
+def _empty_dir(path: str, entries: list[os.DirEntry[str]]) -> bool:
+    """Remove what this process may remove of ``entries`` (``path``'s); True if ``path`` is empty after."""
     for entry in entries:
         try:
             if entry.is_dir(follow_symlinks=False):
@@ -297,6 +412,10 @@ def _empty_dir(path: str) -> None:
                 os.unlink(entry.path)
         except OSError:
             continue  # not ours to remove (the other half of reset removes it)
+    try:
+        return not os.listdir(path)
+    except OSError:
+        return True
 
 
 def _open_up(directory: str) -> None:
@@ -311,17 +430,23 @@ def _open_up(directory: str) -> None:
             _open_up(entry.path)
 
 
+OOM_FILES = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
+_oom_file = next((path for path in OOM_FILES if os.path.exists(path)), None)
+"""Where a container sees its own memory cgroup's kill count; None where /sys is not mounted (bubblewrap)."""
+
+
 def _oom_kills() -> int | None:
-    """The memory cgroup's kill count as seen from inside (containers); None where /sys is not mounted."""
-    for path in ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"):
-        try:
-            with open(path) as handle:
-                for line in handle:
-                    key, _, value = line.partition(" ")
-                    if key == "oom_kill":
-                        return int(value)
-        except (OSError, ValueError):
-            continue
+    """The memory cgroup's kill count as seen from inside (containers); None where it cannot be read."""
+    if _oom_file is None:
+        return None
+    try:
+        with open(_oom_file) as handle:
+            for line in handle:
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+    except (OSError, ValueError):
+        pass
     return None
 
 

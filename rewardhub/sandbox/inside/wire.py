@@ -4,7 +4,8 @@ Two things travel on it, and both sides import this one module so they cannot dr
 
 - **Control messages**: length-prefixed JSON on a Unix stream socket, optionally carrying file
   descriptors (``SCM_RIGHTS``), so the parent can hand a test its own stdin/stdout/stderr pipes and
-  read them directly while they stream.
+  read them directly while they stream. Between the fork server and its own children (both this
+  trusted code) a run travels in :mod:`marshal` instead (:func:`send_run`, :func:`recv_run`).
 - **Values** returned by untrusted code, encoded with *strict types*: only the exact built-in types
   (``type(v) is int``, never a subclass) and numpy scalars and arrays (converted to plain values)
   pass. An object that overrides ``__eq__`` cannot be encoded at all, so a result that "equals
@@ -19,18 +20,34 @@ from __future__ import annotations
 import array
 import base64
 import json
+import marshal
 import socket
 import struct
 import sys
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "MAX_MESSAGE", "NotPlain", "decode_value", "encode_value", "recv_message", "send_message"]
+__all__ = [
+    "MARSHAL_VERSION",
+    "MAX_DEPTH",
+    "MAX_MESSAGE",
+    "NotPlain",
+    "decode_value",
+    "encode_value",
+    "recv_message",
+    "recv_run",
+    "send_message",
+    "send_run",
+]
 
 MAX_MESSAGE = 64 * 1024 * 1024
 """Largest control message either side accepts."""
 
 MAX_DEPTH = 64
 """Deepest nesting of containers a value may have (a self-referencing list has infinite depth)."""
+
+MARSHAL_VERSION = 4
+"""What :func:`send_run` and the payload pipe write: read by every Python since 3.4, so a container's
+interpreter reads what the service's wrote."""
 
 _HEADER = struct.Struct("!I")  # 4-byte big-endian length
 _MAX_FDS = 8
@@ -40,9 +57,58 @@ class NotPlain(TypeError):
     """A value that is not made of plain built-in types (so it cannot be compared honestly)."""
 
 
+# A freshly forked process pays a page fault for every page it writes first, and running Python
+# code writes many (reference counts, the interpreter's caches): ``json.loads`` and ``json.dumps``
+# run several Python frames each, ~60 faults in a new child. The C scanner and encoder behind them
+# are called directly where they exist, and a run reaches the child in marshal, one C call.
+_scan_once = json.decoder.JSONDecoder().scan_once
+_c_encode = getattr(json.encoder, "c_make_encoder", None)
+_encode_chunks = (
+    _c_encode(None, None, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+    if _c_encode is not None
+    else None
+)
+
+
+def _dumps(message: dict[str, Any]) -> bytes:
+    if _encode_chunks is None:
+        return json.dumps(message, separators=(",", ":")).encode()
+    return "".join(_encode_chunks(message, 0)).encode()
+
+
+def _loads(body: bytes | bytearray) -> Any:
+    text = body.decode()
+    try:
+        value, end = _scan_once(text, 0)
+    except (StopIteration, ValueError):
+        end = -1
+    return value if end == len(text) else json.loads(text)  # the latter raises the error, if any
+
+
 def send_message(sock: socket.socket, message: dict[str, Any], fds: tuple[int, ...] | list[int] = ()) -> None:
     """Send one JSON message; ``fds`` ride along with its first byte."""
-    body = json.dumps(message, separators=(",", ":")).encode()
+    _send_frame(sock, _dumps(message), fds)
+
+
+def recv_message(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
+    """Receive one message and the descriptors sent with it. Raises EOFError when the peer is gone."""
+    body, fds = _recv_frame(sock)
+    return _loads(body), fds
+
+
+def send_run(sock: socket.socket, message: dict[str, Any], fds: tuple[int, ...] | list[int] = ()) -> None:
+    """Hand a run to a child of the fork server, in marshal: only ever between the server and its
+    own children, never from anything a program can write (marshal is not safe against that)."""
+    _send_frame(sock, marshal.dumps(message, MARSHAL_VERSION), fds)
+
+
+def recv_run(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
+    """The child's side of :func:`send_run`."""
+    body, fds = _recv_frame(sock)
+    return marshal.loads(body), fds
+
+
+def _send_frame(sock: socket.socket, body: bytes, fds: tuple[int, ...] | list[int]) -> None:
     data = _HEADER.pack(len(body)) + body
     if fds:
         sent = sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
@@ -51,8 +117,7 @@ def send_message(sock: socket.socket, message: dict[str, Any], fds: tuple[int, .
         sock.sendall(data)
 
 
-def recv_message(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
-    """Receive one message and the descriptors sent with it. Raises EOFError when the peer is gone."""
+def _recv_frame(sock: socket.socket) -> tuple[bytes | bytearray, list[int]]:
     fds: list[int] = []
     header = b""
     while len(header) < _HEADER.size:
@@ -77,7 +142,7 @@ def recv_message(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
             _close_all(fds)
             raise EOFError("control socket closed mid-message")
         body += chunk
-    return json.loads(body), fds
+    return body, fds
 
 
 def _close_all(fds: list[int]) -> None:
