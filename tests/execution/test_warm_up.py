@@ -94,7 +94,6 @@ def test_a_fresh_worker_has_the_math_verifiers_lazy_state_before_its_first_sampl
 
 class _Broken(Verifier):
     name = "warm_up_test_broken"
-    warmed: ClassVar[list[str]] = []
 
     @classmethod
     def warm_up(cls) -> None:
