@@ -34,6 +34,10 @@ service, runs alternating (``--repeat`` each); printed: the medians of both, the
 (what the loss cost), time to recover (kill to answer), samples lost, and whether every
 verdict of the faulted run equals the clean run's.
 
+The rows of the README's table (``bench/results/load.json``, ``bench/run_all.py``): each mode
+against ``baseline`` (when both ran; ratio = mode / baseline samples/s), and the lost-worker run
+(ratio = clean / faulted seconds).
+
 Everything runs on this machine: the load generator shares the cores with the service, which
 caps the numbers on a small machine; compare the modes with each other, run for run.
 """
@@ -275,6 +279,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 ROWS: list[dict] = []
+LOST_WORKER_ROWS: list[dict] = []
 
 
 def report(mode: str, tally: Tally, rss: RssSampler, seconds: float) -> None:
@@ -391,6 +396,20 @@ def lost_worker(args: argparse.Namespace) -> None:
         f"  time to recover      median {statistics.median(recover_s):.1f} s, max {max(recover_s):.1f} s (kill to answer)"
     )
     print(f"  samples lost         {lost}   verdicts equal to the clean run: {agree} of {args.big}")
+    clean, faulted = statistics.median(clean_s), statistics.median(faulted_s)
+    LOST_WORKER_ROWS.append(
+        {
+            "case": f"lost worker: one /v1/score of {args.big} math samples, celery, {args.workers} workers, "
+            f"one kill -9'd {args.kill_at:g} s in ({args.repeat} runs each, alternating)",
+            "baseline": "the same request without the kill (a fresh service per run)",
+            "baseline_value": round(clean, 1),
+            "ours_value": round(faulted, 1),
+            "unit": "s to answer",
+            "ratio": round(clean / faulted, 2),
+            "note": f"ratio = clean / faulted time; samples lost {sum(lost)}; verdicts equal to the clean run: "
+            f"{', '.join(map(str, agree))} of {args.big}; kill to answer median {statistics.median(recover_s):.1f} s",
+        }
+    )
 
 
 def main() -> None:
@@ -423,9 +442,9 @@ def main() -> None:
     for mode in args.modes.split(","):
         run_mode(mode.strip(), args)
     by_mode = {row["mode"].split(" ")[0]: row for row in ROWS}
+    rows = []
     if "baseline" in by_mode:
         base = by_mode["baseline"]
-        rows = []
         for name, row in by_mode.items():
             if name == "baseline":
                 continue
@@ -441,6 +460,8 @@ def main() -> None:
                     "note": "same clients, same samples, same cores",
                 }
             )
+    rows += LOST_WORKER_ROWS
+    if rows:
         write_rows("load", rows)
 
 

@@ -19,6 +19,11 @@ a share of the scores' spread, and the share of sample pairs both sides put in t
 The model is a random Qwen2 sequence classifier with a character tokenizer, built into a temporary
 directory (nothing is downloaded); ``--model PATH`` benches a local checkpoint instead.
 
+The comparison (and vLLM's, when measured) goes to ``bench/results/rm_throughput.json``, the rows
+of the README's table (``bench/run_all.py``), with ratio = service / baseline samples/s. With
+``--json OUT`` every number goes to OUT instead and the table's rows are left alone (what
+``scripts/gpu_check.py`` and its test use).
+
     python bench/rm_throughput.py [--device cpu|cuda] [--samples 256] [--concurrency 64] [--batch-size 64]
         [--hidden 256] [--layers 4] [--repeats 5] [--json OUT.json]
 """
@@ -41,6 +46,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import write_rows  # noqa: E402
 from _serve import start_service  # noqa: E402
 
 CHAT_TEMPLATE = (
@@ -287,6 +293,42 @@ def report(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The table's rows: the service against the batched forward (and vLLM's one batch, if measured)."""
+    case = (
+        f"{result['model']}, {result['device']} {result['dtype']}: {result['samples']} samples, "
+        f"{result['concurrency']} concurrent one-sample /v1/score"
+    )
+    agree = (
+        f"scores agree to {result['max_abs_diff']:.1e} ({result['diff_of_spread']:.1e} of the spread), "
+        f"same order for {result['pair_order_agreement']:.2%} of pairs"
+    )
+    out = [
+        {
+            "case": case,
+            "baseline": f"batched transformers forward, batches of {result['batch_size']}",
+            "baseline_value": round(result["baseline_sps"], 1),
+            "ours_value": round(result["service_sps"], 1),
+            "unit": "samples/s",
+            "ratio": round(result["ratio"], 2),
+            "note": f"{agree}; service batches of {result['service_mean_batch']:.1f} on average",
+        }
+    ]
+    if "vllm_one_batch_sps" in result:
+        out.append(
+            {
+                "case": case,
+                "baseline": "vLLM LLM.classify, every sample in one call",
+                "baseline_value": round(result["vllm_one_batch_sps"], 1),
+                "ours_value": round(result["service_sps"], 1),
+                "unit": "samples/s",
+                "ratio": round(result["service_sps"] / result["vllm_one_batch_sps"], 2),
+                "note": "vLLM's scores not compared",
+            }
+        )
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (both sides)")
@@ -299,7 +341,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--model", help="a local sequence-classification checkpoint instead of the random one")
-    parser.add_argument("--json", dest="json_out", help="also write the numbers to this file")
+    parser.add_argument(
+        "--json", dest="json_out", help="write the numbers to this file instead of the table's rows in bench/results"
+    )
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -312,6 +356,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(json.dumps(result))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(result, indent=2))
+    else:
+        write_rows("rm_throughput", rows(result))
     return result
 
 

@@ -26,15 +26,34 @@ from _common import RESULTS, ROOT, add_data_dir  # noqa: E402
 
 START, END = "<!-- bench-table:start -->", "<!-- bench-table:end -->"
 
+LOAD_MODES = "baseline,local,celery,fault,lost-worker"
+
 # name -> (arguments, quick arguments, what the baseline is)
 BENCHES: dict[str, tuple[list[str], list[str], str]] = {
     "math_accuracy": (["--agreement"], ["--agreement"], "math-verify as its own tests call it"),
     "math_throughput": ([], ["--rounds", "3"], "math-verify in a warm process pool of the same size"),
-    "overhead": ([], ["--rounds", "1"], "a bare FastAPI endpoint doing the same JSON in and out"),
+    "tool_call_vs_bfcl": ([], ["--rounds", "3", "--repeats", "20"], "BFCL's own AST checker (bfcl-eval)"),
+    "overhead": (
+        [],
+        ["--rounds", "1"],
+        "a bare FastAPI endpoint doing the same JSON in and out; one-sample /get_reward: the same service batched",
+    ),
     "json_codecs": ([], ["--repeats", "10"], "pydantic's Rust JSON against orjson and msgspec"),
-    "sandbox_speed": ([], ["--rounds", "3", "--batch-rounds", "1"], "see the bench's own docstring"),
-    "rm_throughput": ([], [], "a batched transformers forward at the same batch size"),
-    "load": ([], ["--duration", "20"], "local mode against Celery mode"),
+    "sandbox_speed": (
+        [],
+        ["--rounds", "3", "--batch-rounds", "1"],
+        "a warm, unisolated pre-forked Python pool; bare toolchain processes",
+    ),
+    "rm_throughput": (
+        [],
+        ["--samples", "64", "--repeats", "3"],
+        "a batched transformers forward at the same batch size",
+    ),
+    "load": (
+        ["--modes", LOAD_MODES],
+        ["--modes", LOAD_MODES, "--duration", "20", "--big", "10000", "--repeat", "1"],
+        "a bare FastAPI + warm math-verify process pool; lost worker: the same request without the kill",
+    ),
     "trainer_vs_trl": ([], ["--steps", "100", "--seeds", "0", "--window", "20"], "TRL's GRPOTrainer, identical recipe"),
 }
 TAKES_DATA_DIR = {"math_accuracy", "math_throughput", "overhead", "json_codecs"}

@@ -23,6 +23,11 @@ Three parts:
 
 Every side's verdicts are compared (stdout, or pass/fail) and the agreement is printed.
 
+The headline comparisons go to ``bench/results/sandbox_speed.json``, the rows of the README's table
+(``bench/run_all.py``): parts 2 and 3 against the warm pool (what isolation costs), and part 3
+against bare processes. Their ratio is the other side's median time over the sandbox's (above 1:
+the sandbox is faster; isolation's price (b)/(w) is its inverse, in the note).
+
     python bench/sandbox_speed.py [--rounds 7] [--batch-rounds 3] [--backend bwrap] [--languages go,java]
 """
 
@@ -42,9 +47,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 from rewardhub.sandbox import LANGUAGES, Limits, SandboxPool, SandboxSettings, language
 from rewardhub.sandbox.isolation import PROGRAM_ENV
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import write_rows  # noqa: E402
 
 LIMITS = Limits(timeout_s=20.0, memory_mb=512)
 STDIN = "20 22\n"
@@ -249,7 +258,13 @@ def median_ms(side: Side) -> float:
     return statistics.median(side.times) * 1e3
 
 
-def report(title: str, sides: list[Side], ours: str = "(b)") -> dict[str, float]:
+@dataclass
+class Measured:
+    medians: dict[str, float]  # side name -> median ms, in the order of the sides
+    agree: bool  # every side's verdicts equal the first side's
+
+
+def report(title: str, sides: list[Side], ours: str = "(b)") -> Measured:
     print(f"\n{title}")
     medians = {}
     for side in sides:
@@ -259,7 +274,7 @@ def report(title: str, sides: list[Side], ours: str = "(b)") -> dict[str, float]
     reference = sides[0].answers
     agree = all(side.answers == reference for side in sides[1:])
     print(f"  verdicts agree across sides: {'yes' if agree else 'NO'}")
-    return medians
+    return Measured(medians, agree)
 
 
 # --- part 1: every language -------------------------------------------------------------------
@@ -282,7 +297,7 @@ def bench_language(pool: SandboxPool, lang: str, rounds: int) -> tuple[float, fl
 
     new = [Side("(a) bare: build + run", bare_new, [], []), Side("(b) sandboxed: build + run", ours_new, [], [])]
     alternate(new, rounds)
-    first = report(f"{lang}: a new submission (build and run)", new)
+    first = report(f"{lang}: a new submission (build and run)", new).medians
 
     prebuilt = BareProject(lang, ADD[lang])
     prebuilt.build()
@@ -295,7 +310,7 @@ def bench_language(pool: SandboxPool, lang: str, rounds: int) -> tuple[float, fl
         alternate(again, rounds)
     finally:
         prebuilt.close()
-    second = report(f"{lang}: the same submission again", again)
+    second = report(f"{lang}: the same submission again", again).medians
     names = [side.name for side in new], [side.name for side in again]
     return first[names[0][0]], first[names[0][1]], second[names[1][0]], second[names[1][1]]
 
@@ -307,7 +322,7 @@ SUBMISSION = "a, b = map(int, input().split())\nprint(a + b)\n"
 TESTS = [(f"{i} {i * 7}\n", f"{i * 8}\n") for i in range(10)]
 
 
-def bench_python(pool: SandboxPool, warm: WarmPool, rounds: int) -> tuple[dict[str, float], dict[str, float]]:
+def bench_python(pool: SandboxPool, warm: WarmPool, rounds: int) -> tuple[Measured, Measured]:
     trivial = [
         Side("(a) bare: python -c", lambda i: subprocess.run([sys.executable, "-c", TRIVIAL], capture_output=True).stdout.decode(), [], []),
         Side("(w) warm pre-forked pool, no isolation", lambda i: warm.run(TRIVIAL)[1], [], []),
@@ -361,7 +376,8 @@ def humaneval_like(count: int = 164) -> list[tuple[str, bool]]:
     return rows
 
 
-def bench_batch(pool: SandboxPool, warm: WarmPool, workers: int, rounds: int) -> dict[str, float]:
+def bench_batch(pool: SandboxPool, warm: WarmPool, workers: int, rounds: int) -> tuple[Measured, bool]:
+    """The batch's medians and agreement, and whether the sandbox's verdicts match the truth."""
     rows = humaneval_like()
 
     def in_threads(one: Callable[[str], bool]) -> Callable[[int], list[bool]]:
@@ -376,12 +392,11 @@ def bench_batch(pool: SandboxPool, warm: WarmPool, workers: int, rounds: int) ->
     ours = in_threads(lambda p: pool.run("python", p, limits=LIMITS).verdict == "ok")
     sides = [Side(f"(a) 164 bare processes, {workers} at once", bare, [], []), Side("(w) warm pre-forked pool", warmly, [], []), Side("(b) sandboxed", ours, [], [])]  # fmt: skip
     alternate(sides, rounds)
-    medians = report(f"a HumanEval-sized batch: 164 submissions, all-or-nothing, {workers} at once", sides)
+    measured = report(f"a HumanEval-sized batch: 164 submissions, all-or-nothing, {workers} at once", sides)
     expected = [passes for _, passes in rows]
-    print(
-        f"  passes: {sum(sides[2].answers[0])}/164 (expected {sum(expected)}); match the truth: {sides[2].answers[0] == expected}"
-    )
-    return medians
+    truth = sides[2].answers[0] == expected
+    print(f"  passes: {sum(sides[2].answers[0])}/164 (expected {sum(expected)}); match the truth: {truth}")
+    return measured, truth
 
 
 def main() -> None:
@@ -407,8 +422,8 @@ def main() -> None:
         pool.run("python", "pass")  # first job of a sandbox: not a steady-state number
         warm.run("pass")
         rows = {lang: bench_language(pool, lang, args.rounds) for lang in chosen}
-        trivial, ten = bench_python(pool, warm, args.rounds)
-        batch = bench_batch(pool, warm, cores, args.batch_rounds)
+        trivial_part, ten_part = bench_python(pool, warm, args.rounds)
+        batch_part, batch_truth = bench_batch(pool, warm, cores, args.batch_rounds)
     finally:
         pool.close()
         warm.close()
@@ -422,6 +437,7 @@ def main() -> None:
             f"  {lang:<11} {bare_new:8.1f}ms {ours_new:8.1f}ms {bare_new / ours_new:6.2f}   "
             f"{bare_again:8.1f}ms {ours_again:8.1f}ms {bare_again / ours_again:6.2f}"
         )
+    trivial, ten, batch = trivial_part.medians, ten_part.medians, batch_part.medians
     names = list(trivial)
     isolation = trivial[names[2]] / trivial[names[1]]
     ten_isolation = ten[list(ten)[2]] / ten[list(ten)[1]]
@@ -438,6 +454,41 @@ def main() -> None:
         f"  HumanEval-sized batch, bare (a) / ours (b):   {batch_speedup:5.2f}x  (goal >= 3x: {'met' if batch_speedup >= 3 else 'NOT met'})"
     )
     print(f"  HumanEval-sized batch, (b)/(w):               {batch[batch_names[2]] / batch[batch_names[1]]:5.2f}x")
+
+    def row(case: str, baseline: str, part: Measured, other: int, unit: str, note: str) -> dict[str, object]:
+        """One table row: side ``other`` against the sandbox (the last side), by median time."""
+        medians = list(part.medians.values())
+        theirs, ours = medians[other], medians[-1]
+        agree = f"verdicts agree across sides: {'yes' if part.agree else 'NO'}"
+        return {
+            "case": case,
+            "baseline": baseline,
+            "baseline_value": round(theirs, 1),
+            "ours_value": round(ours, 1),
+            "unit": unit,
+            "ratio": round(theirs / ours, 2),
+            "note": f"{note}; {agree}",
+        }
+
+    def price(part: Measured) -> str:
+        medians = list(part.medians.values())
+        return f"ratio = pool / sandbox time; isolation's price (b)/(w) {medians[2] / medians[1]:.2f}x"
+
+    pool_name = "warm pre-forked Python pool, no isolation"
+    batch_case = f"a HumanEval-sized batch, 164 submissions, {cores} at once"
+    truth = f"sandbox's verdicts match the truth: {batch_truth}"
+    write_rows(
+        "sandbox_speed",
+        [
+            row("python, a trivial program", pool_name, trivial_part, 1, "ms/run",
+                f"{price(trivial_part)} (goal <= 1.5x: {'met' if isolation <= 1.5 else 'NOT met'})"),
+            row("python, a 10-test stdin/stdout submission", pool_name, ten_part, 1, "ms/submission",
+                f"{price(ten_part)} (goal <= 1.5x: {'met' if ten_isolation <= 1.5 else 'NOT met'})"),
+            row(batch_case, pool_name, batch_part, 1, "ms/batch", f"{price(batch_part)}; {truth}"),
+            row(batch_case, f"164 bare `python -c` processes, {cores} at once", batch_part, 0, "ms/batch",
+                f"ratio = bare / sandbox time (goal >= 3x: {'met' if batch_speedup >= 3 else 'NOT met'}); {truth}"),
+        ],
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ Both run in this one process on one core, in alternating rounds (a noisy neighbo
 alike); each round times every case ``--repeats`` times. Prints the median over rounds of the
 mean time per case for each side, their ratio, and how many verdicts agree (the one case known to
 differ is named in the test: BFCL matches parallel calls greedily, we find a full matching).
+The same figures go to ``bench/results/tool_call_vs_bfcl.json``, the row of the README's table
+(``bench/run_all.py``), whose ratio is BFCL's time over ours (above 1: ours is faster).
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "verifiers"))
+from _common import write_rows  # noqa: E402
 from bfcl_checker import load  # noqa: E402
 from rewardhub.verifiers.tool_call import ToolCallVerifier  # noqa: E402
 from test_tool_call_bfcl import CASES, openai_turn  # noqa: E402
@@ -102,6 +106,21 @@ def main() -> None:
     a, b = verdicts.values()
     differ = [CASES[i][0] for i in range(len(CASES)) if a[i] != b[i]]
     print(f"verdict agreement: {len(CASES) - len(differ)}/{len(CASES)}; differ: {differ}")
+    write_rows(
+        "tool_call_vs_bfcl",
+        [
+            {
+                "case": f"{len(CASES)} tool-call cases (simple, multiple, parallel), one OpenAI tool_calls turn each",
+                "baseline": "bfcl-eval ast_checker, the turn decoded as its FC handlers do",
+                "baseline_value": round(theirs * 1e6, 1),
+                "ours_value": round(ours * 1e6, 1),
+                "unit": "us/case",
+                "ratio": round(theirs / ours, 2),
+                "note": f"ratio = BFCL / ours time; verdicts agree on {len(CASES) - len(differ)} of {len(CASES)}"
+                + (f" (differ: {', '.join(map(str, differ))})" if differ else ""),
+            }
+        ],
+    )
 
 
 if __name__ == "__main__":
