@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rewardhub.calls import Call
@@ -43,12 +43,17 @@ class Scorer:
         # trainer sends the same few specs all day (a one-sample request resolved its spec anew,
         # validating the config and hashing it, every time).
         self._resolved: dict[str, Node] = {}
+        # Each leaf's escalation target (None: it has none), by leaf key: looked up once per leaf,
+        # not once per sample (a 10,000-sample batch asked pydantic for the config's fields 10,000 times).
+        self._escalations: dict[str, Node | None] = {}
 
     def plan(self, samples: Sequence[Sample], default: VerifierSpec | None) -> list[Node]:
         """Each sample's resolved tree; a bad spec fails the request (422/404) before any work."""
         cache = self._resolved
-        if len(cache) > MAX_RESOLVED:
+        if len(cache) > MAX_RESOLVED:  # per-leaf memories are keyed by specs' leaves: they start over too
             cache.clear()
+            self._leaf_info.clear()
+            self._escalations.clear()
         nodes = []
         for index, sample in enumerate(samples):
             spec = sample.verifier if sample.verifier is not None else default
@@ -89,27 +94,39 @@ class Scorer:
         for (i, leaf), results in zip(per_sample, await self.executor.run(calls, on_progress), strict=True):
             leaf_results[i][leaf.key] = results[0]
 
-        await self._escalate(samples, per_sample, leaf_results)
+        distinct = {leaf.key: leaf for per_sample_leaves, _ in per_node.values() for leaf in per_sample_leaves}
+        await self._escalate(samples, per_sample, distinct.values(), leaf_results)
         await self._score_groups(samples, [per_node[id(node)][1] for node in nodes], leaf_results)
 
         out = []
         for i, (sample, node) in enumerate(zip(samples, nodes, strict=True)):
-            result = combine(node, leaf_results[i])
-            elapsed = round(sum(r.elapsed_ms for r in leaf_results[i].values()), 3)
-            if result.id != sample.id or result.elapsed_ms != elapsed:  # a single leaf's result is already whole
-                result = result.model_copy(update={"id": sample.id, "elapsed_ms": elapsed})
+            if isinstance(node, Leaf):  # the common case: the leaf's result is whole (its id and time set)
+                result = leaf_results[i][node.key]
+                if result.id != sample.id:
+                    result = result.model_copy(update={"id": sample.id})
+            else:
+                result = combine(node, leaf_results[i])
+                elapsed = round(sum(r.elapsed_ms for r in leaf_results[i].values()), 3)
+                if result.id != sample.id or result.elapsed_ms != elapsed:
+                    result = result.model_copy(update={"id": sample.id, "elapsed_ms": elapsed})
             out.append(result)
         return out
 
+    def _escalation(self, leaf: Leaf) -> Node | None:
+        """The tree ``leaf``'s config escalates to, if any (resolved once per leaf)."""
+        if leaf.key not in self._escalations:
+            target = getattr(leaf.config, "escalate_to", None)
+            self._escalations[leaf.key] = resolve(target, self.registry) if target is not None else None
+        return self._escalations[leaf.key]
+
     async def _escalate(
-        self, samples: Sequence[Sample], per_sample: list[tuple[int, Leaf]], leaf_results: list[dict[str, Result]]
+        self,
+        samples: Sequence[Sample],
+        per_sample: list[tuple[int, Leaf]],
+        distinct: Iterable[Leaf],
+        leaf_results: list[dict[str, Result]],
     ) -> None:
-        targets: dict[str, Node] = {}
-        for _, leaf in per_sample:
-            if leaf.key not in targets and "escalate_to" in type(leaf.config).model_fields:
-                target = leaf.config.escalate_to  # type: ignore[attr-defined]
-                if target is not None:
-                    targets[leaf.key] = resolve(target, self.registry)
+        targets = {leaf.key: node for leaf in distinct if (node := self._escalation(leaf)) is not None}
         if not targets:
             return
         wanted = []
