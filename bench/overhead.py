@@ -11,7 +11,8 @@ one-sample requests. Sides alternate round by round; medians; verdicts compared 
 
 Part 2, OpenRLHF's pattern (``math`` in the worker pool, on real CoT responses): the same samples
 sent as ``--concurrent`` concurrent one-sample ``POST /get_reward`` calls, and as batches of 256
-through ``POST /v1/score``, on the same service; once per ``--api-workers`` count (API processes,
+through ``POST /v1/score``, each side on a fresh service of the same configuration (so parse caches
+start cold for both), sides alternated; once per ``--api-workers`` count (API processes,
 each with ``--workers`` pool processes: one process's event loop is the ceiling of one-sample
 calls, so the row with two shows what a second one buys on the same cores). Goal: the single calls reach at least half the batched samples/s.
 
@@ -28,6 +29,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -157,17 +159,22 @@ def openrlhf_pattern(args: argparse.Namespace, api_workers: int, rows: list[dict
         rate, seen["single"] = concurrent(url, "/get_reward", singles, lambda a: a["rewards"][0])
         return rate
 
-    rates: dict[str, list[float]] = {"batched": [], "single": []}
     serve_args = ("--workers", str(args.workers), "--api-workers", str(api_workers))
-    for r in range(args.rounds):
-        process, url = start_service(*serve_args)  # fresh: parse caches cold for both
-        try:
-            order = ("batched", "single") if r % 2 == 0 else ("single", "batched")
-            for name in order:
-                rates[name].append((batched if name == "batched" else single)(url))
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+
+    def on_fresh_service(side: Callable[[str], float]) -> Callable[[], float]:
+        def run() -> float:
+            # Each side on its own fresh service: the workers' parse caches start cold for both
+            # (on a shared one, the side that ran second met every answer already parsed).
+            process, url = start_service(*serve_args)
+            try:
+                return side(url)
+            finally:
+                process.terminate()
+                process.wait(timeout=30)
+
+        return run
+
+    rates = alternate({"batched": on_fresh_service(batched), "single": on_fresh_service(single)}, args.rounds)
     b, s = median(rates["batched"]), median(rates["single"])
     agree = sum(x == y for x, y in zip(seen["batched"], seen["single"], strict=True)) / len(samples)
     print(
