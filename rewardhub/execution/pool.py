@@ -27,10 +27,12 @@ from __future__ import annotations
 import collections
 import itertools
 import logging
+import math
 import multiprocessing
 import multiprocessing.connection
 import os
 import resource
+import select
 import signal
 import socket
 import threading
@@ -164,6 +166,9 @@ class WorkerPool:
         self._ids = itertools.count()
         self._workers: list[_Worker] = []
         self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._poller = select.poll()  # one poll set for the manager's life, not one per wait
+        self._polled: dict[int, _Worker] = {}  # file descriptor -> the worker whose pipe it is
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._warm = threading.Event()
@@ -230,16 +235,29 @@ class WorkerPool:
             self._dispatch()
             busy = [w for w in self._workers if w.chunk]
             timeout = max(0.0, min(w.deadline() for w in busy) - time.monotonic()) if busy else None
-            ready = multiprocessing.connection.wait([w.conn for w in self._workers] + [self._wake_r], timeout)
-            by_conn = {id(w.conn): w for w in self._workers}
-            for conn in ready:
-                if conn is self._wake_r:
+            for worker in self._wait(timeout):
+                if worker is None:
                     self._drain_wake()
-                elif id(conn) in by_conn:
-                    self._receive(by_conn[id(conn)])
+                else:
+                    self._receive(worker)
             now = time.monotonic()
             for worker in [w for w in self._workers if w.chunk and w.deadline() <= now]:
                 self._kill_for_timeout(worker)
+
+    def _wait(self, timeout: float | None) -> list[_Worker | None]:
+        """Workers whose pipe has a message (or hit EOF), and None for a wake-up, after at most
+        ``timeout`` seconds. One ``poll(2)`` on a set kept across calls: building a selector for
+        every wait, as ``multiprocessing.connection.wait`` does, cost more than the wait itself."""
+        workers = {worker.conn.fileno(): worker for worker in self._workers}
+        if workers.keys() != self._polled.keys():  # a worker was replaced (its new pipe may reuse the fd)
+            self._poller = select.poll()
+            self._poller.register(self._wake_r, select.POLLIN)
+            for fd in workers:
+                self._poller.register(fd, select.POLLIN)
+        self._polled = workers
+        events = self._poller.poll(None if timeout is None else math.ceil(timeout * 1000))
+        wake = self._wake_r.fileno()
+        return [None if fd == wake else workers[fd] for fd, _ in events if fd == wake or fd in workers]
 
     def _dispatch(self) -> None:
         with self._lock:
@@ -264,21 +282,23 @@ class WorkerPool:
     def _receive(self, worker: _Worker) -> None:
         finished: list[tuple[_Task, list[Result]]] = []
         try:
-            while worker.conn.poll():
+            more = True  # called because a message (or EOF) is waiting; then drain what else has come
+            while more:
                 message = worker.conn.recv()
                 if message == "ready":
                     worker.ready, self.startup_failures = True, 0
                     if all(w.ready for w in self._workers):
                         self._warm.set()
-                    continue
-                with self._lock:
-                    for task_id, results in message:  # finished calls, in order, batched by the worker
-                        task = worker.chunk.popleft()
-                        worker.acked += 1
-                        if worker.message_ends and worker.acked >= worker.message_ends[0]:
-                            worker.message_ends.popleft()
-                        assert task.id == task_id, "worker answered out of order"
-                        finished.append((task, results))
+                else:
+                    with self._lock:
+                        for task_id, results in message:  # finished calls, in order, batched by the worker
+                            task = worker.chunk.popleft()
+                            worker.acked += 1
+                            if worker.message_ends and worker.acked >= worker.message_ends[0]:
+                                worker.message_ends.popleft()
+                            assert task.id == task_id, "worker answered out of order"
+                            finished.append((task, results))
+                more = _readable(worker.conn)
         except (EOFError, OSError):
             _deliver(finished)
             finished = []
@@ -388,12 +408,19 @@ class WorkerPool:
             pass
 
     def _drain_wake(self) -> None:
-        self._wake_r.setblocking(False)
         try:
             while self._wake_r.recv(4096):
                 pass
         except BlockingIOError:
             pass
+
+
+def _readable(conn: multiprocessing.connection.Connection) -> bool:
+    """Whether a read would not block (a message, or EOF). ``poll``, not ``select``: a busy API
+    process holds thousands of sockets, and ``select`` cannot see a descriptor above 1023."""
+    poller = select.poll()
+    poller.register(conn, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def _worker_main(

@@ -107,3 +107,22 @@ def test_answers_go_to_each_submissions_sink_in_batches(pool, registry):
     assert done.wait(60)
     assert received == {"a": list(range(50)), "b": list(range(30))}
     assert calls_made["a"] < 50 and calls_made["b"] < 30  # batched hand-offs, not one per call
+
+
+def test_a_pool_started_in_a_process_holding_thousands_of_sockets_still_answers_and_replaces(registry):
+    # An API process under OpenRLHF's load holds a socket per request: a worker started (or
+    # replaced) then gets a pipe numbered above 1023, which select() cannot watch.
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    pool = WorkerPool("crowded", 1, plugin_files=registry.plugin_files, memory_mb=1024)
+    try:
+        pool.start()
+        assert pool._workers[0].conn.fileno() > 1023
+        statuses = [f.result(timeout=60)[0].status for f in pool.submit([sleepy(registry, "0")] * 5)]
+        assert statuses == ["ok"] * 5
+        os.kill(pool._workers[0].process.pid, signal.SIGKILL)  # the replacement's pipe is crowded too
+        [again] = pool.submit([sleepy(registry, "0")])
+        assert again.result(timeout=60)[0].status == "ok"
+    finally:
+        pool.shutdown()
+        for fd in held:
+            os.close(fd)
