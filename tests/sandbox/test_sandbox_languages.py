@@ -151,7 +151,9 @@ FORK = {
                 int n = 0;
                 try {
                     for (int i = 0; i < 200; i++) { new ProcessBuilder("sleep", "30").start(); n++; }
-                } catch (Exception e) { System.out.println("refused " + n); }
+                } catch (Throwable e) {  // the JVM's own reaper thread may be what the limit refuses: an Error
+                    System.out.println("refused " + n);
+                }
             }
         }
     """,
@@ -336,9 +338,10 @@ def test_forking_stops_at_the_process_limit_and_leaves_nothing_behind(pool, lang
     said = result.stdout + result.stderr
     if lang == "bash":  # bash reports a refused fork and retries it until the clock runs out
         assert "Resource temporarily unavailable" in said, said[-500:]
-    else:
-        assert said.startswith("refused"), (result.verdict, said[-500:])
-        assert int(said.split()[1]) < limits.max_processes
+    else:  # the program says "refused N"; a JVM may first log its own failed thread start on stdout
+        refused = [line for line in said.splitlines() if line.startswith("refused")]
+        assert refused, (result.verdict, said[-500:])
+        assert int(refused[0].split()[1]) < limits.max_processes
     assert pool.run("python", "print('next')", limits=QUICK).stdout == "next\n"  # the sandbox still serves
 
 
