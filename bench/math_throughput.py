@@ -48,6 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import add_data_dir, alternate, data_file, median, write_rows  # noqa: E402
 from _serve import start_service  # noqa: E402
 
+from rewardhub.execution.pool import MAX_CHUNK  # noqa: E402
+
 
 def load_samples(data_dir: Path, gsm8k: int) -> list[dict[str, str]]:
     """Real outputs, grouped by problem (qwen: 8 per MATH problem; GSM8K: 4 per problem)."""
@@ -144,7 +146,7 @@ def in_process(samples: list[dict[str, str]]) -> float:
 
 
 # --- (d) bare processes in parallel ------------------------------------------------------------
-RUN = 32  # samples per run dealt to one process: the pool's largest chunk
+RUN = MAX_CHUNK  # samples per run dealt to one process: the pool's largest chunk
 
 
 def _bare_process(share: list[dict[str, str]], ready: Any, go: Any, finished: Any) -> None:
