@@ -9,8 +9,9 @@ blocks on the broker. Its loop:
 - **poll** the result backend with one MGET for every delivery still open, sleeping a little
   longer after each empty poll (2 ms up to 50 ms). The first result of a chunk wins: the chunk is
   resolved, marked settled in Redis, and its other deliveries are forgotten, so a late duplicate
-  is dropped. A delivery that skipped the chunk, or an older delivery that failed while a newer
-  one is still open, is not an answer.
+  is dropped. A delivery that skipped the chunk, one the worker revoked (Celery stops running
+  tasks when it loses the broker, and may record that as ``REVOKED: terminated`` rather than a
+  retry), or an older delivery that failed while a newer one is still open, is not an answer.
 - **sweep**, every ``heartbeat_s``, with the records of :mod:`celery_liveness`:
 
   - a chunk whose every open delivery is held by a worker whose liveness key expired is
@@ -247,15 +248,16 @@ class Dispatcher:
             self.stats.duplicates_dropped += 1
             return None
         tracked.open.discard(task_id)
-        skipped = _skipped(meta)
-        failed_early = meta.get("status") != states.SUCCESS and task_id != tracked.latest
-        if skipped is not None or (failed_early and tracked.open):
-            log.info("chunk %s: delivery %s is not an answer (%s)", chunk_id, task_id, skipped or meta.get("status"))
-            if skipped == SKIP_ORIGIN_GONE:  # our key was missing (Redis restarted): restore it first
+        status = meta.get("status")
+        unscored = _skipped(meta) or (status if status == states.REVOKED else None)
+        failed_early = status != states.SUCCESS and task_id != tracked.latest
+        if unscored is not None or (failed_early and tracked.open):
+            log.info("chunk %s: delivery %s is not an answer (%s)", chunk_id, task_id, unscored or status)
+            if unscored == SKIP_ORIGIN_GONE:  # our key was missing (Redis restarted): restore it first
                 self._beat()
                 self._redispatch(tracked, "the worker found no liveness key of this API process", loss=False)
             elif not tracked.open:
-                self._redispatch(tracked, f"its delivery was not scored ({skipped or meta.get('status')})")
+                self._redispatch(tracked, f"its delivery was not scored ({unscored or status})")
             return None
         for other in tracked.open:  # a late answer of another delivery is dropped
             self._tasks.pop(other, None)

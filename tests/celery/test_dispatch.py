@@ -97,6 +97,35 @@ def test_a_delivery_that_skipped_its_chunk_is_not_its_answer(dispatcher: Dispatc
     assert dispatcher.liveness.alive("api", ["api-under-test"])  # the key was restored before dispatching again
 
 
+def test_a_delivery_the_worker_revoked_is_dispatched_again_not_answered_with_an_error(
+    dispatcher: Dispatcher,
+) -> None:
+    """A worker that loses the broker stops its running tasks; Celery may record that as
+    ``REVOKED: terminated`` (when the pool reports the killed child before the cancel is noted).
+    Nothing was scored, so the chunk goes out again; it is still a loss toward the bound."""
+    chunk_id, outcomes = send(dispatcher)
+    [first] = deliveries(dispatcher, chunk_id)
+    dispatcher.app.backend.mark_as_revoked(first, "terminated")
+    wait_for(lambda: deliveries(dispatcher, chunk_id) not in ([], [first]))
+    assert outcomes == [] and dispatcher.stats.redispatched == 1
+    [second] = deliveries(dispatcher, chunk_id)
+    answer(dispatcher, second, "w2@test")
+    wait_for(lambda: outcomes)
+    assert outcomes[0]["status"] == states.SUCCESS and outcomes[0]["result"]["worker"] == "w2@test"
+
+
+def test_a_chunk_revoked_on_every_delivery_is_given_up_on(dispatcher: Dispatcher) -> None:
+    chunk_id, outcomes = send(dispatcher)
+    for _ in range(10):
+        if outcomes:
+            break
+        [delivery] = deliveries(dispatcher, chunk_id)
+        dispatcher.app.backend.mark_as_revoked(delivery, "terminated")
+        wait_for(lambda d=delivery: outcomes or deliveries(dispatcher, chunk_id) not in ([], [d]))
+    [lost] = outcomes
+    assert isinstance(lost, Lost) and "dispatched 4 times" in lost.message
+
+
 def test_an_older_delivery_learns_it_was_superseded(dispatcher: Dispatcher) -> None:
     chunk_id, _ = send(dispatcher)
     [first] = deliveries(dispatcher, chunk_id)
