@@ -42,6 +42,21 @@ def deliveries(client: redis.Redis, keys: set[bytes]) -> list[int]:
     return [int(client.get(key) or 0) for key in keys]
 
 
+def holds_an_unanswered_chunk(client: redis.Redis, worker: Worker) -> bool:
+    """True while ``worker`` is scoring a chunk: it claimed the chunk's latest delivery, began it
+    (the delivery ledger counted it) and has stored no result yet. Killing it now loses that
+    chunk. (Counting ledger keys is not enough: the other worker may have begun them all; and a
+    claim alone is made when the message arrives, before the delivery begins.)"""
+    for key in client.scan_iter("rewardhub:chunk:*:attempt", count=1000):
+        task_id = client.get(key)
+        if task_id is None or client.get(f"rewardhub:task:{task_id.decode()}:worker") != worker.hostname.encode():
+            continue
+        begun = client.exists(key.decode().removesuffix(":attempt") + ":deliveries")
+        if begun and not client.exists(f"celery-task-meta-{task_id.decode()}"):
+            return True
+    return False
+
+
 def wait_until(condition: Callable[[], bool], timeout_s: float = 30) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -71,7 +86,7 @@ def kill_one_worker_mid_batch(
     try:
         with ServiceThread(settings) as service:
             thread, out = score_in_background(service.url, samples)
-            wait_until(lambda: len(ledger_keys(ledger) - before) >= 2)  # both workers are scoring a chunk
+            wait_until(lambda: holds_an_unanswered_chunk(ledger, workers[0]))
             workers[0].kill_tree()
             thread.join(timeout=90)
             response = out["response"]

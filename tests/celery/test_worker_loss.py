@@ -29,7 +29,7 @@ from celery_support import (
     start_workers,
     stop_workers,
 )
-from test_faults import delete_queues, ledger_keys, wait_until
+from test_faults import delete_queues, holds_an_unanswered_chunk, wait_until
 
 from rewardhub.execution.celery_executor import CeleryExecutor
 from rewardhub.settings import Settings
@@ -67,12 +67,11 @@ def fault_mid_batch(settings: Settings, tmp: Path, fault, ledger: redis.Redis) -
 
     Returns the answer, the seconds from the fault to the answer, and how many chunks the API
     dispatched again."""
-    before = ledger_keys(ledger)
     workers: list[Worker] = start_workers(settings, tmp, 2)
     try:
         with ServiceThread(settings) as service:
             thread, out = score_in_background(service.url, SLOW)
-            wait_until(lambda: len(ledger_keys(ledger) - before) >= 2)  # both workers hold a chunk
+            wait_until(lambda: holds_an_unanswered_chunk(ledger, workers[0]))
             struck = time.monotonic()
             fault(workers)
             thread.join(timeout=180)
