@@ -2,7 +2,8 @@
 
 ``ok``            the program ran and exited 0 (whether its output is *right* is the caller's question)
 ``timeout``       the wall clock ran out, or the CPU limit did
-``memory``        the kernel killed it for memory, or it failed to allocate (MemoryError, bad_alloc)
+``memory``        the kernel killed it for memory, it failed to allocate (MemoryError, bad_alloc),
+                  or it ran out of time after its memory had reached the limit
 ``output_limit``  it wrote more than the cap to stdout and stderr
 ``runtime_error`` it crashed, was killed by a signal, or exited non-zero
 ``compile_error`` the compiler (or Python's parser) rejected it
@@ -68,8 +69,19 @@ def sandbox_failure(message: str, **details: Any) -> RunResult:
     return RunResult("sandbox_error", None, "", "", 0.0, details={"message": message, **details})
 
 
-def judge(seen: Pumped, limits: Limits, oom_kills: tuple[int | None, int | None], details: dict[str, Any]) -> RunResult:
-    """The verdict of one run, and what the caller gets to see of it."""
+def judge(
+    seen: Pumped,
+    limits: Limits,
+    oom_kills: tuple[int | None, int | None],
+    details: dict[str, Any],
+    limit_hits: tuple[int | None, int | None] = (None, None),
+) -> RunResult:
+    """The verdict of one run, and what the caller gets to see of it.
+
+    ``oom_kills`` and ``limit_hits`` are the memory cgroup's counters before and after the run
+    (None where they cannot be read): a run that ran out of time after its memory reached the
+    limit was stalled by the kernel reclaiming its pages, so its verdict is ``memory``.
+    """
     stdout = _text(seen.streams.get("stdout", b""), limits.max_output_bytes)
     stderr = _text(seen.streams.get("stderr", b""), limits.max_output_bytes)
     record, record_problem = _one_record(bytes(seen.streams.get("record", b"")))
@@ -89,6 +101,10 @@ def judge(seen: Pumped, limits: Limits, oom_kills: tuple[int | None, int | None]
     if seen.output_limited:
         return result("output_limit")
     if seen.timed_out:
+        hits_before, hits_after = limit_hits
+        if hits_before is not None and hits_after is not None and hits_after > hits_before:
+            details["memory_limit_hits"] = hits_after - hits_before
+            return result("memory")
         return result("timeout")
     if seen.server_lost or seen.exited is None or status is None:
         message = exited.get("error") or "the sandbox stopped answering during the run"
