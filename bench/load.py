@@ -57,6 +57,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import httpx
 import psutil
@@ -156,7 +157,7 @@ class RssSampler:
 class Service:
     """``rewardhub serve`` and, in Celery mode, its workers, as subprocesses of this script."""
 
-    def __init__(self, mode: str, workers: int, max_pending: int) -> None:
+    def __init__(self, mode: str, workers: int, max_pending: int, logs: Path | None = None) -> None:
         self.mode = mode
         self.port = free_port()
         self.env = {**os.environ, "REWARDHUB_MAX_PENDING_SAMPLES": str(max_pending), "REWARDHUB_LOG_LEVEL": "warning"}
@@ -167,6 +168,7 @@ class Service:
             self.env["REWARDHUB_BROKER_URL"] = f"redis://127.0.0.1:6379/14?queue_prefix={prefix}"
             self.env["REWARDHUB_MAX_TIMEOUT_S"] = "10"
         self.workers = workers
+        self.logs = logs
         self.api: subprocess.Popen[bytes] | None = None
         self.worker_procs: list[subprocess.Popen[bytes]] = []
 
@@ -198,8 +200,8 @@ class Service:
                         [sys.executable, "-m", "rewardhub.cli", "worker", "--queues", "cpu", "--concurrency", "1"],
                         env=self.env,
                         cwd=ROOT,
-                        stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL,
+                        stdout=self._log(f"worker{len(self.worker_procs)}"),
+                        stderr=subprocess.STDOUT,
                         start_new_session=True,
                     )
                 )
@@ -210,8 +212,8 @@ class Service:
             command,
             env=self.env,
             cwd=ROOT,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=self._log("api"),
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         deadline = time.monotonic() + 120
@@ -227,6 +229,13 @@ class Service:
         # warm every worker process: its first calls pay the import of the verifiers
         httpx.post(f"{self.url}/v1/score", json={"verifier": "math", "samples": samples(64, 0)}, timeout=120)
         return self
+
+    def _log(self, name: str) -> int | BinaryIO:
+        """Where a process's output goes: a file in ``--logs`` (kept open by the child), else nowhere."""
+        if self.logs is None:
+            return subprocess.DEVNULL
+        self.logs.mkdir(parents=True, exist_ok=True)
+        return open(self.logs / f"{self.mode}-{self.port}-{name}.log", "wb")  # noqa: SIM115
 
     def kill_worker(self, index: int = 0) -> None:
         root = psutil.Process(self.worker_procs[index].pid)
@@ -332,7 +341,7 @@ def run_mode(mode: str, args: argparse.Namespace) -> None:
         return
     kind = mode if mode in ("local", "baseline") else "celery"
     tally = Tally()
-    with Service(kind, args.workers, args.max_pending) as service:
+    with Service(kind, args.workers, args.max_pending, args.logs) as service:
         assert service.api is not None
         with RssSampler(service.api.pid) as rss:
             started = time.monotonic()
@@ -367,10 +376,10 @@ def lost_worker(args: argparse.Namespace) -> None:
     for rep in range(args.repeat):
         print(f"  repeat {rep + 1}/{args.repeat}", flush=True)
         # a fresh service per side, so the faulted run starts with all its workers
-        with Service("celery", args.workers, max(args.max_pending, args.big)) as service:
+        with Service("celery", args.workers, max(args.max_pending, args.big), args.logs) as service:
             seconds, _, reference = big_request(service.url, args.big, None, args.kill_at)
             clean_s.append(seconds)
-        with Service("celery", args.workers, max(args.max_pending, args.big)) as service:
+        with Service("celery", args.workers, max(args.max_pending, args.big), args.logs) as service:
             seconds, recovered, results = big_request(
                 service.url, args.big, lambda: service.kill_worker(0), args.kill_at
             )
@@ -423,6 +432,7 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=40_000, help="samples of the lost-worker request")
     parser.add_argument("--kill-at", type=float, default=2.5, help="seconds into the lost-worker request")
     parser.add_argument("--repeat", type=int, default=3, help="lost-worker runs per side")
+    parser.add_argument("--logs", type=Path, help="write every service process's output to a file in this folder")
     parser.add_argument("--workers", type=int, default=2, help="local pool processes / Celery worker processes")
     parser.add_argument("--single-clients", type=int, default=8, help="concurrent single-sample clients")
     parser.add_argument("--batch-clients", type=int, default=2, help="concurrent batch clients")

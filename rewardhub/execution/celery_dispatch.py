@@ -16,6 +16,11 @@ blocks on the broker. Its loop:
 
   - a chunk whose every open delivery is held by a worker whose liveness key expired is
     dispatched again (the broker would return it only after its visibility timeout);
+  - so is a chunk whose delivery left its queue but was never claimed for ``lost_after_s``: a
+    worker killed between taking a message and recording its claim (on Redis, kombu pops the
+    message before it files it as unacked, so the broker may never return it). Queues are FIFO:
+    once a later delivery on the same queue was claimed or answered, an unclaimed earlier one
+    has left the queue;
   - when the Redis server's ``run_id`` changes (restarted, its queues and records gone), every
     chunk still waited for is dispatched again;
   - a chunk dispatched more often than its poison bound allows, or with no answer long after its
@@ -27,6 +32,7 @@ deliveries per chunk, re-dispatches included, and scores a redelivered chunk cal
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import queue
@@ -40,7 +46,7 @@ from typing import Any
 from celery import states
 
 from rewardhub.errors import ExecutionError
-from rewardhub.execution.celery_app import CONNECTION_ERRORS, TASK_SCORE_CHUNK, TimeLimits
+from rewardhub.execution.celery_app import CONNECTION_ERRORS, TASK_SCORE_CHUNK, TimeLimits, queue_for_kind
 from rewardhub.execution.celery_liveness import SKIP_ORIGIN_GONE, Liveness
 
 __all__ = ["Dispatch", "DispatchStats", "Dispatcher", "Lost", "Outcome"]
@@ -77,7 +83,9 @@ class Dispatch:
 @dataclass
 class _Tracked:
     dispatch: Dispatch
+    queue: str  # the logical queue its deliveries go to (cpu, code, gpu): FIFO within it
     open: set[str] = field(default_factory=set)  # task ids of deliveries that may still answer
+    order: dict[str, int] = field(default_factory=dict)  # open task id -> publish order on this API
     latest: str = ""  # task id of the latest dispatch
     dispatches: int = 0
     losses: int = 0  # dispatches again because every delivery was lost (the poison bound counts these)
@@ -112,6 +120,9 @@ class Dispatcher:
         self._unsent: dict[str, _Tracked] = {}
         self._broker_down_until = 0.0
         self._server_ids: list[str] | None = None
+        self._published = itertools.count()
+        self._newest_taken: dict[str, int] = {}  # queue -> publish order of its newest delivery taken
+        self._unclaimed_since: dict[str, float] = {}  # task id -> when seen taken from its queue, unclaimed
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="rewardhub-celery-dispatch", daemon=True)
 
@@ -149,7 +160,7 @@ class Dispatcher:
             return 0
         sent = 0
         while item is not None:
-            tracked = self._chunks[item.chunk_id] = _Tracked(item)
+            tracked = self._chunks[item.chunk_id] = _Tracked(item, _queue_of(item.payload))
             self._publish(tracked)
             sent += 1
             try:
@@ -181,6 +192,7 @@ class Dispatcher:
             self._hold(tracked, now, exc)
             return
         tracked.open.add(task_id)
+        tracked.order[task_id] = next(self._published)
         tracked.latest = task_id
         tracked.dispatches += 1
         tracked.first_failure = None
@@ -248,6 +260,7 @@ class Dispatcher:
             self.stats.duplicates_dropped += 1
             return None
         tracked.open.discard(task_id)
+        self._taken(tracked.queue, tracked.order.pop(task_id, -1))
         status = meta.get("status")
         unscored = _skipped(meta) or (status if status == states.REVOKED else None)
         failed_early = status != states.SUCCESS and task_id != tracked.latest
@@ -301,13 +314,37 @@ class Dispatcher:
     def _redispatch_lost(self) -> None:
         waiting = [t for t in self._chunks.values() if t.open and t.dispatch.chunk_id not in self._unsent]
         if not waiting:
+            self._unclaimed_since.clear()
             return
         owners = self.liveness.owners([task_id for tracked in waiting for task_id in tracked.open])
         alive = self.liveness.alive("worker", {owner for owner in owners.values() if owner})
         for tracked in waiting:
-            holders = [owners.get(task_id) for task_id in tracked.open]
-            if all(holder and holder not in alive for holder in holders):
-                self._redispatch(tracked, f"worker {', '.join(sorted(set(holders)))} is gone")  # type: ignore[arg-type]
+            for task_id in tracked.open:
+                if owners.get(task_id):
+                    self._taken(tracked.queue, tracked.order[task_id])
+        now = time.monotonic()
+        lost_after_s = self.liveness.lost_after_ms / 1000
+        unclaimed_since: dict[str, float] = {}
+        for tracked in waiting:
+            lost = []
+            for task_id in tracked.open:
+                holder = owners.get(task_id)
+                if holder:
+                    lost.append(holder not in alive)
+                elif tracked.order[task_id] < self._newest_taken.get(tracked.queue, -1):  # left its queue
+                    since = unclaimed_since[task_id] = self._unclaimed_since.get(task_id, now)
+                    lost.append(now - since >= lost_after_s)
+                else:
+                    lost.append(False)  # still in its queue
+            if all(lost):
+                holders = sorted({owners.get(task_id) or "that never claimed it" for task_id in tracked.open})
+                self._redispatch(tracked, f"worker {', '.join(holders)} is gone")
+        self._unclaimed_since = unclaimed_since
+
+    def _taken(self, queue: str, order: int) -> None:
+        """A delivery published ``order``-th left ``queue``: every earlier one there did too."""
+        if order > self._newest_taken.get(queue, -1):
+            self._newest_taken[queue] = order
 
     def _beat(self) -> None:
         try:
@@ -328,6 +365,15 @@ class Dispatcher:
         self._chunks.pop(chunk_id, None)
         self._unsent.pop(chunk_id, None)
         tracked.dispatch.resolve(outcome)
+
+
+def _queue_of(payload: dict[str, Any]) -> str:
+    """The logical queue a chunk goes to, as the router picks it (by its first call's kind)."""
+    calls = payload.get("calls") or [{}]
+    try:
+        return queue_for_kind(calls[0].get("kind", "rule"))
+    except ExecutionError:
+        return "?"
 
 
 def _skipped(meta: dict[str, Any]) -> str | None:

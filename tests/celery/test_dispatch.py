@@ -43,10 +43,10 @@ def wait_for(condition: Callable[[], object], timeout_s: float = 20) -> None:
         time.sleep(0.02)
 
 
-def send(dispatcher: Dispatcher) -> tuple[str, list[Outcome]]:
+def send(dispatcher: Dispatcher, payload: dict = PAYLOAD) -> tuple[str, list[Outcome]]:
     outcomes: list[Outcome] = []
     chunk_id = uuid.uuid4().hex
-    dispatcher.send(Dispatch(chunk_id, PAYLOAD, TimeLimits(3.0, 5.0), 1, outcomes.append))
+    dispatcher.send(Dispatch(chunk_id, payload, TimeLimits(3.0, 5.0), 1, outcomes.append))
     wait_for(lambda: dispatcher._chunks.get(chunk_id) and dispatcher._chunks[chunk_id].open)
     return chunk_id, outcomes
 
@@ -95,6 +95,36 @@ def test_a_delivery_that_skipped_its_chunk_is_not_its_answer(dispatcher: Dispatc
         wait_for(lambda d=delivery: deliveries(dispatcher, chunk_id) not in ([], [d]))
     assert outcomes == [] and dispatcher.stats.redispatched == 8
     assert dispatcher.liveness.alive("api", ["api-under-test"])  # the key was restored before dispatching again
+
+
+def test_a_delivery_taken_from_its_queue_but_never_claimed_is_dispatched_again(dispatcher: Dispatcher) -> None:
+    """A worker killed between popping a message and recording its claim leaves no holder to
+    watch. Queues are FIFO: once a later delivery on the same queue is answered, the unclaimed
+    earlier one has left the queue too; after ``lost_after_s`` (1 s here) it goes out again."""
+    chunk_id, outcomes = send(dispatcher)
+    [first] = deliveries(dispatcher, chunk_id)
+    later_id, later_outcomes = send(dispatcher)
+    [later] = deliveries(dispatcher, later_id)
+    answer(dispatcher, later, "w1@test")
+    wait_for(lambda: later_outcomes)
+    time.sleep(0.5)
+    assert deliveries(dispatcher, chunk_id) == [first]  # not before lost_after_s
+    wait_for(lambda: len(deliveries(dispatcher, chunk_id)) == 2)
+    assert outcomes == [] and dispatcher.stats.redispatched == 1
+
+
+def test_an_unclaimed_delivery_still_in_its_queue_is_left_alone(dispatcher: Dispatcher) -> None:
+    """Nothing later on its queue was taken (a backlog, or no worker yet): it is waiting, not lost,
+    however long that takes; a delivery taken from another queue says nothing about it."""
+    chunk_id, _ = send(dispatcher)
+    [first] = deliveries(dispatcher, chunk_id)
+    code_id, _ = send(dispatcher, {"calls": [{**PAYLOAD["calls"][0], "verifier": "code", "kind": "code"}]})
+    [code] = deliveries(dispatcher, code_id)
+    dispatcher.liveness.claim(code, "w1@test")
+    for _ in range(10):  # 2.5 s: past lost_after_s, several sweeps; w1 stays alive
+        dispatcher.liveness.beat("worker", "w1@test")
+        time.sleep(0.25)
+    assert deliveries(dispatcher, chunk_id) == [first] and dispatcher.stats.redispatched == 0
 
 
 def test_a_delivery_the_worker_revoked_is_dispatched_again_not_answered_with_an_error(

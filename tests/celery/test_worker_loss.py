@@ -31,6 +31,7 @@ from celery_support import (
 )
 from test_faults import delete_queues, holds_an_unanswered_chunk, wait_until
 
+from rewardhub.execution.celery_app import create_celery_app
 from rewardhub.execution.celery_executor import CeleryExecutor
 from rewardhub.settings import Settings
 
@@ -137,6 +138,34 @@ def test_redis_restarted_mid_batch_loses_no_sample(tmp_path: Path) -> None:
     print(f"\nRedis restarted mid-batch (every key lost): answered {recovered_s:.1f}s after the restart")
     assert_every_sample_answered_once_and_right(SLOW, response)
     assert redispatched >= 1
+
+
+def test_a_message_taken_by_a_worker_that_died_before_claiming_it_is_dispatched_again(
+    own_redis: PrivateRedis, tmp_path: Path
+) -> None:
+    """On Redis, kombu pops a message before it files it as unacked, and the worker records its
+    claim after that: a worker killed in between leaves a message that no holder, no broker and
+    no visibility timeout will ever return. The API sees a later chunk on the same queue answered
+    and dispatches the unclaimed earlier one again."""
+    settings = celery_settings("losspop", chunk_size=2, broker_url=broker_url("losspop", 0, own_redis.port))
+    app = create_celery_app(settings)
+    queue = app.rewardhub_broker.queue("cpu")
+    app.close()
+    client = redis.Redis(host=REDIS[0], port=own_redis.port, db=0)
+    samples = SLOW[:4]  # two chunks of two one-second samples
+    with ServiceThread(settings) as service:
+        thread, out = score_in_background(service.url, samples)
+        wait_until(lambda: client.llen(queue) == 2)
+        assert client.rpop(queue)  # the oldest message: taken by a worker that dies at once
+        worker = start_worker(settings, tmp_path)
+        try:
+            thread.join(timeout=180)
+        finally:
+            stop_workers([worker])
+        redispatched = executor_of(service).dispatch_stats.redispatched
+    assert "response" in out, "no answer"
+    assert_every_sample_answered_once_and_right(samples, out["response"])
+    assert redispatched == 1
 
 
 def job(url: str, job_id: str) -> dict:
