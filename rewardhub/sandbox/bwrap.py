@@ -250,9 +250,6 @@ class BwrapIsolation(Isolation):
     def oom_kills(self) -> int | None:
         return self.cgroups.oom_kills() if self.cgroups else None
 
-    def limit_hits(self) -> int | None:
-        return self.cgroups.limit_hits() if self.cgroups else None
-
     def kill_programs(self) -> None:
         if self.privileged:
             kill_uid(self.program_uid)

@@ -25,7 +25,6 @@ from pathlib import Path
 __all__ = ["SandboxCgroups", "cgroup_dirs", "sweep"]
 
 CONTROLLERS = ("memory", "pids")
-CHARGE_BATCH_BYTES = 256 << 10  # the kernel charges a cgroup in batches of up to 64 pages
 
 
 @dataclass(frozen=True)
@@ -72,9 +71,6 @@ class SandboxCgroups:
         self.memory_version, self.memory_dir = memory
         self.pids_dir = pids[1] if pids else None
         self._events_fd: int | None = None
-        self._hits_fd: int | None = None
-        self._limit_bytes = 0
-        self._v1_hits = 0
 
     @classmethod
     def create(cls, name: str) -> SandboxCgroups | None:
@@ -113,7 +109,6 @@ class SandboxCgroups:
         return [str(directory / "cgroup.procs") for directory in self.directories]
 
     def set_memory(self, limit_bytes: int) -> None:
-        self._limit_bytes = limit_bytes
         if self.memory_version == 2:
             _write(self.memory_dir / "memory.max", limit_bytes)
             _write_if_present(self.memory_dir / "memory.swap.max", 0)
@@ -145,31 +140,11 @@ class SandboxCgroups:
         if self._events_fd is None:
             name = "memory.events" if self.memory_version == 2 else "memory.oom_control"
             self._events_fd = os.open(self.memory_dir / name, os.O_RDONLY | os.O_CLOEXEC)
-        return _counter(os.pread(self._events_fd, 4096, 0), "oom_kill")
-
-    def limit_hits(self) -> int | None:
-        """How often the run's memory has reached the limit, as a count that only grows.
-
-        Why it matters: at the limit the kernel first reclaims what it can, and a program's own
-        file-backed pages (node's or the JVM's code) can be dropped and read back for seconds
-        before the OOM killer acts. A run that times out like that ran out of memory, not time.
-
-        cgroup v2 counts these as ``max`` events. On v1 ``failcnt`` stays 0 on current kernels,
-        so the count is kept here: a peak usage (``max_usage_in_bytes``) within one charge batch
-        of the limit is one hit, and the peak is then reset, so each read covers what happened
-        since the one before (read before and after every run).
-        """
-        if self.memory_version == 2:
-            if self._hits_fd is None:
-                self._hits_fd = os.open(self.memory_dir / "memory.events", os.O_RDONLY | os.O_CLOEXEC)
-            return _counter(os.pread(self._hits_fd, 4096, 0), "max")
-        if self._hits_fd is None:
-            self._hits_fd = os.open(self.memory_dir / "memory.max_usage_in_bytes", os.O_RDWR | os.O_CLOEXEC)
-        peak = int(os.pread(self._hits_fd, 64, 0) or 0)
-        if self._limit_bytes and peak >= self._limit_bytes - CHARGE_BATCH_BYTES:
-            self._v1_hits += 1
-            os.pwrite(self._hits_fd, b"0", 0)  # the peak starts again from the current usage
-        return self._v1_hits
+        for line in os.pread(self._events_fd, 4096, 0).decode().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+        return None
 
     def processes(self) -> list[int]:
         pids: set[int] = set()
@@ -195,22 +170,12 @@ class SandboxCgroups:
         return True
 
     def remove(self) -> None:
-        for fd in (self._events_fd, self._hits_fd):
-            if fd is not None:
-                os.close(fd)
-        self._events_fd = self._hits_fd = None
+        if self._events_fd is not None:
+            os.close(self._events_fd)
+            self._events_fd = None
         self.kill()
         for directory in self.directories:
             _rmdir(directory)
-
-
-def _counter(text: bytes, key: str) -> int | None:
-    """One ``key value`` line of a cgroup's counters file (None when the kernel does not write it)."""
-    for line in text.decode().splitlines():
-        name, _, value = line.partition(" ")
-        if name == key:
-            return int(value)
-    return None
 
 
 def sweep(prefix: str, in_use: Callable[[str], bool]) -> list[Path]:

@@ -85,10 +85,6 @@ class Isolation(ABC):
         """The kernel's count of memory kills in this sandbox so far, where it can be read."""
         return None
 
-    def limit_hits(self) -> int | None:
-        """How often this sandbox's memory has reached its limit so far, where it can be read."""
-        return None
-
     shares_host_uid = False
     """The programs run under the service's own uid (no root to give them one of their own)."""
 

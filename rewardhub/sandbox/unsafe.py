@@ -89,9 +89,6 @@ class UnsafeIsolation(Isolation):
     def oom_kills(self) -> int | None:
         return self.cgroups.oom_kills() if self.cgroups else None
 
-    def limit_hits(self) -> int | None:
-        return self.cgroups.limit_hits() if self.cgroups else None
-
     def destroy(self) -> None:
         if self.cgroups is not None:
             self.cgroups.remove()

@@ -3,7 +3,7 @@
 ``ok``            the program ran and exited 0 (whether its output is *right* is the caller's question)
 ``timeout``       the wall clock ran out, or the CPU limit did
 ``memory``        the kernel killed it for memory, it failed to allocate (MemoryError, bad_alloc),
-                  or it ran out of time after its memory had reached the limit
+                  or it ran out of time with its peak resident memory at the limit
 ``output_limit``  it wrote more than the cap to stdout and stderr
 ``runtime_error`` it crashed, was killed by a signal, or exited non-zero
 ``compile_error`` the compiler (or Python's parser) rejected it
@@ -69,19 +69,8 @@ def sandbox_failure(message: str, **details: Any) -> RunResult:
     return RunResult("sandbox_error", None, "", "", 0.0, details={"message": message, **details})
 
 
-def judge(
-    seen: Pumped,
-    limits: Limits,
-    oom_kills: tuple[int | None, int | None],
-    details: dict[str, Any],
-    limit_hits: tuple[int | None, int | None] = (None, None),
-) -> RunResult:
-    """The verdict of one run, and what the caller gets to see of it.
-
-    ``oom_kills`` and ``limit_hits`` are the memory cgroup's counters before and after the run
-    (None where they cannot be read): a run that ran out of time after its memory reached the
-    limit was stalled by the kernel reclaiming its pages, so its verdict is ``memory``.
-    """
+def judge(seen: Pumped, limits: Limits, oom_kills: tuple[int | None, int | None], details: dict[str, Any]) -> RunResult:
+    """The verdict of one run, and what the caller gets to see of it."""
     stdout = _text(seen.streams.get("stdout", b""), limits.max_output_bytes)
     stderr = _text(seen.streams.get("stderr", b""), limits.max_output_bytes)
     record, record_problem = _one_record(bytes(seen.streams.get("record", b"")))
@@ -101,11 +90,7 @@ def judge(
     if seen.output_limited:
         return result("output_limit")
     if seen.timed_out:
-        hits_before, hits_after = limit_hits
-        if hits_before is not None and hits_after is not None and hits_after > hits_before:
-            details["memory_limit_hits"] = hits_after - hits_before
-            return result("memory")
-        return result("timeout")
+        return result("memory" if _was_at_memory_limit(exited, limits) else "timeout")
     if seen.server_lost or seen.exited is None or status is None:
         message = exited.get("error") or "the sandbox stopped answering during the run"
         return RunResult("sandbox_error", None, stdout, stderr, elapsed_ms, None, {**details, "message": message})
@@ -121,6 +106,19 @@ def judge(
     if exit_code != 0:
         return result("runtime_error")
     return result("ok")
+
+
+MEMORY_AT_TIMEOUT = 0.9
+"""A run that times out with its peak resident memory at this share of ``memory_mb`` or more ran
+out of memory, not time: at a memory cgroup's limit the kernel reclaims what it can before it
+kills, the program's own code pages included (node's, the JVM's), and a program can stall there
+for seconds. The program's own peak, not the cgroup's: the page cache of a compile charged to
+the cgroup keeps it at its limit without the program using anything."""
+
+
+def _was_at_memory_limit(exited: dict[str, Any], limits: Limits) -> bool:
+    peak_kb = exited.get("maxrss_kb")
+    return bool(peak_kb) and peak_kb >= MEMORY_AT_TIMEOUT * limits.memory_mb * 1024
 
 
 def _decode_status(status: int | None) -> tuple[int | None, str | None]:

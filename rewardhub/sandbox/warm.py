@@ -125,7 +125,7 @@ class WarmSandbox:
         try:
             if execution.kind != "write":  # writing files is the server's own work, under any limits
                 self.isolation.apply(limits)
-            oom_before, hits_before = self.isolation.oom_kills(), self.isolation.limit_hits()
+            oom_before = self.isolation.oom_kills()
         except OSError as exc:
             self.broken = True
             raise SandboxError(f"cannot set the sandbox's limits: {exc}") from exc
@@ -181,12 +181,11 @@ class WarmSandbox:
             # only a child that wrote every file says so, before the program starts: not forgeable
             message = f"could not write the job's files: {bytes(seen.streams.get('stderr', b''))[-500:].decode(errors='replace')}"
             return sandbox_failure(message, **self.isolation.details())
-        oom_after, hits_after = self.isolation.oom_kills(), self.isolation.limit_hits()
+        oom_after = self.isolation.oom_kills()
         if oom_before is None:  # a container: the server reads its own cgroup
-            exited = seen.exited or {}
-            oom_before, oom_after = exited.get("oom_kills_before"), exited.get("oom_kills")
-            hits_before, hits_after = exited.get("limit_hits_before"), exited.get("limit_hits")
-        return judge(seen, limits, (oom_before, oom_after), self.isolation.details(), (hits_before, hits_after))
+            oom_before = (seen.exited or {}).get("oom_kills_before")
+            oom_after = (seen.exited or {}).get("oom_kills")
+        return judge(seen, limits, (oom_before, oom_after), self.isolation.details())
 
     def reset(self) -> bool:
         """End a job; True if the sandbox is clean enough to serve the next one."""

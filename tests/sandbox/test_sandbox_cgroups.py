@@ -22,17 +22,13 @@ def cgroups():
 
 def test_a_process_tree_over_the_limit_is_killed_and_counted(cgroups):
     cgroups.set_memory(64 << 20)
-    before, hits_before = cgroups.oom_kills(), cgroups.limit_hits()
+    before = cgroups.oom_kills()
     hog = "import os\nif os.fork() == 0:\n    x = bytearray(200 << 20)\n    os._exit(0)\nprint(os.wait()[1])\n"
     done = subprocess.run(
         cgroup_wrapper(cgroups.join_files()) + [sys.executable, "-c", hog], capture_output=True, text=True, timeout=60
     )
     assert done.stdout.strip() == "9"  # the child died of SIGKILL
     assert cgroups.oom_kills() == before + 1
-    hits = cgroups.limit_hits()
-    assert hits > hits_before  # it reached the limit on its way to the kill
-    small = subprocess.run(cgroup_wrapper(cgroups.join_files()) + [sys.executable, "-c", "x = bytearray(1 << 20)"])
-    assert small.returncode == 0 and cgroups.limit_hits() == hits  # a run well under the limit is no hit
 
 
 def test_the_process_limit_holds_for_the_tree(cgroups):

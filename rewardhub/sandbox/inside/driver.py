@@ -179,7 +179,7 @@ class Server:
     # --- one run ------------------------------------------------------------------------------
 
     def execute(self, message: dict[str, Any], fds: list[int]) -> None:
-        oom_before, hits_before = _oom_kills(), _limit_hits()
+        oom_before = _oom_kills()
         pid = self._hand_over(message, fds)
         if pid is None:
             self.reply({"op": "exited", "status": None, "error": "the server could not fork"})
@@ -196,8 +196,6 @@ class Server:
             "maxrss_kb": usage.ru_maxrss if usage else None,
             "oom_kills_before": oom_before,
             "oom_kills": _oom_kills(),
-            "limit_hits_before": hits_before,
-            "limit_hits": _limit_hits(),
         }
         if message.get("reset"):  # the job's last run: end the job too, and say so in the same reply
             exited["reset"] = self.reset(all_gone)
@@ -435,40 +433,17 @@ def _open_up(directory: str) -> None:
 OOM_FILES = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
 _oom_file = next((path for path in OOM_FILES if os.path.exists(path)), None)
 """Where a container sees its own memory cgroup's kill count; None where /sys is not mounted (bubblewrap)."""
-V1_MEMORY = "/sys/fs/cgroup/memory/"
-CHARGE_BATCH_BYTES = 256 << 10
 
 
 def _oom_kills() -> int | None:
     """The memory cgroup's kill count as seen from inside (containers); None where it cannot be read."""
-    return _read_counter(_oom_file, "oom_kill")
-
-
-def _limit_hits() -> int | None:
-    """Whether the container's memory reached its limit, as a count that only grows (so the
-    parent compares it before and after a run, as with the kill count). cgroup v2 counts ``max``
-    events; on v1 (``failcnt`` stays 0 on current kernels, and /sys is read-only here) it is 1
-    once the peak usage came within one charge batch of the limit, else 0."""
     if _oom_file is None:
         return None
-    if not _oom_file.startswith(V1_MEMORY):
-        return _read_counter(_oom_file, "max")
     try:
-        with open(V1_MEMORY + "memory.max_usage_in_bytes") as peak, open(V1_MEMORY + "memory.limit_in_bytes") as limit:
-            return int(int(peak.read()) >= int(limit.read()) - CHARGE_BATCH_BYTES)
-    except (OSError, ValueError):
-        return None
-
-
-def _read_counter(path: str | None, key: str) -> int | None:
-    """``key``'s value in a cgroup counters file; None where it cannot be read."""
-    if path is None:
-        return None
-    try:
-        with open(path) as handle:
+        with open(_oom_file) as handle:
             for line in handle:
-                name, _, value = line.partition(" ")
-                if name == key:
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
                     return int(value)
     except (OSError, ValueError):
         pass
