@@ -112,6 +112,12 @@ class BrokerOptions:
         return self.queue_prefix + logical
 
 
+def queue_of_chunk(payload: Mapping[str, Any]) -> str:
+    """The logical queue a chunk payload goes to: its first call's kind decides."""
+    calls = payload.get("calls") or [{}]
+    return queue_for_kind(calls[0].get("kind", "rule"))
+
+
 @dataclass(frozen=True)
 class TimeLimits:
     soft_s: float
@@ -192,8 +198,7 @@ class KindRouter:
     ) -> dict[str, str] | None:
         if name != TASK_SCORE_CHUNK or not args:
             return None
-        calls = args[0].get("calls") or [{}]
-        return {"queue": self.prefix + queue_for_kind(calls[0].get("kind", "rule"))}
+        return {"queue": self.prefix + queue_of_chunk(args[0])}
 
 
 def result_backend_url(settings: Settings, options: BrokerOptions) -> str:

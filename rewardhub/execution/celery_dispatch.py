@@ -46,7 +46,7 @@ from typing import Any
 from celery import states
 
 from rewardhub.errors import ExecutionError
-from rewardhub.execution.celery_app import CONNECTION_ERRORS, TASK_SCORE_CHUNK, TimeLimits, queue_for_kind
+from rewardhub.execution.celery_app import CONNECTION_ERRORS, TASK_SCORE_CHUNK, TimeLimits, queue_of_chunk
 from rewardhub.execution.celery_liveness import SKIP_ORIGIN_GONE, Liveness
 
 __all__ = ["Dispatch", "DispatchStats", "Dispatcher", "Lost", "Outcome"]
@@ -84,8 +84,7 @@ class Dispatch:
 class _Tracked:
     dispatch: Dispatch
     queue: str  # the logical queue its deliveries go to (cpu, code, gpu): FIFO within it
-    open: set[str] = field(default_factory=set)  # task ids of deliveries that may still answer
-    order: dict[str, int] = field(default_factory=dict)  # open task id -> publish order on this API
+    open: dict[str, int] = field(default_factory=dict)  # deliveries that may still answer: task id -> publish order
     latest: str = ""  # task id of the latest dispatch
     dispatches: int = 0
     losses: int = 0  # dispatches again because every delivery was lost (the poison bound counts these)
@@ -160,7 +159,7 @@ class Dispatcher:
             return 0
         sent = 0
         while item is not None:
-            tracked = self._chunks[item.chunk_id] = _Tracked(item, _queue_of(item.payload))
+            tracked = self._chunks[item.chunk_id] = _Tracked(item, queue_of_chunk(item.payload))
             self._publish(tracked)
             sent += 1
             try:
@@ -191,8 +190,7 @@ class Dispatcher:
             self._broker_down_until = time.monotonic() + min(1.0, self.sweep_every_s)
             self._hold(tracked, now, exc)
             return
-        tracked.open.add(task_id)
-        tracked.order[task_id] = next(self._published)
+        tracked.open[task_id] = next(self._published)
         tracked.latest = task_id
         tracked.dispatches += 1
         tracked.first_failure = None
@@ -259,8 +257,7 @@ class Dispatcher:
         if tracked is None or task_id not in tracked.open:
             self.stats.duplicates_dropped += 1
             return None
-        tracked.open.discard(task_id)
-        self._taken(tracked.queue, tracked.order.pop(task_id, -1))
+        self._taken(tracked.queue, tracked.open.pop(task_id))
         status = meta.get("status")
         unscored = _skipped(meta) or (status if status == states.REVOKED else None)
         failed_early = status != states.SUCCESS and task_id != tracked.latest
@@ -319,19 +316,19 @@ class Dispatcher:
         owners = self.liveness.owners([task_id for tracked in waiting for task_id in tracked.open])
         alive = self.liveness.alive("worker", {owner for owner in owners.values() if owner})
         for tracked in waiting:
-            for task_id in tracked.open:
+            for task_id, order in tracked.open.items():
                 if owners.get(task_id):
-                    self._taken(tracked.queue, tracked.order[task_id])
+                    self._taken(tracked.queue, order)
         now = time.monotonic()
         lost_after_s = self.liveness.lost_after_ms / 1000
         unclaimed_since: dict[str, float] = {}
         for tracked in waiting:
             lost = []
-            for task_id in tracked.open:
+            for task_id, order in tracked.open.items():
                 holder = owners.get(task_id)
                 if holder:
                     lost.append(holder not in alive)
-                elif tracked.order[task_id] < self._newest_taken.get(tracked.queue, -1):  # left its queue
+                elif order < self._newest_taken.get(tracked.queue, -1):  # left its queue
                     since = unclaimed_since[task_id] = self._unclaimed_since.get(task_id, now)
                     lost.append(now - since >= lost_after_s)
                 else:
@@ -365,15 +362,6 @@ class Dispatcher:
         self._chunks.pop(chunk_id, None)
         self._unsent.pop(chunk_id, None)
         tracked.dispatch.resolve(outcome)
-
-
-def _queue_of(payload: dict[str, Any]) -> str:
-    """The logical queue a chunk goes to, as the router picks it (by its first call's kind)."""
-    calls = payload.get("calls") or [{}]
-    try:
-        return queue_for_kind(calls[0].get("kind", "rule"))
-    except ExecutionError:
-        return "?"
 
 
 def _skipped(meta: dict[str, Any]) -> str | None:
