@@ -15,6 +15,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from pydantic import BaseModel, ConfigDict
+
 from rewardhub.verifiers.text import normalize_text, strip_think
 
 app = FastAPI()

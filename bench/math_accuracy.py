@@ -60,9 +60,8 @@ def our_config(harness: dict[str, Any]) -> dict[str, Any]:
 
 
 def score_ours(cases: list[dict[str, Any]]) -> tuple[list[bool], list[dict[str, Any]], float]:
-    from rewardhub.verifiers.math.verifier import MathVerifier
-
     from rewardhub.types import Sample
+    from rewardhub.verifiers.math.verifier import MathVerifier
 
     verifier = MathVerifier()
     predictions, results = [], []

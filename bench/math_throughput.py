@@ -132,9 +132,8 @@ def service_run(url: str, batches: list[list[dict[str, str]]]) -> tuple[float, l
 
 # --- (c) in process ----------------------------------------------------------------------------
 def in_process(samples: list[dict[str, str]]) -> float:
-    from rewardhub.verifiers.math.verifier import MathVerifier
-
     from rewardhub.types import Sample
+    from rewardhub.verifiers.math.verifier import MathVerifier
 
     MathVerifier.warm_up()  # as the service's fork server does before forking its workers
     verifier, config = MathVerifier(), MathVerifier.Config()
@@ -150,9 +149,8 @@ RUN = MAX_CHUNK  # samples per run dealt to one process: the pool's largest chun
 
 
 def _bare_process(share: list[dict[str, str]], ready: Any, go: Any, finished: Any) -> None:
-    from rewardhub.verifiers.math.verifier import MathVerifier
-
     from rewardhub.types import Sample
+    from rewardhub.verifiers.math.verifier import MathVerifier
 
     MathVerifier.warm_up()
     verifier, config = MathVerifier(), MathVerifier.Config()

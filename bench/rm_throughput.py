@@ -110,6 +110,7 @@ def make_samples(n: int) -> list[dict[str, str]]:
 def resolve_dtype(requested: str, device: str) -> str:
     """The dtype both sides use: the service's own rule for ``auto``, so the baseline matches it."""
     import torch
+
     from rewardhub.models.backends.placement import resolve_dtype as service_rule
 
     cuda = device.startswith("cuda")

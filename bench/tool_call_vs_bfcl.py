@@ -34,10 +34,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "verifiers"))
 from _common import write_rows  # noqa: E402
 from bfcl_checker import load  # noqa: E402
-from rewardhub.verifiers.tool_call import ToolCallVerifier  # noqa: E402
 from test_tool_call_bfcl import CASES, openai_turn  # noqa: E402
 
 from rewardhub.types import Sample  # noqa: E402
+from rewardhub.verifiers.tool_call import ToolCallVerifier  # noqa: E402
 
 
 def bfcl_side():

@@ -65,10 +65,11 @@ def records() -> list[dict]:
 
 def run_trl(steps: int, seed: int, out_dir: Path) -> dict:
     from datasets import Dataset
-    from rewardhub.trainer.config import ModelConfig
-    from rewardhub.trainer.modeling import load_policy
     from transformers import PrinterCallback, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
+
+    from rewardhub.trainer.config import ModelConfig
+    from rewardhub.trainer.modeling import load_policy
 
     model, tokenizer = load_policy(ModelConfig(), seed=seed)
 

@@ -4,13 +4,13 @@ Each verifier names its model in its config and runs it on a backend (transforme
 in-process vLLM engine, or an OpenAI-compatible endpoint) that loads the model once per process.
 """
 
-from rewardhub.models.config import BackendSpec, JudgeConfig, ModelConfig
-from rewardhub.models.errors import BackendError, InputTooLong, UnsupportedOperation, VerdictError
-from rewardhub.models.implicit_prm import ImplicitPRM
-from rewardhub.models.judge import Judge
-from rewardhub.models.outcome_rm import OutcomeRM
-from rewardhub.models.prm import ProcessRM
-from rewardhub.models.rubric import RubricJudge
+from .config import BackendSpec, JudgeConfig, ModelConfig
+from .errors import BackendError, InputTooLong, UnsupportedOperation, VerdictError
+from .implicit_prm import ImplicitPRM
+from .judge import Judge
+from .outcome_rm import OutcomeRM
+from .prm import ProcessRM
+from .rubric import RubricJudge
 
 __all__ = [
     "BackendError",

@@ -12,12 +12,12 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from typing import Any, ClassVar, TypeVar
 
-from rewardhub.models.errors import InputTooLong
-
 from rewardhub.errors import VerifierError
 from rewardhub.registry import ENTRY_POINT_GROUP
 from rewardhub.types import Result, Sample, ToolCall, VerifierKind
 from rewardhub.verifier import Verifier
+
+from .errors import InputTooLong
 
 __all__ = ["ModelVerifier", "chat_turns", "check_length", "installed_verifier", "score_prepared"]
 

@@ -21,14 +21,15 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from pydantic import Field
-from rewardhub.models.backends import Backend, get_backend
-from rewardhub.models.base import ModelVerifier, chat_turns, check_length, score_prepared
-from rewardhub.models.config import ModelConfig, backend_spec
-from rewardhub.models.errors import BackendError
-from rewardhub.models.scoring import aggregate, implicit_token_rewards, step_sums
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
+
+from .backends import Backend, get_backend
+from .base import ModelVerifier, chat_turns, check_length, score_prepared
+from .config import ModelConfig, backend_spec
+from .errors import BackendError
+from .scoring import aggregate, implicit_token_rewards, step_sums
 
 __all__ = ["ImplicitPRM", "token_steps"]
 

@@ -20,17 +20,18 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
-from rewardhub.models.backends import ChatRequest, get_backend
-from rewardhub.models.base import ModelVerifier, installed_verifier, score_prepared
-from rewardhub.models.config import JudgeConfig, backend_spec
-from rewardhub.models.hardening import extract_final_answer, is_master_key
-from rewardhub.models.judge_prompts import CONVERSATION_GRADE_TEMPLATE, GRADE_TEMPLATE, VERIFY_TEMPLATE
-from rewardhub.models.judging import binary_request, grade_request, read_binary, read_grade
-from rewardhub.models.transcript import question_text, render_conversation
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample, VerifierKind
 from rewardhub.verifier import Verifier, as_result
+
+from .backends import ChatRequest, get_backend
+from .base import ModelVerifier, installed_verifier, score_prepared
+from .config import JudgeConfig, backend_spec
+from .hardening import extract_final_answer, is_master_key
+from .judge_prompts import CONVERSATION_GRADE_TEMPLATE, GRADE_TEMPLATE, VERIFY_TEMPLATE
+from .judging import binary_request, grade_request, read_binary, read_grade
+from .transcript import question_text, render_conversation
 
 __all__ = ["Judge", "load_verifier"]
 

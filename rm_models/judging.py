@@ -7,12 +7,12 @@ becomes a number in [0, 1]; a graded question likewise becomes a grade in the co
 
 from __future__ import annotations
 
-from rewardhub.models.backends.base import ChatReply, ChatRequest, TokenAlternatives
-from rewardhub.models.config import JudgeConfig
-from rewardhub.models.errors import VerdictError
-from rewardhub.models.hardening import fill_template
-from rewardhub.models.judge_prompts import BINARY_FORMAT, GRADE_FORMAT, TAGS
-from rewardhub.models.verdicts import (
+from .backends.base import ChatReply, ChatRequest, TokenAlternatives
+from .config import JudgeConfig
+from .errors import VerdictError
+from .hardening import fill_template
+from .judge_prompts import BINARY_FORMAT, GRADE_FORMAT, TAGS
+from .verdicts import (
     choice_verdict,
     expected_grade,
     last_line_grade,

@@ -12,13 +12,14 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from pydantic import Field
-from rewardhub.models.backends import get_backend
-from rewardhub.models.base import ModelVerifier, chat_turns, check_length, score_prepared
-from rewardhub.models.config import ModelConfig, backend_spec
-from rewardhub.models.errors import BackendError
-from rewardhub.models.scoring import normalise_outcome
 
 from rewardhub.types import Result, Sample
+
+from .backends import get_backend
+from .base import ModelVerifier, chat_turns, check_length, score_prepared
+from .config import ModelConfig, backend_spec
+from .errors import BackendError
+from .scoring import normalise_outcome
 
 __all__ = ["OutcomeRM"]
 

@@ -18,14 +18,15 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
-from rewardhub.models.backends import Backend, get_backend
-from rewardhub.models.base import ModelVerifier, check_length, score_prepared
-from rewardhub.models.config import ModelConfig, backend_spec
-from rewardhub.models.scoring import Aggregate, aggregate, first_below
-from rewardhub.models.steps import sample_steps
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
+
+from .backends import Backend, get_backend
+from .base import ModelVerifier, check_length, score_prepared
+from .config import ModelConfig, backend_spec
+from .scoring import Aggregate, aggregate, first_below
+from .steps import sample_steps
 
 __all__ = ["ProcessRM", "single_token_id"]
 

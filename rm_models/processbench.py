@@ -31,10 +31,11 @@ from typing import Any
 
 import httpx
 from pydantic import BaseModel, ConfigDict
-from rewardhub.models.scoring import first_below
 
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+
+from .scoring import first_below
 
 __all__ = [
     "ProcessBenchItem",
@@ -158,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.url:
         scorer = http_scorer(args.url, args.verifier, config)
     else:
-        from rewardhub.models.base import installed_verifier
+        from .base import installed_verifier
 
         verifier = installed_verifier(args.verifier)
         scorer = local_scorer(verifier, verifier.Config.model_validate(config))

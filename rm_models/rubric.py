@@ -20,22 +20,23 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
-from rewardhub.models.backends import ChatReply, ChatRequest, get_backend
-from rewardhub.models.base import ModelVerifier, score_prepared
-from rewardhub.models.config import JudgeConfig, backend_spec
-from rewardhub.models.hardening import is_master_key
-from rewardhub.models.judge_prompts import (
+
+from rewardhub.errors import VerifierError
+from rewardhub.types import Result, Sample, VerifierKind
+
+from .backends import ChatReply, ChatRequest, get_backend
+from .base import ModelVerifier, score_prepared
+from .config import JudgeConfig, backend_spec
+from .hardening import is_master_key
+from .judge_prompts import (
     CONVERSATION_RUBRIC_CRITERION_TEMPLATE,
     CONVERSATION_RUBRIC_IMPLICIT_TEMPLATE,
     RUBRIC_CRITERION_TEMPLATE,
     RUBRIC_IMPLICIT_TEMPLATE,
 )
-from rewardhub.models.judging import binary_request, grade_request, read_binary, read_grade
-from rewardhub.models.scoring import rubric_explicit_score
-from rewardhub.models.transcript import render_conversation
-
-from rewardhub.errors import VerifierError
-from rewardhub.types import Result, Sample, VerifierKind
+from .judging import binary_request, grade_request, read_binary, read_grade
+from .scoring import rubric_explicit_score
+from .transcript import render_conversation
 
 __all__ = ["Criterion", "RubricJudge", "parse_rubric"]
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 import json
 import re
 
-from rewardhub.models.hardening import escape_tags
-from rewardhub.models.judge_prompts import TAGS
-
 from rewardhub.types import ChatMessage, Sample
+
+from .hardening import escape_tags
+from .judge_prompts import TAGS
 
 __all__ = ["TRANSCRIPT_TAGS", "question_text", "render_conversation"]
 

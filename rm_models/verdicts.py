@@ -20,8 +20,8 @@ import math
 import re
 from collections.abc import Sequence
 
-from rewardhub.models.backends.base import TokenAlternatives
-from rewardhub.models.errors import VerdictError
+from .backends.base import TokenAlternatives
+from .errors import VerdictError
 
 __all__ = ["choice_verdict", "expected_grade", "last_line_grade", "last_line_verdict", "verdict_probability"]
 

@@ -25,10 +25,10 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "trainer"))
 
-from rewardhub.trainer.config import TrainConfig  # noqa: E402
-from rewardhub.trainer.loop import Trainer  # noqa: E402
 from trainer_helpers import ExactScorer, scorer_factory, write_addition  # noqa: E402
 
+from rewardhub.trainer.config import TrainConfig  # noqa: E402
+from rewardhub.trainer.loop import Trainer  # noqa: E402
 from rewardhub.types import Result  # noqa: E402
 
 WALL_CLOCK = ("time/", "perf/", "reward/latency_s")

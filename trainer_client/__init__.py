@@ -5,12 +5,12 @@ service through :mod:`rewardhub.client`, computes advantages and updates the pol
 functions of :mod:`rewardhub.trainer.algorithms`. Start with ``examples/toy_addition.yaml``.
 """
 
-from rewardhub.trainer.char_tokenizer import build_char_tokenizer
-from rewardhub.trainer.config import TrainConfig, apply_overrides, load_config
-from rewardhub.trainer.loop import Trainer, reward_service
-from rewardhub.trainer.metrics import METRICS, MetricsWriter, describe_metric
-from rewardhub.trainer.plot import plot_run
-from rewardhub.trainer.rollout import HFRolloutEngine, Rollout, SamplingParams
+from .char_tokenizer import build_char_tokenizer
+from .config import TrainConfig, apply_overrides, load_config
+from .loop import Trainer, reward_service
+from .metrics import METRICS, MetricsWriter, describe_metric
+from .plot import plot_run
+from .rollout import HFRolloutEngine, Rollout, SamplingParams
 
 __all__ = [
     "METRICS",

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from rewardhub.trainer.data import StreamPosition
+
+from .data import StreamPosition
 
 __all__ = ["CheckpointState", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
 

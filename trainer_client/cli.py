@@ -21,11 +21,12 @@ from collections.abc import Iterator, Sequence
 
 import yaml
 from pydantic import ValidationError
-from rewardhub.trainer.config import TrainConfig, load_config
 from rich.console import Console
 from rich.syntax import Syntax
 
 from rewardhub.client import ClientError
+
+from .config import TrainConfig, load_config
 
 __all__ = ["dry_run", "main"]
 
@@ -47,7 +48,7 @@ def _train_parser() -> argparse.ArgumentParser:
 
 
 def _plot(argv: Sequence[str], console: Console) -> int:
-    from rewardhub.trainer.plot import plot_run
+    from .plot import plot_run
 
     parser = argparse.ArgumentParser(prog="rewardhub-train plot", description="Draw a run's curves to a PNG.")
     parser.add_argument("run_dir")
@@ -64,12 +65,12 @@ def _plot(argv: Sequence[str], console: Console) -> int:
 
 def dry_run(cfg: TrainConfig, console: Console) -> int:
     """Load the data and tokenizer, reach the service, check the verifiers exist and accept a sample."""
-    from rewardhub.trainer.data import load_records, tokenize_prompt
-    from rewardhub.trainer.loop import reward_service
-    from rewardhub.trainer.modeling import load_tokenizer
-    from rewardhub.trainer.rewards import RewardWorker, service_scorer, verifier_label
-
     from rewardhub.types import Sample
+
+    from .data import load_records, tokenize_prompt
+    from .loop import reward_service
+    from .modeling import load_tokenizer
+    from .rewards import RewardWorker, service_scorer, verifier_label
 
     train = load_records(cfg.data, "train")
     held_out = load_records(cfg.data, "eval")
@@ -104,14 +105,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] == "plot":
         return _plot(argv[1:], console)
     if argv and argv[0] == "config":
-        from rewardhub.trainer.config import config_reference
+        from .config import config_reference
 
         print("| key | default | meaning |\n| --- | --- | --- |")
         for key, default, meaning in config_reference():
             print(f"| `{key}` | `{default}` | {meaning} |")
         return 0
     if argv and argv[0] == "metrics":
-        from rewardhub.trainer.metrics import format_metrics_table
+        from .metrics import format_metrics_table
 
         print(format_metrics_table())
         return 0
@@ -125,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.print(Syntax(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), "yaml", theme="ansi_dark"))
     if args.dry_run:
         return dry_run(cfg, console)
-    from rewardhub.trainer.loop import Trainer
+    from .loop import Trainer
 
     trainer = Trainer(cfg, console=console)
     console.print(f"resolved config saved to {trainer.save_resolved_config()}")

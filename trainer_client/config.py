@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from rewardhub.trainer.algorithms.tables import (
+
+from .algorithms.tables import (
     ADVANTAGE_ESTIMATORS,
     POLICY_LOSSES,
     advantage_estimator,

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rewardhub.trainer.config import DataConfig
 from transformers import PreTrainedTokenizerBase
+
+from .config import DataConfig
 
 __all__ = [
     "DataError",

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rewardhub.trainer.generated import Generated
 from torch import Tensor
+
+from .generated import Generated
 
 __all__ = ["dump_generated", "dump_step"]
 

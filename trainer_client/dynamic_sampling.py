@@ -12,13 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from rewardhub.trainer.algorithms import zero_variance_groups
-from rewardhub.trainer.data import PromptStream
-from rewardhub.trainer.generated import Generated, merge_generated
-from rewardhub.trainer.logprobs import TokenStats
-from rewardhub.trainer.rounds import Rounds, ScoreQueue
-from rewardhub.trainer.shaping import shaped_rewards
-from rewardhub.trainer.timing import StepTiming
+
+from .algorithms import zero_variance_groups
+from .data import PromptStream
+from .generated import Generated, merge_generated
+from .logprobs import TokenStats
+from .rounds import Rounds, ScoreQueue
+from .shaping import shaped_rewards
+from .timing import StepTiming
 
 __all__ = ["Collected", "informative_rounds"]
 

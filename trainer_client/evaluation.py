@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from rewardhub.trainer.config import TrainConfig
-from rewardhub.trainer.data import PromptRecord, PromptTokens
-from rewardhub.trainer.rewards import to_reward_batch
-from rewardhub.trainer.rollout import RolloutEngine
-from rewardhub.trainer.rounds import ScoreQueue, as_samples, sampling_params
-from rewardhub.trainer.step_metrics import ok_mean, reward_by_verifier
+
+from .config import TrainConfig
+from .data import PromptRecord, PromptTokens
+from .rewards import to_reward_batch
+from .rollout import RolloutEngine
+from .rounds import ScoreQueue, as_samples, sampling_params
+from .step_metrics import ok_mean, reward_by_verifier
 
 __all__ = ["Evaluator", "eval_line"]
 

@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
-from rewardhub.trainer.data import PromptRecord
-from rewardhub.trainer.rewards import RewardBatch
-from rewardhub.trainer.rollout import Rollout, concat_rollouts
 from torch import Tensor
+
+from .data import PromptRecord
+from .rewards import RewardBatch
+from .rollout import Rollout, concat_rollouts
 
 __all__ = ["Generated", "merge_generated"]
 

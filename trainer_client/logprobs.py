@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from rewardhub.trainer.algorithms.entropy import entropy_from_logits
-from rewardhub.trainer.rollout.base import Rollout
-from rewardhub.trainer.rollout.hf import position_ids_for
 from torch import Tensor
+
+from .algorithms.entropy import entropy_from_logits
+from .rollout.base import Rollout
+from .rollout.hf import position_ids_for
 
 __all__ = ["TokenStats", "first_micro_batch", "response_logprobs", "rollout_logprobs"]
 

@@ -27,25 +27,26 @@ from typing import Any
 
 import torch
 import yaml
-from rewardhub.trainer.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from rewardhub.trainer.config import TrainConfig
-from rewardhub.trainer.data import PromptStream, PromptTokens, load_records
-from rewardhub.trainer.dumps import dump_generated
-from rewardhub.trainer.dynamic_sampling import Collected, informative_rounds
-from rewardhub.trainer.evaluation import Evaluator, eval_line
-from rewardhub.trainer.logprobs import first_micro_batch
-from rewardhub.trainer.metrics import MetricsWriter
-from rewardhub.trainer.modeling import frozen_copy, load_policy
-from rewardhub.trainer.optim import build_optimizer, build_scheduler
-from rewardhub.trainer.progress import StepReporter
-from rewardhub.trainer.rewards import RewardProcess, RewardWorker, ScorerFactory, service_scorer
-from rewardhub.trainer.rollout import HFRolloutEngine, RolloutEngine
-from rewardhub.trainer.rounds import Rounds
-from rewardhub.trainer.step_metrics import step_row
-from rewardhub.trainer.timing import StepTiming
-from rewardhub.trainer.train_batch import build_train_batch
-from rewardhub.trainer.update import policy_update
 from rich.console import Console
+
+from .checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from .config import TrainConfig
+from .data import PromptStream, PromptTokens, load_records
+from .dumps import dump_generated
+from .dynamic_sampling import Collected, informative_rounds
+from .evaluation import Evaluator, eval_line
+from .logprobs import first_micro_batch
+from .metrics import MetricsWriter
+from .modeling import frozen_copy, load_policy
+from .optim import build_optimizer, build_scheduler
+from .progress import StepReporter
+from .rewards import RewardProcess, RewardWorker, ScorerFactory, service_scorer
+from .rollout import HFRolloutEngine, RolloutEngine
+from .rounds import Rounds
+from .step_metrics import step_row
+from .timing import StepTiming
+from .train_batch import build_train_batch
+from .update import policy_update
 
 __all__ = ["Trainer", "reward_service"]
 
@@ -105,7 +106,7 @@ class Trainer:
     # ------------------------------------------------------------------ set-up
     def _build_engine(self) -> RolloutEngine:
         if self.cfg.rollout.engine == "vllm":
-            from rewardhub.trainer.rollout.vllm_engine import VLLMRolloutEngine
+            from .rollout.vllm_engine import VLLMRolloutEngine
 
             return VLLMRolloutEngine(self.model, self.tokenizer, self.cfg, self.generator)
         return HFRolloutEngine(self.model, self.tokenizer, self.generator, lean=self.cfg.rollout.lean_decoder)

@@ -11,9 +11,10 @@ import copy
 import re
 
 import torch
-from rewardhub.trainer.char_tokenizer import build_char_tokenizer
-from rewardhub.trainer.config import ModelConfig
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase, Qwen2Config
+
+from .char_tokenizer import build_char_tokenizer
+from .config import ModelConfig
 
 __all__ = ["ROUTER_PATTERN", "build_toy_model", "freeze_router", "frozen_copy", "load_policy", "load_tokenizer"]
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import torch
-from rewardhub.trainer.algorithms import (
+from torch import Tensor
+
+from .algorithms import (
     Normaliser,
     aggregate,
     entropy_bonus,
@@ -23,9 +25,8 @@ from rewardhub.trainer.algorithms import (
     tis_weights,
     token_mask,
 )
-from rewardhub.trainer.algorithms.tables import AdvantageInputs, advantage_estimator, policy_loss
-from rewardhub.trainer.config import AlgorithmConfig
-from torch import Tensor
+from .algorithms.tables import AdvantageInputs, advantage_estimator, policy_loss
+from .config import AlgorithmConfig
 
 __all__ = ["LossStats", "MicroBatch", "compute_advantages", "dense_token_rewards", "micro_batch_loss"]
 

@@ -13,7 +13,8 @@ import math
 from collections.abc import Callable
 
 import torch
-from rewardhub.trainer.config import OptimConfig
+
+from .config import OptimConfig
 
 __all__ = ["build_optimizer", "build_scheduler", "lr_factor"]
 

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from rewardhub.trainer.config import RewardConfig
 from torch import Tensor
 
 from rewardhub.background import RewardProcess, RewardWorker, Scored, Scorer, ScorerFactory
 from rewardhub.types import OK, Result, verifier_label
+
+from .config import RewardConfig
 
 __all__ = [
     "RewardBatch",

@@ -16,16 +16,17 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
-from rewardhub.trainer.config import RolloutConfig, TrainConfig
-from rewardhub.trainer.data import PromptRecord, PromptTokens
-from rewardhub.trainer.generated import Generated
-from rewardhub.trainer.logprobs import rollout_logprobs
-from rewardhub.trainer.rewards import Scored, to_reward_batch, verifier_label
-from rewardhub.trainer.rollout import Rollout, RolloutEngine, SamplingParams, concat_rollouts
-from rewardhub.trainer.timing import StepTiming
 from torch import Tensor
 
 from rewardhub.types import Sample
+
+from .config import RolloutConfig, TrainConfig
+from .data import PromptRecord, PromptTokens
+from .generated import Generated
+from .logprobs import rollout_logprobs
+from .rewards import Scored, to_reward_batch, verifier_label
+from .rollout import Rollout, RolloutEngine, SamplingParams, concat_rollouts
+from .timing import StepTiming
 
 __all__ = ["PendingRound", "Rounds", "ScoreQueue", "as_samples", "sampling_params"]
 

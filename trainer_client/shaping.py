@@ -8,10 +8,11 @@ by the generation budget leaves the loss too.
 from __future__ import annotations
 
 import torch
-from rewardhub.trainer.algorithms import overlong_penalty
-from rewardhub.trainer.config import TrainConfig
-from rewardhub.trainer.generated import Generated
 from torch import Tensor
+
+from .algorithms import overlong_penalty
+from .config import TrainConfig
+from .generated import Generated
 
 __all__ = ["overlong_mean", "shaped_rewards"]
 

@@ -10,16 +10,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from rewardhub.trainer.algorithms import zero_variance_groups
-from rewardhub.trainer.config import TrainConfig
-from rewardhub.trainer.generated import Generated
-from rewardhub.trainer.objective import LossStats
-from rewardhub.trainer.rewards import RewardBatch
-from rewardhub.trainer.rollout import Rollout
-from rewardhub.trainer.shaping import overlong_mean, shaped_rewards
-from rewardhub.trainer.timing import StepTiming
-from rewardhub.trainer.update import UpdateResult
 from torch import Tensor
+
+from .algorithms import zero_variance_groups
+from .config import TrainConfig
+from .generated import Generated
+from .objective import LossStats
+from .rewards import RewardBatch
+from .rollout import Rollout
+from .shaping import overlong_mean, shaped_rewards
+from .timing import StepTiming
+from .update import UpdateResult
 
 __all__ = [
     "actor_metrics",

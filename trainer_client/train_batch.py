@@ -11,14 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from rewardhub.trainer.algorithms import kl_penalty
-from rewardhub.trainer.algorithms.tables import advantage_estimator
-from rewardhub.trainer.config import TrainConfig
-from rewardhub.trainer.generated import Generated
-from rewardhub.trainer.objective import compute_advantages, dense_token_rewards
-from rewardhub.trainer.shaping import shaped_rewards
-from rewardhub.trainer.update import TrainBatch
 from torch import Tensor
+
+from .algorithms import kl_penalty
+from .algorithms.tables import advantage_estimator
+from .config import TrainConfig
+from .generated import Generated
+from .objective import compute_advantages, dense_token_rewards
+from .shaping import shaped_rewards
+from .update import TrainBatch
 
 __all__ = ["PreparedBatch", "build_train_batch"]
 

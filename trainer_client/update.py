@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 import torch
-from rewardhub.trainer.algorithms import normaliser_for
-from rewardhub.trainer.config import AlgorithmConfig
-from rewardhub.trainer.logprobs import TokenStats, response_logprobs
-from rewardhub.trainer.objective import LossStats, MicroBatch, micro_batch_loss
 from torch import Tensor
+
+from .algorithms import normaliser_for
+from .config import AlgorithmConfig
+from .logprobs import TokenStats, response_logprobs
+from .objective import LossStats, MicroBatch, micro_batch_loss
 
 __all__ = ["TrainBatch", "UpdateResult", "accumulate_gradients", "policy_update"]
 

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardhub.verifiers.call_reading import Call
+from .call_reading import Call
 
 __all__ = [
     "Expected",

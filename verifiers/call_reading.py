@@ -27,10 +27,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from rewardhub.verifiers.json_schema import parse_json
-from rewardhub.verifiers.text import strip_think
-
 from rewardhub.types import ChatMessage
+
+from .json_schema import parse_json
+from .text import strip_think
 
 __all__ = ["Call", "calls_in_text", "calls_in_turn", "python_calls"]
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 
 from pydantic import Field
-from rewardhub.verifiers.text import strip_think
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+
+from .text import strip_think
 
 _BOXED = re.compile(r"\\boxed\{\s*(?:\\text\{)?\s*\(?([A-Za-z])\)?\s*\}?\s*\}")
 _ANSWER = re.compile(

@@ -8,11 +8,12 @@ one reference or any of a list of aliases. Does not judge meaning: "4" and "four
 from __future__ import annotations
 
 from pydantic import Field
-from rewardhub.verifiers.text import normalize_text, strip_think
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+
+from .text import normalize_text, strip_think
 
 
 class ExactVerifier(Verifier):

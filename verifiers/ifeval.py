@@ -23,12 +23,13 @@ import json
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
-from rewardhub.verifiers.ifeval_constraints import CONSTRAINT_TYPES, parse_constraint
-from rewardhub.verifiers.text import strip_think
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+
+from .ifeval_constraints import CONSTRAINT_TYPES, parse_constraint
+from .text import strip_think
 
 __all__ = ["IFEvalVerifier", "constraints_of", "from_ifeval"]
 

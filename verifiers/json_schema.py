@@ -24,11 +24,12 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 from pydantic import Field
 from referencing.exceptions import Unresolvable
-from rewardhub.verifiers.text import strip_think
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+
+from .text import strip_think
 
 __all__ = ["JsonSchemaVerifier", "Parsed", "load_schema", "parse_json", "schema_errors"]
 

@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import Field, field_validator
-from rewardhub.verifiers.text import strip_think
 
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+
+from .text import strip_think
 
 __all__ = ["LanguageConsistencyVerifier", "ScriptCounts", "count_scripts", "expected_scripts", "strip_non_language"]
 

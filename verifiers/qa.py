@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field
-from rewardhub.verifiers.text import strip_think
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+
+from .text import strip_think
 
 __all__ = ["F1Verifier", "QAMatchVerifier", "aliases_of", "extract_answer", "normalize_answer", "token_f1"]
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import Field
-from rewardhub.verifiers.string_check import reference_text
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+
+from .string_check import reference_text
 
 try:  # imported here so worker processes preload them; optional so the service starts without them
     import sacrebleu

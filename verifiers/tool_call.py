@@ -36,13 +36,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from rewardhub.verifiers.bfcl_match import Expected, match_calls, parse_functions, parse_possible_answer
-from rewardhub.verifiers.call_reading import Call, calls_in_text, calls_in_turn
-from rewardhub.verifiers.json_schema import load_schema, schema_errors
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+
+from .bfcl_match import Expected, match_calls, parse_functions, parse_possible_answer
+from .call_reading import Call, calls_in_text, calls_in_turn
+from .json_schema import load_schema, schema_errors
 
 __all__ = ["ExpectedCall", "ToolCall", "ToolCallVerifier", "extract_calls", "judge_bfcl", "values_match"]
 

@@ -21,11 +21,12 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from rewardhub.verifiers.call_reading import calls_in_turn
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+
+from .call_reading import calls_in_turn
 
 __all__ = ["SequenceRules", "ToolSequenceVerifier", "violations"]
 

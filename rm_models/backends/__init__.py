@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import threading
 
-from rewardhub.models.backends.base import Backend, ChatReply, ChatRequest, TokenAlternatives
-from rewardhub.models.config import BackendSpec
+from ..config import BackendSpec
+from .base import Backend, ChatReply, ChatRequest, TokenAlternatives
 
 __all__ = [
     "Backend",
@@ -44,15 +44,15 @@ def clear_backends() -> None:
 
 def _build(spec: BackendSpec) -> Backend:
     if spec.backend == "transformers":
-        from rewardhub.models.backends.transformers_backend import TransformersBackend
+        from .transformers_backend import TransformersBackend
 
         return TransformersBackend(spec)
     if spec.backend == "vllm":
-        from rewardhub.models.backends.vllm_backend import VLLMBackend
+        from .vllm_backend import VLLMBackend
 
         return VLLMBackend(spec)
     if spec.backend == "openai":
-        from rewardhub.models.backends.openai_http import OpenAIBackend
+        from .openai_http import OpenAIBackend
 
         return OpenAIBackend(spec)
     raise ValueError(f"unknown backend {spec.backend!r}")

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardhub.models.config import BackendSpec
-from rewardhub.models.errors import UnsupportedOperation
+from ..config import BackendSpec
+from ..errors import UnsupportedOperation
 
 __all__ = ["Backend", "ChatReply", "ChatRequest", "TokenAlternatives"]
 

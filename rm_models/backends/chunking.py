@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import torch
-from rewardhub.models.errors import BackendError
+
+from ..errors import BackendError
 
 __all__ = ["run_in_chunks", "split_rows"]
 

@@ -19,13 +19,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
-from rewardhub.models.backends.base import ChatReply, ChatRequest, TokenAlternatives
-from rewardhub.models.backends.chunking import run_in_chunks
-from rewardhub.models.backends.padding import left_pad, longest_first
-from rewardhub.models.errors import BackendError
+
+from ..errors import BackendError
+from .base import ChatReply, ChatRequest, TokenAlternatives
+from .chunking import run_in_chunks
+from .padding import left_pad, longest_first
 
 if TYPE_CHECKING:
-    from rewardhub.models.backends.transformers_backend import TransformersBackend
+    from .transformers_backend import TransformersBackend
 
 __all__ = ["chat_replies", "cut_at_eos", "eos_token_ids"]
 

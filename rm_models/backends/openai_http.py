@@ -16,9 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
-from rewardhub.models.backends.base import Backend, ChatReply, ChatRequest, TokenAlternatives
-from rewardhub.models.config import BackendSpec
-from rewardhub.models.errors import BackendError
+
+from ..config import BackendSpec
+from ..errors import BackendError
+from .base import Backend, ChatReply, ChatRequest, TokenAlternatives
 
 __all__ = ["OpenAIBackend"]
 

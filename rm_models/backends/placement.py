@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from rewardhub.models.config import DEVICE_PATTERN
+from ..config import DEVICE_PATTERN
 
 __all__ = [
     "RELEASE_CACHED_BYTES",

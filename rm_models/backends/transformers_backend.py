@@ -32,18 +32,19 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 import torch
-from rewardhub.models.backends.base import Backend, ChatReply, ChatRequest
-from rewardhub.models.backends.chunking import run_in_chunks, split_rows
-from rewardhub.models.backends.generation import chat_replies
-from rewardhub.models.backends.padding import longest_first, right_pad
-from rewardhub.models.backends.placement import (
+
+from ..config import BackendSpec
+from ..errors import BackendError
+from .base import Backend, ChatReply, ChatRequest
+from .chunking import run_in_chunks, split_rows
+from .generation import chat_replies
+from .padding import longest_first, right_pad
+from .placement import (
     DevicePlacementError,
     resolve_device,
     resolve_dtype,
     should_release_cache,
 )
-from rewardhub.models.config import BackendSpec
-from rewardhub.models.errors import BackendError
 
 __all__ = ["TransformersBackend"]
 

@@ -20,9 +20,9 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from rewardhub.models.backends.base import Backend, ChatReply, ChatRequest, TokenAlternatives
-from rewardhub.models.config import BackendSpec
-from rewardhub.models.errors import BackendError
+from ..config import BackendSpec
+from ..errors import BackendError
+from .base import Backend, ChatReply, ChatRequest, TokenAlternatives
 
 __all__ = ["VLLMBackend"]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+
 from rewardhub.models.backends import ChatRequest, get_backend
 from rewardhub.models.config import BackendSpec, backend_spec
 from rewardhub.models.errors import BackendError
 from rewardhub.models.judge import Judge
 from rewardhub.models.outcome_rm import OutcomeRM
-
 from rewardhub.types import Sample
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 
 import pytest
-import rewardhub.models
 
+import rewardhub.models
 from rewardhub.registry import ENTRY_POINT_GROUP, Registry
 
 VERIFIERS = {

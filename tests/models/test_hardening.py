@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from rewardhub.models.hardening import escape_tags, extract_final_answer, fill_template, is_master_key
 
 MASTER_KEYS = [

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from rewardhub.models.implicit_prm import ImplicitPRM
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from rewardhub.models.implicit_prm import ImplicitPRM
 from rewardhub.types import Sample
 
 SAMPLE = Sample(prompt="Add 2 and 3.", response="2+3 = 5.\n\nSo the answer is 5.")

@@ -6,11 +6,11 @@ import math
 from typing import Any
 
 import pytest
-import rewardhub.models.judge as judge_module
-from rewardhub.models.judge import Judge
 from rm_fake_judge import FakeJudge
 from test_hardening import MASTER_KEYS
 
+import rewardhub.models.judge as judge_module
+from rewardhub.models.judge import Judge
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 

@@ -13,13 +13,13 @@ import asyncio
 import httpx
 import pytest
 import torch
+
 from rewardhub.models.backends import ChatRequest, get_backend
 from rewardhub.models.config import BackendSpec
 from rewardhub.models.implicit_prm import ImplicitPRM
 from rewardhub.models.judge import Judge
 from rewardhub.models.outcome_rm import OutcomeRM
 from rewardhub.models.prm import ProcessRM
-
 from rewardhub.server import EmbeddedServer
 from rewardhub.types import Result, Sample
 

@@ -6,9 +6,9 @@ import math
 
 import pytest
 import torch
-from rewardhub.models.outcome_rm import OutcomeRM
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+from rewardhub.models.outcome_rm import OutcomeRM
 from rewardhub.types import ChatMessage, Sample
 
 PROMPT = "What is 2+2?"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+
+from rewardhub.calls import Call, run_call
 from rewardhub.models.backends import get_backend
 from rewardhub.models.backends.placement import (
     RELEASE_CACHED_BYTES,
@@ -14,8 +16,6 @@ from rewardhub.models.backends.placement import (
 )
 from rewardhub.models.config import backend_spec
 from rewardhub.models.outcome_rm import OutcomeRM
-
-from rewardhub.calls import Call, run_call
 from rewardhub.registry import Registry
 from rewardhub.types import Sample
 

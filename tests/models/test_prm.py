@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-from rewardhub.models.prm import QWEN_SYSTEM, ProcessRM
-from rewardhub.models.scoring import first_below
 from transformers import AutoModelForCausalLM, AutoModelForTokenClassification, AutoTokenizer
 
+from rewardhub.models.prm import QWEN_SYSTEM, ProcessRM
+from rewardhub.models.scoring import first_below
 from rewardhub.types import Sample
 
 QUESTION = "Compute 3*4+1."

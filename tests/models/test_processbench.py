@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from rewardhub.models.prm import ProcessRM
 from rewardhub.models.processbench import (
     ProcessBenchItem,
@@ -17,7 +18,6 @@ from rewardhub.models.processbench import (
     main,
     processbench_f1,
 )
-
 from rewardhub.types import Result, Sample
 
 

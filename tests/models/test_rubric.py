@@ -6,9 +6,9 @@ import re
 from typing import Any
 
 import pytest
-from rewardhub.models.rubric import RubricJudge
 from rm_fake_judge import FakeJudge
 
+from rewardhub.models.rubric import RubricJudge
 from rewardhub.types import Result, Sample
 
 RUBRIC = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from rewardhub.models.implicit_prm import token_steps
 from rewardhub.models.scoring import (
     aggregate,

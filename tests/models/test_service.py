@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from rewardhub.models.outcome_rm import OutcomeRM
 from rm_fake_judge import FakeJudge
 
+from rewardhub.models.outcome_rm import OutcomeRM
 from rewardhub.server import EmbeddedServer
 from rewardhub.types import Sample
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+
 from rewardhub.models.backends import ChatRequest, get_backend
 from rewardhub.models.backends.chunking import run_in_chunks, split_rows
 from rewardhub.models.backends.generation import cut_at_eos, eos_token_ids

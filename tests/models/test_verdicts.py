@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from rewardhub.models.errors import VerdictError
 from rewardhub.models.verdicts import (
     choice_verdict,

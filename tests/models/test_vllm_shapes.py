@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from vllm_release import ROOT, StrictVllm, pinned_version, release
+
 from rewardhub.models.backends import ChatRequest
 from rewardhub.models.backends.vllm_backend import VLLMBackend
 from rewardhub.models.config import BackendSpec
-from vllm_release import ROOT, StrictVllm, pinned_version, release
 
 
 @dataclass

@@ -6,8 +6,9 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from rewardhub.trainer.config import TrainConfig
 from trainer_helpers import write_addition
+
+from rewardhub.trainer.config import TrainConfig
 
 
 @pytest.fixture

@@ -7,6 +7,8 @@ import pytest
 import torch
 import yaml
 from pydantic import ValidationError
+from trainer_helpers import ExactScorer, scorer_factory
+
 from rewardhub.trainer.algorithms.tables import (
     ADVANTAGE_ESTIMATORS,
     POLICY_LOSSES,
@@ -16,8 +18,6 @@ from rewardhub.trainer.algorithms.tables import (
 from rewardhub.trainer.cli import EXIT_CONFIG, main
 from rewardhub.trainer.config import AlgorithmConfig, TrainConfig
 from rewardhub.trainer.loop import Trainer
-from trainer_helpers import ExactScorer, scorer_factory
-
 from rewardhub.types import Result
 
 TABLES = [("advantage", ADVANTAGE_ESTIMATORS), ("policy_loss", POLICY_LOSSES)]

@@ -1,7 +1,8 @@
 """The toy task's character tokenizer: 16 tokens, built locally, a real transformers tokenizer."""
 
-from rewardhub.trainer.char_tokenizer import build_char_tokenizer
 from transformers import AutoTokenizer
+
+from rewardhub.trainer.char_tokenizer import build_char_tokenizer
 
 
 def test_sixteen_tokens_one_per_character():

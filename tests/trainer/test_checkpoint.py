@@ -3,9 +3,10 @@
 import json
 
 import torch
+from trainer_helpers import ExactScorer, scorer_factory
+
 from rewardhub.trainer.checkpoint import latest_checkpoint
 from rewardhub.trainer.loop import Trainer
-from trainer_helpers import ExactScorer, scorer_factory
 
 
 def comparable(rows):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from rewardhub.trainer.cli import EXIT_CONFIG, EXIT_SERVICE, main
 
 

@@ -13,8 +13,9 @@ pytestmark = [
 
 
 def test_vllm_rollouts_match_the_trainer_and_follow_weight_updates(make_config, tmp_path):
-    from rewardhub.trainer.loop import Trainer
     from trainer_helpers import ExactScorer, scorer_factory
+
+    from rewardhub.trainer.loop import Trainer
 
     cfg = make_config(
         steps=3,

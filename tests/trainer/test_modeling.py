@@ -4,9 +4,10 @@ import sys
 
 import pytest
 import torch
+from transformers import Qwen2MoeConfig, Qwen2MoeForCausalLM
+
 from rewardhub.trainer.config import LoraConfig, ModelConfig
 from rewardhub.trainer.modeling import freeze_router, frozen_copy, load_policy
-from transformers import Qwen2MoeConfig, Qwen2MoeForCausalLM
 
 
 def test_the_toy_policy_is_the_issue_s_qwen2_shape():
@@ -83,8 +84,9 @@ def test_lora_without_peft_says_what_to_install(monkeypatch):
 
 def test_a_lora_run_moves_the_adapters_only_and_saves_them(make_config, tmp_path):
     pytest.importorskip("peft")
-    from rewardhub.trainer.loop import Trainer
     from trainer_helpers import ExactScorer, scorer_factory
+
+    from rewardhub.trainer.loop import Trainer
 
     cfg = make_config(steps=2, model={"lora": {"rank": 4, "alpha": 8}}, checkpoint={"every": 2}, data={"eval": None})
     trainer = Trainer(cfg, scorer=scorer_factory(ExactScorer()))

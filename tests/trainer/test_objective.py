@@ -3,6 +3,7 @@
 import math
 
 import torch
+
 from rewardhub.trainer.algorithms import normaliser_for
 from rewardhub.trainer.config import AlgorithmConfig, MismatchConfig
 from rewardhub.trainer.objective import MicroBatch, compute_advantages, dense_token_rewards, micro_batch_loss

@@ -1,6 +1,7 @@
 """Weight decay on matrices only; the learning-rate schedules by hand."""
 
 import pytest
+
 from rewardhub.trainer.config import ModelConfig, OptimConfig
 from rewardhub.trainer.modeling import load_policy
 from rewardhub.trainer.optim import build_optimizer, lr_factor

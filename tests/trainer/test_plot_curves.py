@@ -3,6 +3,7 @@
 import json
 
 import pytest
+
 from rewardhub.trainer.plot import plot_run
 
 

@@ -2,8 +2,9 @@
 
 import io
 
-from rewardhub.trainer.progress import StepReporter, headline
 from rich.console import Console
+
+from rewardhub.trainer.progress import StepReporter, headline
 
 ROW = {"step": 10, "reward/mean": 0.5, "actor/entropy": 1.25, "response/length_mean": 2.0, "time/step_s": 0.2}
 

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+
 from rewardhub.trainer.char_tokenizer import build_char_tokenizer
 from rewardhub.trainer.config import DataConfig
 from rewardhub.trainer.data import DataError, PromptStream, StreamPosition, load_records, tokenize_prompt

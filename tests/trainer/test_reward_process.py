@@ -5,12 +5,12 @@ import os
 import signal
 
 import pytest
-from rewardhub.trainer.config import RewardConfig
-from rewardhub.trainer.rewards import service_scorer
 from trainer_helpers import BrokenScorer, StalledScorer, VanishingScorer
 
 from rewardhub.background import RewardProcess, RewardProcessError, RewardWorker
 from rewardhub.client import ClientError
+from rewardhub.trainer.config import RewardConfig
+from rewardhub.trainer.rewards import service_scorer
 from rewardhub.types import Sample
 
 

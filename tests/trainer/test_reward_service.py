@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from rewardhub.trainer import reward_service
 
 from rewardhub.client import RewardClient
+from rewardhub.trainer import reward_service
 from rewardhub.types import Sample
 
 

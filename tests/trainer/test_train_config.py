@@ -3,6 +3,7 @@
 import pytest
 import yaml
 from pydantic import BaseModel, ValidationError
+
 from rewardhub.trainer.config import TrainConfig, apply_overrides, load_config
 
 

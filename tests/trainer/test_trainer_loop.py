@@ -4,10 +4,10 @@ import json
 import math
 
 import pytest
-from rewardhub.trainer.loop import Trainer
-from rewardhub.trainer.metrics import describe_metric
 from trainer_helpers import ExactScorer, scorer_factory
 
+from rewardhub.trainer.loop import Trainer
+from rewardhub.trainer.metrics import describe_metric
 from rewardhub.types import Result
 
 POINT_5 = [

@@ -4,6 +4,7 @@ import copy
 
 import pytest
 import torch
+
 from rewardhub.trainer.char_tokenizer import build_char_tokenizer
 from rewardhub.trainer.config import AlgorithmConfig, ModelConfig, ToyModelConfig
 from rewardhub.trainer.modeling import build_toy_model

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 import torch
+from vllm_release import StrictVllm, release
+
 from rewardhub.trainer.modeling import load_policy
 from rewardhub.trainer.rollout.base import SamplingParams
 from rewardhub.trainer.rollout.vllm_engine import VLLMRolloutEngine, policy_weights
-from vllm_release import StrictVllm, release
 
 
 class EngineModel:

@@ -9,12 +9,12 @@ from importlib.metadata import entry_points
 
 import psutil
 import pytest
-import rewardhub.verifiers.code as code_module
-from rewardhub.verifiers.code import CodeVerifier, last_code_block
 
+import rewardhub.verifiers.code as code_module
 from rewardhub.errors import VerifierError
 from rewardhub.sandbox import RunResult, SandboxUnavailable
 from rewardhub.types import Sample
+from rewardhub.verifiers.code import CodeVerifier, last_code_block
 
 VERIFIER = CodeVerifier()
 SANDBOX_UIDS = range(62000, 62000 + 1024)  # SandboxSettings' default uid_base and uid_count

@@ -11,11 +11,11 @@ import re
 import textwrap
 
 import pytest
-import rewardhub.verifiers.code as code_module
-from rewardhub.verifiers.code import CodeVerifier
 
+import rewardhub.verifiers.code as code_module
 from rewardhub.errors import VerifierError
 from rewardhub.types import Sample
+from rewardhub.verifiers.code import CodeVerifier
 
 VERIFIER = CodeVerifier()
 

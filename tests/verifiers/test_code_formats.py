@@ -13,10 +13,10 @@ import textwrap
 import zlib
 
 import pytest
-from rewardhub.verifiers.code import CodeVerifier
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Sample
+from rewardhub.verifiers.code import CodeVerifier
 
 VERIFIER = CodeVerifier()
 

@@ -3,9 +3,9 @@
 from importlib.metadata import entry_points
 
 import pytest
-from rewardhub.verifiers.group.diversity import DiversityVerifier, jaccard, ngrams
 
 from rewardhub.types import Sample
+from rewardhub.verifiers.group.diversity import DiversityVerifier, jaccard, ngrams
 
 
 def bonus(responses, **config):

@@ -3,11 +3,11 @@
 from importlib.metadata import entry_points
 
 import pytest
-from rewardhub.verifiers.ifeval import IFEvalVerifier, from_ifeval
-from rewardhub.verifiers.ifeval_constraints import CONSTRAINT_TYPES, parse_constraint
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Sample
+from rewardhub.verifiers.ifeval import IFEvalVerifier, from_ifeval
+from rewardhub.verifiers.ifeval_constraints import CONSTRAINT_TYPES, parse_constraint
 
 
 def score(response, reference, **config):

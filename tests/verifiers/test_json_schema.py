@@ -3,10 +3,10 @@
 from importlib.metadata import entry_points
 
 import pytest
-from rewardhub.verifiers.json_schema import JsonSchemaVerifier, parse_json
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Sample
+from rewardhub.verifiers.json_schema import JsonSchemaVerifier, parse_json
 
 PERSON = {
     "type": "object",

@@ -4,14 +4,14 @@ from importlib.metadata import entry_points
 
 import pytest
 from pydantic import ValidationError
+
+from rewardhub.types import Sample
 from rewardhub.verifiers.language_consistency import (
     LanguageConsistencyVerifier,
     count_scripts,
     script_of,
     strip_non_language,
 )
-
-from rewardhub.types import Sample
 
 
 def score(response, prompt=None, **config):

@@ -3,12 +3,12 @@
 from importlib.metadata import entry_points
 
 import pytest
-from rewardhub.verifiers.group.answers import extract_final_answer, normalize_final_answer, read_answer, same_answer
-from rewardhub.verifiers.group.majority_vote import MajorityVoteVerifier
 
 from rewardhub.calls import Call, run_call
 from rewardhub.registry import Registry
 from rewardhub.types import Sample
+from rewardhub.verifiers.group.answers import extract_final_answer, normalize_final_answer, read_answer, same_answer
+from rewardhub.verifiers.group.majority_vote import MajorityVoteVerifier
 
 
 def vote(responses, reference=None, **config):

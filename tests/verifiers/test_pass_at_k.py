@@ -4,11 +4,11 @@ from importlib.metadata import entry_points
 from itertools import combinations
 
 import pytest
-from rewardhub.verifiers.group.pass_at_k import PassAtKVerifier, group_pass_at_k, sample_pass_at_k
 
 from rewardhub.calls import Call, run_call
 from rewardhub.registry import Registry
 from rewardhub.types import Sample
+from rewardhub.verifiers.group.pass_at_k import PassAtKVerifier, group_pass_at_k, sample_pass_at_k
 
 
 def shape(samples, **config):

@@ -3,10 +3,10 @@
 from importlib.metadata import entry_points
 
 import pytest
-from rewardhub.verifiers.qa import F1Verifier, QAMatchVerifier, extract_answer, normalize_answer, token_f1
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Sample
+from rewardhub.verifiers.qa import F1Verifier, QAMatchVerifier, extract_answer, normalize_answer, token_f1
 
 
 def f1(response, reference, **config):

@@ -3,10 +3,10 @@
 from importlib.metadata import entry_points
 
 import pytest
-from rewardhub.verifiers.regex import RegexVerifier
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Sample
+from rewardhub.verifiers.regex import RegexVerifier
 
 VERIFIER = RegexVerifier()
 

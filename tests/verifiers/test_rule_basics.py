@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+
+from rewardhub.errors import VerifierError
+from rewardhub.types import Sample
 from rewardhub.verifiers.choice import ChoiceVerifier
 from rewardhub.verifiers.exact import ExactVerifier
 from rewardhub.verifiers.format import FormatVerifier
 from rewardhub.verifiers.length import LengthVerifier, soft_overlong_penalty
-
-from rewardhub.errors import VerifierError
-from rewardhub.types import Sample
 
 
 def score(verifier, response: str, reference=None, **config):

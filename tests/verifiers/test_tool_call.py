@@ -4,10 +4,10 @@ import json
 from importlib.metadata import entry_points
 
 import pytest
-from rewardhub.verifiers.tool_call import ToolCall, ToolCallVerifier, extract_calls, values_match
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Sample
+from rewardhub.verifiers.tool_call import ToolCall, ToolCallVerifier, extract_calls, values_match
 
 WEATHER_SCHEMA = {
     "type": "object",

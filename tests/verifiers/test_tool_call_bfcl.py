@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from bfcl_checker import bfcl_verdict, load
-from rewardhub.verifiers.tool_call import ToolCallVerifier
 
 from rewardhub.types import Sample
+from rewardhub.verifiers.tool_call import ToolCallVerifier
 
 
 def fn(name: str, required: list[str], **properties: Any) -> dict[str, Any]:

@@ -7,12 +7,12 @@ import json
 from typing import Any
 
 import pytest
-from rewardhub.verifiers.steps import StepsVerifier
-from rewardhub.verifiers.tool_sequence import ToolSequenceVerifier
 
 from rewardhub.errors import VerifierError
 from rewardhub.registry import Registry
 from rewardhub.types import Result, Sample
+from rewardhub.verifiers.steps import StepsVerifier
+from rewardhub.verifiers.tool_sequence import ToolSequenceVerifier
 
 
 def assistant_calls(*calls: tuple[str, dict[str, Any]], content: str = "") -> dict[str, Any]:

@@ -4,7 +4,7 @@ Each function takes tensors and returns tensors, carries its formula and paper i
 and is tested against numbers computed by hand in ``tests/trainer/algorithms``.
 """
 
-from rewardhub.trainer.algorithms.advantages import (
+from .advantages import (
     broadcast_to_tokens,
     dr_grpo_advantages,
     grpo_advantages,
@@ -14,12 +14,12 @@ from rewardhub.trainer.algorithms.advantages import (
     rloo_advantages,
     terminal_token_rewards,
 )
-from rewardhub.trainer.algorithms.aggregation import Aggregation, Normaliser, aggregate, normaliser_for
-from rewardhub.trainer.algorithms.entropy import entropy_bonus, entropy_from_logits
-from rewardhub.trainer.algorithms.filtering import informative_groups, overlong_penalty, zero_variance_groups
-from rewardhub.trainer.algorithms.kl import KLEstimator, kl_k1, kl_k2, kl_k3, kl_penalty
-from rewardhub.trainer.algorithms.losses import cispo_loss, gspo_loss, ppo_clip_loss
-from rewardhub.trainer.algorithms.mismatch import (
+from .aggregation import Aggregation, Normaliser, aggregate, normaliser_for
+from .entropy import entropy_bonus, entropy_from_logits
+from .filtering import informative_groups, overlong_penalty, zero_variance_groups
+from .kl import KLEstimator, kl_k1, kl_k2, kl_k3, kl_penalty
+from .losses import cispo_loss, gspo_loss, ppo_clip_loss
+from .mismatch import (
     geometric_mean_ratio,
     mismatch_kl,
     sequence_filter,

@@ -12,8 +12,9 @@ wrong answer that drags its group's baseline down.
 from __future__ import annotations
 
 import torch
-from rewardhub.trainer.algorithms._masked import masked_whiten
 from torch import Tensor
+
+from ._masked import masked_whiten
 
 __all__ = [
     "broadcast_to_tokens",

@@ -17,7 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rewardhub.trainer.algorithms.advantages import (
+from torch import Tensor
+
+from .advantages import (
     broadcast_to_tokens,
     dr_grpo_advantages,
     grpo_advantages,
@@ -27,8 +29,7 @@ from rewardhub.trainer.algorithms.advantages import (
     rloo_advantages,
     terminal_token_rewards,
 )
-from rewardhub.trainer.algorithms.losses import cispo_loss, gspo_loss, ppo_clip_loss
-from torch import Tensor
+from .losses import cispo_loss, gspo_loss, ppo_clip_loss
 
 __all__ = [
     "ADVANTAGE_ESTIMATORS",

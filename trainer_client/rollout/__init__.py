@@ -4,9 +4,9 @@ The vLLM engine is imported lazily (:func:`rewardhub.trainer.rollout.vllm_engine
 so that this package imports without vLLM installed.
 """
 
-from rewardhub.trainer.rollout.base import Rollout, RolloutEngine, SamplingParams, concat_rollouts, left_pad
-from rewardhub.trainer.rollout.hf import HFRolloutEngine, position_ids_for
-from rewardhub.trainer.rollout.sampling import sampling_logprobs
+from .base import Rollout, RolloutEngine, SamplingParams, concat_rollouts, left_pad
+from .hf import HFRolloutEngine, position_ids_for
+from .sampling import sampling_logprobs
 
 __all__ = [
     "HFRolloutEngine",

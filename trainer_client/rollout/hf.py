@@ -15,11 +15,12 @@ import inspect
 from collections.abc import Sequence
 
 import torch
-from rewardhub.trainer.rollout.base import Rollout, SamplingParams, concat_rollouts, left_pad
-from rewardhub.trainer.rollout.lean_decoder import LeanDecoder, lean_decoder_for
-from rewardhub.trainer.rollout.sampling import sampling_logprobs
 from torch import Tensor
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
+
+from .base import Rollout, SamplingParams, concat_rollouts, left_pad
+from .lean_decoder import LeanDecoder, lean_decoder_for
+from .sampling import sampling_logprobs
 
 __all__ = ["HFRolloutEngine", "position_ids_for"]
 

@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from rewardhub.trainer.config import TrainConfig
-from rewardhub.trainer.rollout.base import Rollout, SamplingParams, left_pad
+
+from ..config import TrainConfig
+from .base import Rollout, SamplingParams, left_pad
 
 __all__ = ["VLLMRolloutEngine", "policy_weights"]
 

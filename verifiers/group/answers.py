@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from rewardhub.verifiers.math import Policy, Unparseable, equivalent, extract_answer, extract_gold, screen
-from rewardhub.verifiers.math.normalize import normalize
-from rewardhub.verifiers.math.parse import parse_normalized
-from rewardhub.verifiers.text import strip_think
+from ..math import Policy, Unparseable, equivalent, extract_answer, extract_gold, screen
+from ..math.normalize import normalize
+from ..math.parse import parse_normalized
+from ..text import strip_think
 
 __all__ = [
     "Answer",

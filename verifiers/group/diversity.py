@@ -21,10 +21,11 @@ import re
 from typing import Literal
 
 from pydantic import Field
-from rewardhub.verifiers.text import strip_think
 
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+
+from ..text import strip_think
 
 __all__ = ["DiversityVerifier", "jaccard", "ngrams"]
 

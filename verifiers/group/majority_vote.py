@@ -20,11 +20,12 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import Field
-from rewardhub.verifiers.group.answers import Answer, Equivalence, read_answer, read_gold, same_answer
-from rewardhub.verifiers.math import TooComplex, Unparseable
 
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+
+from ..math import TooComplex, Unparseable
+from .answers import Answer, Equivalence, read_answer, read_gold, same_answer
 
 __all__ = ["MajorityVoteVerifier", "cluster"]
 

@@ -28,12 +28,13 @@ from math import comb
 from typing import Literal
 
 from pydantic import Field
-from rewardhub.verifiers.group.answers import Equivalence, read_answer, read_gold, same_answer
-from rewardhub.verifiers.math import TooComplex, Unparseable
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+
+from ..math import TooComplex, Unparseable
+from .answers import Equivalence, read_answer, read_gold, same_answer
 
 __all__ = ["PassAtKVerifier", "group_pass_at_k", "sample_pass_at_k"]
 

@@ -7,11 +7,11 @@ Modules, in the order an answer flows through them: ``extract`` (find the final 
 :class:`MathVerifier` the registry loads).
 """
 
-from rewardhub.verifiers.math.compare import Incomparable, Policy, equivalent
-from rewardhub.verifiers.math.extract import Extraction, extract_answer, extract_gold
-from rewardhub.verifiers.math.parse import Unparseable, parse_answer
-from rewardhub.verifiers.math.screen import Limits, TooComplex, screen
-from rewardhub.verifiers.math.verifier import MathConfig, MathVerifier
+from .compare import Incomparable, Policy, equivalent
+from .extract import Extraction, extract_answer, extract_gold
+from .parse import Unparseable, parse_answer
+from .screen import Limits, TooComplex, screen
+from .verifier import MathConfig, MathVerifier
 
 __all__ = [
     "Extraction",

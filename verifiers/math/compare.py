@@ -32,8 +32,9 @@ from fractions import Fraction
 from typing import Any, Literal
 
 import sympy
-from rewardhub.verifiers.math.parse import parse_normalized
-from rewardhub.verifiers.math.symbolic import (
+
+from .parse import parse_normalized
+from .symbolic import (
     constants_close,
     equal_expressions,
     exact_decimals,
@@ -42,7 +43,7 @@ from rewardhub.verifiers.math.symbolic import (
     rebuild,
     rename_candidates,
 )
-from rewardhub.verifiers.math.values import (
+from .values import (
     Choice,
     Either,
     Items,

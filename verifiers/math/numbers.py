@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from rewardhub.verifiers.math.values import Num, Unparseable
+from .values import Num, Unparseable
 
 __all__ = ["THOUSANDS", "read_number"]
 

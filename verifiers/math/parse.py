@@ -20,9 +20,10 @@ from functools import lru_cache
 import sympy
 from latex2sympy2_extended.latex2sympy2 import NormalizationConfig, latex2sympy, normalize_latex
 from math_verify.grader import should_treat_as_complex
-from rewardhub.verifiers.math.normalize import normalize
-from rewardhub.verifiers.math.numbers import THOUSANDS, read_number
-from rewardhub.verifiers.math.values import (
+
+from .normalize import normalize
+from .numbers import THOUSANDS, read_number
+from .values import (
     Choice,
     Either,
     Items,

@@ -28,16 +28,17 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import Field
-from rewardhub.verifiers.math.compare import Incomparable, Policy, equivalent
-from rewardhub.verifiers.math.extract import ANCHORS, Extraction, extract_answer, extract_gold, prepare
-from rewardhub.verifiers.math.normalize import normalize, repair_escapes
-from rewardhub.verifiers.math.parse import CACHE_SIZE, Unparseable, parse_normalized
-from rewardhub.verifiers.math.screen import Limits, TooComplex, screen
-from rewardhub.verifiers.math.values import Value
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
+
+from .compare import Incomparable, Policy, equivalent
+from .extract import ANCHORS, Extraction, extract_answer, extract_gold, prepare
+from .normalize import normalize, repair_escapes
+from .parse import CACHE_SIZE, Unparseable, parse_normalized
+from .screen import Limits, TooComplex, screen
+from .values import Value
 
 __all__ = ["MathConfig", "MathVerifier"]
 

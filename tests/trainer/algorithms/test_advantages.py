@@ -3,6 +3,7 @@
 import math
 
 import torch
+
 from rewardhub.trainer.algorithms import (
     broadcast_to_tokens,
     dr_grpo_advantages,

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+
 from rewardhub.trainer.algorithms import aggregate, normaliser_for
 
 

@@ -3,6 +3,7 @@
 import math
 
 import torch
+
 from rewardhub.trainer.algorithms import entropy_bonus, entropy_from_logits
 
 

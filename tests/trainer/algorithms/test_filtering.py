@@ -1,6 +1,7 @@
 """DAPO dynamic sampling and soft overlong penalty."""
 
 import torch
+
 from rewardhub.trainer.algorithms import informative_groups, overlong_penalty, zero_variance_groups
 
 

@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+
 from rewardhub.trainer.algorithms import kl_k1, kl_k2, kl_k3, kl_penalty
 
 

@@ -3,6 +3,7 @@
 import math
 
 import torch
+
 from rewardhub.trainer.algorithms import cispo_loss, gspo_loss, ppo_clip_loss
 
 

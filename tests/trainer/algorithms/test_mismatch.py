@@ -3,6 +3,7 @@
 import math
 
 import torch
+
 from rewardhub.trainer.algorithms import geometric_mean_ratio, mismatch_kl, sequence_filter, tis_weights, token_mask
 
 

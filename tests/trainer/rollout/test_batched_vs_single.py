@@ -3,6 +3,7 @@ tokens and log-probabilities it gets alone, through the lean decoder and through
 
 import pytest
 import torch
+
 from rewardhub.trainer.char_tokenizer import build_char_tokenizer
 from rewardhub.trainer.config import ModelConfig, ToyModelConfig
 from rewardhub.trainer.modeling import build_toy_model

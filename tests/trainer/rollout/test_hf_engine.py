@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+
 from rewardhub.trainer.char_tokenizer import build_char_tokenizer
 from rewardhub.trainer.config import ModelConfig, ToyModelConfig
 from rewardhub.trainer.logprobs import response_logprobs

@@ -3,9 +3,10 @@ refuses the rest; the engine samples the same tokens through either."""
 
 import pytest
 import torch
+from transformers import AutoModelForCausalLM, GPT2Config, LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config
+
 from rewardhub.trainer.rollout import HFRolloutEngine, SamplingParams, left_pad, position_ids_for
 from rewardhub.trainer.rollout.lean_decoder import LeanDecoder, lean_decoder_for
-from transformers import AutoModelForCausalLM, GPT2Config, LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config
 
 SMALL = {"vocab_size": 24, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2}
 

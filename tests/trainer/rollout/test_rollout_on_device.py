@@ -5,13 +5,14 @@ lives on the CPU (the reward client and the advantages read it there)."""
 
 import pytest
 import torch
+from transformers import AutoModelForCausalLM, LlamaConfig, Qwen2Config
+
 from rewardhub.trainer.char_tokenizer import build_char_tokenizer
 from rewardhub.trainer.config import ModelConfig, ToyModelConfig
 from rewardhub.trainer.logprobs import response_logprobs
 from rewardhub.trainer.modeling import build_toy_model
 from rewardhub.trainer.rollout import HFRolloutEngine, SamplingParams, left_pad, position_ids_for
 from rewardhub.trainer.rollout.lean_decoder import lean_decoder_for
-from transformers import AutoModelForCausalLM, LlamaConfig, Qwen2Config
 
 pytestmark = pytest.mark.gpu
 

@@ -3,6 +3,7 @@
 import math
 
 import torch
+
 from rewardhub.trainer.rollout import sampling_logprobs
 
 LOGITS = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))

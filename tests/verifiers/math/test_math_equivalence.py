@@ -4,9 +4,9 @@ every hard-tail spelling of a right answer scores 1 (issue 3, points 1 and 2).""
 from __future__ import annotations
 
 import pytest
-from rewardhub.verifiers.math.verifier import MathVerifier
 
 from rewardhub.types import Sample
+from rewardhub.verifiers.math.verifier import MathVerifier
 
 VERIFIER = MathVerifier()
 

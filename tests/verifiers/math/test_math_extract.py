@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from rewardhub.verifiers.math.extract import extract_answer, extract_gold, find_boxed
 
 DATA = Path(__file__).parents[2] / "data" / "math_qwen_cot_sample.jsonl"

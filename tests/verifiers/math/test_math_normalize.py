@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from rewardhub.verifiers.math.normalize import normalize, python_to_latex
 
 

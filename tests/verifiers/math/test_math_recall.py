@@ -7,10 +7,10 @@ JSON escapes, labelled extremes against a bare pair, and inequalities against in
 from __future__ import annotations
 
 import pytest
-from rewardhub.verifiers.math import MathVerifier
-from rewardhub.verifiers.math.normalize import normalize, repair_escapes
 
 from rewardhub.types import Sample
+from rewardhub.verifiers.math import MathVerifier
+from rewardhub.verifiers.math.normalize import normalize, repair_escapes
 
 VERIFIER = MathVerifier()
 

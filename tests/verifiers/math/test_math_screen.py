@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import pytest
+
 from rewardhub.verifiers.math.screen import Limits, TooComplex, screen
 
 KILLERS = [

@@ -7,11 +7,9 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-import rewardhub.verifiers.math
 from pydantic import ValidationError
-from rewardhub.verifiers.math import verifier as math_verifier
-from rewardhub.verifiers.math.verifier import MathVerifier
 
+import rewardhub.verifiers.math
 from rewardhub.calls import run_call
 from rewardhub.errors import VerifierError
 from rewardhub.execution.base import Executor
@@ -20,6 +18,8 @@ from rewardhub.scoring import Scorer
 from rewardhub.settings import Settings
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier
+from rewardhub.verifiers.math import verifier as math_verifier
+from rewardhub.verifiers.math.verifier import MathVerifier
 
 VERIFIER = MathVerifier()
 DATA = Path(__file__).parents[2] / "data" / "math_qwen_cot_sample.jsonl"
