@@ -18,8 +18,8 @@ from typing import Any
 import uvicorn
 
 from rewardhub.api.app import create_app
-from rewardhub.api.job_store import celery_redis_url
 from rewardhub.api.metrics import MULTIPROC_ENV
+from rewardhub.jobs.journals import celery_redis_url
 from rewardhub.launcher import ServiceThread, free_port
 from rewardhub.logging import configure_logging
 from rewardhub.settings import Settings

@@ -8,11 +8,11 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from rewardhub.api.auth import Authenticator
-from rewardhub.api.job_store import open_job_journal
-from rewardhub.api.jobs import JobStore
 from rewardhub.api.metrics import Metrics
 from rewardhub.api.pipeline import ScorePipeline
 from rewardhub.execution import Executor, create_executor
+from rewardhub.jobs.journals import open_job_journal
+from rewardhub.jobs.store import JobStore
 from rewardhub.registry import Registry
 from rewardhub.scoring import Scorer
 from rewardhub.settings import Settings

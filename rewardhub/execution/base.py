@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 
 from rewardhub.calls import Call
-from rewardhub.execution.journal import JobJournal
+from rewardhub.jobs.records import JobJournal
 from rewardhub.types import Result
 
 __all__ = ["Executor", "ProgressCallback"]

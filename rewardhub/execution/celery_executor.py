@@ -59,7 +59,7 @@ from rewardhub.execution.celery_dispatch import Dispatch, Dispatcher, DispatchSt
 from rewardhub.execution.celery_jobs import RedisJobJournal
 from rewardhub.execution.celery_liveness import Heartbeat, Liveness, liveness_for
 from rewardhub.execution.celery_tasks import CallPayload, ChunkOutcome, ChunkPayload
-from rewardhub.execution.journal import JobJournal
+from rewardhub.jobs.records import JobJournal
 from rewardhub.logging import current_request_id
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings

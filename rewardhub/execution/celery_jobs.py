@@ -20,7 +20,7 @@ from pydantic import TypeAdapter
 from rewardhub.errors import ExecutionError
 from rewardhub.execution.celery_app import CONNECTION_ERRORS
 from rewardhub.execution.celery_liveness import PREFIX, Liveness
-from rewardhub.execution.journal import JobRecord
+from rewardhub.jobs.records import JobRecord
 from rewardhub.types import Result
 
 __all__ = ["RedisJobJournal"]
@@ -35,7 +35,7 @@ def _key(job_id: str) -> str:
 
 
 class RedisJobJournal:
-    """A :class:`~rewardhub.execution.journal.JobJournal` in Redis (see the module docstring)."""
+    """A :class:`~rewardhub.jobs.records.JobJournal` in Redis (see the module docstring)."""
 
     def __init__(self, liveness: Liveness, instance: str, ttl_s: int) -> None:
         self.liveness = liveness

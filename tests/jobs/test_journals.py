@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from rewardhub.api.job_store import RedisJobJournal, SqliteJobJournal, open_job_journal
-from rewardhub.api.jobs import JobStore
 from rewardhub.errors import NotFound
-from rewardhub.execution.journal import JobJournal
+from rewardhub.jobs.journals import RedisJobJournal, SqliteJobJournal, open_job_journal
+from rewardhub.jobs.records import JobJournal
+from rewardhub.jobs.store import JobStore
 from rewardhub.settings import Settings
 from rewardhub.types import Result
 

@@ -3,8 +3,8 @@
 A job runs in the API process that accepted it. The in-process store is the embedded default;
 finished jobs are dropped after the retention time (``result_ttl_s``), and a poll after that is
 told the job expired. With several API processes or replicas, a shared job store
-(:mod:`rewardhub.api.job_store`, ``job_store_url``) records every job so any of them can answer.
-When the engine offers a :class:`~rewardhub.execution.journal.JobJournal` (Celery mode keeps one
+(:mod:`rewardhub.jobs.journals`, ``job_store_url``) records every job so any of them can answer.
+When the engine offers a :class:`~rewardhub.jobs.records.JobJournal` (Celery mode keeps one
 in Redis), every job is also recorded there, and a job this process does not hold is looked up
 in it: a job of an API process that restarted or died is answered ``failed`` with the reason, and
 its results, if it finished, are still served.
@@ -19,10 +19,10 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from rewardhub.api.job_store import ExpiringJournal
 from rewardhub.api.schemas import JobState
 from rewardhub.errors import NotFound, Overloaded
-from rewardhub.execution.journal import JobJournal, JobRecord
+from rewardhub.jobs.journals import ExpiringJournal
+from rewardhub.jobs.records import JobJournal, JobRecord
 from rewardhub.types import Result
 
 __all__ = ["JobStore"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rewardhub.api.jobs import JobStore
-from rewardhub.execution.journal import JobRecord
+from rewardhub.jobs.records import JobRecord
+from rewardhub.jobs.store import JobStore
 from rewardhub.types import Result
 
 

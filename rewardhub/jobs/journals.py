@@ -1,10 +1,10 @@
 """Shared job stores: ``/v1/jobs`` records that every API process and replica can read.
 
-A job runs inside the API process that accepted it (:class:`~rewardhub.api.jobs.JobStore`); a poll
+A job runs inside the API process that accepted it (:class:`~rewardhub.jobs.store.JobStore`); a poll
 may land on any other process behind the same port (``rewardhub serve --api-workers N``) or on
 another replica behind a load balancer. So each job's record (status, progress, results, the
 process that runs it) is written to a store they all reach, through the
-:class:`~rewardhub.execution.journal.JobJournal` interface the Celery engine's own records use:
+:class:`~rewardhub.jobs.records.JobJournal` interface the Celery engine's own records use:
 
 - :class:`SqliteJobJournal`, ``job_store_url: sqlite:////abs/path``: one file on one machine (the
   default for ``--api-workers N`` without a store, in a temporary directory of the server);
@@ -34,7 +34,7 @@ from pydantic import TypeAdapter
 
 from rewardhub.errors import ExecutionError
 from rewardhub.execution import Executor
-from rewardhub.execution.journal import JobJournal, JobRecord
+from rewardhub.jobs.records import JobJournal, JobRecord
 from rewardhub.settings import Settings
 from rewardhub.types import Result
 
