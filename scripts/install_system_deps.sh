@@ -10,6 +10,8 @@
 #   bash   (Bash programs)
 #   python3-seccomp (libseccomp's bindings for the system Python: builds the sandbox's system-call filter)
 #   chromium and chromium-driver (headless browser the tests of the operator page GET /ui drive)
+#   docker.io and debootstrap (the Docker sandbox backend and the compose deployment: the engine,
+#       and the tool that builds their images from Debian packages, scripts/build_sandbox_image.sh)
 # Debian/Ubuntu (apt-get) only; elsewhere it says what to install. Needs root, or sudo.
 #
 # A tool counts as present only where the sandbox can see it: programs run with
@@ -32,13 +34,17 @@ have bash || missing="$missing bash"
 have chromium || missing="$missing chromium"
 have chromedriver || missing="$missing chromium-driver"
 /usr/bin/python3 -c "import seccomp" >/dev/null 2>&1 || missing="$missing python3-seccomp"
+# Debian's engine; its package starts no daemon here (.ci/run starts dockerd, without a bridge)
+PATH=/usr/sbin:/usr/bin:/sbin:/bin command -v dockerd >/dev/null 2>&1 || missing="$missing docker.io"
+PATH=/usr/sbin:/usr/bin:/sbin:/bin command -v debootstrap >/dev/null 2>&1 || missing="$missing debootstrap"
 
 versions() {
     echo "system dependencies present: bwrap $(bwrap --version 2>/dev/null | cut -d' ' -f2), g++ $(g++ -dumpversion)," \
         "node $(node --version), $(PATH=$SANDBOX_PATH go version | cut -d' ' -f3)," \
         "javac $(PATH=$SANDBOX_PATH javac -version 2>&1 | cut -d' ' -f2), $(PATH=$SANDBOX_PATH rustc --version | cut -d' ' -f1-2)," \
         "tsc $(PATH=$SANDBOX_PATH tsc --version | cut -d' ' -f2), bash ${BASH_VERSION:-$(bash -c 'echo $BASH_VERSION')}," \
-        "python3-seccomp, $(chromium --version 2>/dev/null)"
+        "python3-seccomp, $(chromium --version 2>/dev/null), $(/usr/sbin/dockerd --version 2>/dev/null | cut -d, -f1)," \
+        "debootstrap $(dpkg-query -W -f '${Version}' debootstrap 2>/dev/null)"
 }
 
 if [ -z "$missing" ]; then
@@ -63,6 +69,14 @@ fi
 
 echo "installing:$missing"
 $as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+# No service may start during the install: Debian's docker.io would start dockerd with its default
+# bridge and NAT rules. policy-rc.d answering 101 forbids it (kept if the machine has one already).
+policy=""
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    $as_root sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod 755 $policy"
+fi
 # shellcheck disable=SC2086 # the package list is meant to split into words
 $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+[ -z "$policy" ] || $as_root rm -f "$policy"
 versions
