@@ -1,0 +1,244 @@
+"""Where a query runs: a SQLite database opened read-only, where writing is made impossible.
+
+Every query gets its own connection, opened with the ``mode=ro`` URI, and runs inside a
+transaction that is rolled back. On top of that, an authorizer sees every compiled statement and
+allows only reading (tables, views, functions, recursive CTEs, the schema-reading pragmas): an
+``INSERT`` hidden in a ``WITH``, ``load_extension()``, ``ATTACH`` (and ``VACUUM INTO``, which
+attaches) and any ``PRAGMA`` that sets something are refused with a reason. SQLite's own limits
+stop the rest: no database may be attached at all, and no string or blob grows past
+``MAX_VALUE_BYTES``. A progress handler interrupts the query at its time limit, and at most
+``max_rows`` rows are fetched.
+
+The database is a file under the data directory the operator names in ``REWARDHUB_SQL_DATA_DIR``
+(a path that leaves it, by ``..`` or a link, is refused), or one built from the reference's own
+schema and rows, once per process, into a private temporary folder.
+
+Not covered: SQLite's memory use inside the time limit (the worker's own memory limit bounds it),
+and dialects other than SQLite's.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.request import pathname2url
+
+from .errors import QueryFailed, QueryRefused, QueryTimedOut, TooManyRows
+
+__all__ = ["DATA_DIR_ENV", "Limits", "database_file", "inline_database", "run_query"]
+
+DATA_DIR_ENV = "REWARDHUB_SQL_DATA_DIR"
+MAX_VALUE_BYTES = 16 * 1024 * 1024
+MAX_INLINE_BYTES = 64 * 1024 * 1024
+INLINE_CACHE = 32  # built databases kept per process
+
+_READ_PRAGMAS = frozenset(
+    {
+        "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
+        "foreign_key_list", "collation_list", "function_list", "module_list", "pragma_list",
+        "database_list", "user_version", "schema_version", "application_id", "encoding",
+        "page_size", "page_count", "freelist_count", "data_version",
+    }
+)  # fmt: skip
+_NAME_ARGUMENT_PRAGMAS = frozenset(
+    {"table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo", "foreign_key_list"}
+)  # their argument names a table or an index; on any other pragma an argument sets a value
+_DENIED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer"})
+_BUILD_PRAGMAS = frozenset({"foreign_keys", "defer_foreign_keys", "encoding", "page_size", "user_version"})
+_READ_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE})
+_ACTION_NAMES = {
+    getattr(sqlite3, name): name.removeprefix("SQLITE_").replace("_", " ")
+    for name in dir(sqlite3)
+    if name.startswith(("SQLITE_CREATE", "SQLITE_DROP", "SQLITE_ALTER"))
+    or name in ("SQLITE_INSERT", "SQLITE_UPDATE", "SQLITE_DELETE", "SQLITE_TRANSACTION", "SQLITE_SAVEPOINT")
+    or name in ("SQLITE_ANALYZE", "SQLITE_REINDEX", "SQLITE_ATTACH", "SQLITE_DETACH")
+}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long one query may run and how many rows it may return."""
+
+    timeout_s: float
+    max_rows: int
+
+
+def database_file(relative: str) -> Path:
+    """``relative`` under the operator's data directory; ValueError names what is wrong."""
+    root = os.environ.get(DATA_DIR_ENV)
+    if not root:
+        raise ValueError(f"no SQL data directory is configured (set {DATA_DIR_ENV} on the server)")
+    base = Path(root).resolve()
+    if Path(relative).is_absolute():
+        raise ValueError(f"{relative!r} is absolute: name a file under the data directory")
+    path = (base / relative).resolve()
+    if not path.is_relative_to(base):
+        raise ValueError(f"{relative!r} leaves the data directory")
+    if not path.is_file():
+        raise ValueError(f"{relative!r} is not a file under the data directory")
+    return path
+
+
+_built: OrderedDict[str, Path] = OrderedDict()
+_workdir: list[Path] = []
+
+
+def inline_database(schema: str, rows: Mapping[str, list[list[Any]]], timeout_s: float) -> Path:
+    """A database file built from the reference's schema (SQL) and rows (table -> rows), cached."""
+    key = hashlib.sha256(json.dumps([schema, rows], sort_keys=True, default=repr).encode()).hexdigest()
+    if key in _built and _built[key].is_file():
+        _built.move_to_end(key)
+        return _built[key]
+    path = _folder() / f"{key}.sqlite"
+    partial = path.with_suffix(".partial")
+    partial.unlink(missing_ok=True)
+    try:
+        _build(partial, schema, rows, timeout_s)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, path)
+    _built[key] = path
+    while len(_built) > INLINE_CACHE:
+        _, old = _built.popitem(last=False)
+        old.unlink(missing_ok=True)
+    return path
+
+
+def _folder() -> Path:
+    if not _workdir or not _workdir[0].is_dir():
+        folder = Path(tempfile.mkdtemp(prefix="rewardhub-sql-"))
+        atexit.register(shutil.rmtree, folder, True)
+        _workdir[:] = [folder]
+    return _workdir[0]
+
+
+def _build(path: Path, schema: str, rows: Mapping[str, list[list[Any]]], timeout_s: float) -> None:
+    denied: list[str] = []
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        _limit(conn)
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {MAX_INLINE_BYTES // page_size}")
+        conn.set_authorizer(_build_authorizer(denied))
+        conn.set_progress_handler(_deadline(timeout_s), 1000)
+        try:
+            conn.executescript(schema)
+            for table, table_rows in rows.items():
+                if not table_rows:
+                    continue
+                width = len(table_rows[0])
+                marks = ", ".join("?" * width)
+                conn.execute("BEGIN")
+                conn.executemany(f"INSERT INTO {_quote(table)} VALUES ({marks})", table_rows)
+                conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise ValueError(_why(exc, denied, timeout_s)) from None
+    finally:
+        conn.close()
+
+
+def _build_authorizer(denied: list[str]) -> Callable[..., int]:
+    def authorize(action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None) -> int:
+        if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+            return _deny(denied, "ATTACH and DETACH are refused")
+        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _DENIED_FUNCTIONS:
+            return _deny(denied, f"{arg2}() is refused")
+        if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() not in _BUILD_PRAGMAS:
+            return _deny(denied, f"PRAGMA {arg1} is refused in an inline schema")
+        return sqlite3.SQLITE_OK
+
+    return authorize
+
+
+def run_query(path: Path, sql: str, limits: Limits) -> list[tuple[Any, ...]]:
+    """The rows ``sql`` returns on the database at ``path``, read-only; a QueryError otherwise."""
+    conn = sqlite3.connect(f"file:{pathname2url(str(path))}?mode=ro", uri=True, isolation_level=None)
+    denied: list[str] = []
+    try:
+        conn.text_factory = lambda raw: raw.decode(errors="ignore")  # BIRD's evaluation reads text this way
+        _limit(conn)
+        conn.execute("BEGIN")
+        conn.set_authorizer(_query_authorizer(denied))
+        conn.set_progress_handler(_deadline(limits.timeout_s), 1000)
+        try:
+            rows = conn.execute(sql).fetchmany(limits.max_rows + 1)
+        except sqlite3.Warning as exc:  # "You can only execute one statement at a time."
+            raise QueryRefused(f"multiple statements are refused ({exc})") from None
+        except sqlite3.Error as exc:
+            if denied:
+                raise QueryRefused(denied[0]) from None
+            message = _why(exc, denied, limits.timeout_s)
+            if "interrupted" in str(exc):
+                raise QueryTimedOut(message) from None
+            raise QueryFailed(message) from None
+        if len(rows) > limits.max_rows:
+            raise TooManyRows(f"the query returns more than {limits.max_rows} rows (the row cap)")
+        return rows
+    finally:
+        conn.set_progress_handler(None, 0)
+        conn.set_authorizer(None)
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        conn.close()
+
+
+def _query_authorizer(denied: list[str]) -> Callable[..., int]:
+    def authorize(action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None) -> int:
+        if action in _READ_ACTIONS:
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_FUNCTION:
+            if (arg2 or "").lower() in _DENIED_FUNCTIONS:
+                return _deny(denied, f"{arg2}() is refused")
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_PRAGMA:
+            name = (arg1 or "").lower()
+            if name in _READ_PRAGMAS and (arg2 is None or name in _NAME_ARGUMENT_PRAGMAS):
+                return sqlite3.SQLITE_OK
+            what = f"PRAGMA {name}" + (f" = {arg2}" if arg2 is not None else "")
+            return _deny(denied, f"{what} is refused: PRAGMA writes and side effects are not run")
+        if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+            return _deny(denied, f"ATTACH and DETACH are refused ({arg1 or ''})".replace(" ()", ""))
+        what = _ACTION_NAMES.get(action, f"action {action}")
+        target = f" {arg1}" if arg1 else ""
+        return _deny(denied, f"{what}{target} is refused: the query runs read-only")
+
+    return authorize
+
+
+def _deny(denied: list[str], message: str) -> int:
+    denied.append(message)
+    return sqlite3.SQLITE_DENY
+
+
+def _limit(conn: sqlite3.Connection) -> None:
+    conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+
+
+def _deadline(timeout_s: float) -> Callable[[], int]:
+    deadline = time.monotonic() + timeout_s
+    return lambda: int(time.monotonic() > deadline)
+
+
+def _why(exc: sqlite3.Error, denied: list[str], timeout_s: float) -> str:
+    if denied:
+        return denied[0]
+    if "interrupted" in str(exc):
+        return f"interrupted at the query time limit ({timeout_s:g} s)"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'

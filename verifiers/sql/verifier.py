@@ -1,0 +1,172 @@
+"""``sql``: text-to-SQL by execution, the way BIRD and Spider score it.
+
+The predicted query (read from the response: a fenced ``sql`` block, SkyRL's ``<solution>``, or
+the text) runs on a SQLite database, read-only, under a time limit and a row cap
+(:mod:`.database`), and its rows are compared with the gold's by BIRD's rule or, selectable,
+Spider's (:mod:`.compare`). The reference names the database and gives the gold:
+
+``{"db_id": "concert_singer"}`` (the file ``<data dir>/concert_singer/concert_singer.sqlite``, the
+layout BIRD and Spider ship), or ``{"db_path": "spider/x.sqlite"}`` (any file under the data
+directory), or ``{"schema": "CREATE TABLE ...", "rows": {"table": [[...], ...]}}`` inline; and
+``gold_sql`` (BIRD's ``SQL``, Spider's ``query`` and NeMo-Gym's ``gt_sql`` are read too) or
+``gold_result`` (rows; ``ordered`` says whether their order counts under Spider's rule). Other
+fields of a data set's row (``question``, ``evidence``) are ignored.
+
+A predicted query that is missing, refused, fails, times out or passes the row cap scores 0 with
+the reason in ``details``, as the benchmarks score it; a gold that cannot be run, or a reference
+that names no database, is status ``error`` naming the field. It does not judge dialects other
+than SQLite's, or whether a query is efficient.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from rewardhub.errors import VerifierError
+from rewardhub.types import Result, Sample
+from rewardhub.verifier import Verifier, VerifierConfig
+
+from ..text import strip_think
+from .compare import bird_match, spider_match, spider_order_matters
+from .database import Limits, database_file, inline_database, run_query
+from .errors import QueryError
+from .statement import extract_sql, single_statement
+
+__all__ = ["SqlReference", "SqlVerifier"]
+
+_GOLD_ALIASES = ("gold_sql", "SQL", "query", "gt_sql")
+
+
+class SqlReference(BaseModel):
+    """A sample's ``reference``: one database and one gold (query or rows)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    db_id: str | None = Field(None, min_length=1)
+    db_path: str | None = Field(None, min_length=1)
+    db_schema: str | None = Field(None, alias="schema")
+    rows: dict[str, list[list[Any]]] = Field(default_factory=dict)
+    gold_sql: str | None = None
+    gold_result: list[list[Any]] | None = None
+    ordered: bool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gold_by_any_name(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("gold_sql") is None:
+            for alias in _GOLD_ALIASES[1:]:
+                if isinstance(data.get(alias), str):
+                    return {**data, "gold_sql": data[alias]}
+        return data
+
+    @model_validator(mode="after")
+    def _one_database_one_gold(self) -> SqlReference:
+        named = [name for name in ("db_id", "db_path", "schema") if self._given(name)]
+        if len(named) != 1:
+            raise ValueError(f"name one database (db_id, db_path or schema), not {named or 'none'}")
+        if self.rows and self.db_schema is None:
+            raise ValueError("rows need an inline schema")
+        if (self.gold_sql is None) == (self.gold_result is None):
+            raise ValueError("give gold_sql (or SQL, query, gt_sql) or gold_result: exactly one")
+        return self
+
+    def _given(self, name: str) -> bool:
+        return getattr(self, "db_schema" if name == "schema" else name) is not None
+
+
+class SqlVerifier(Verifier):
+    """The predicted SQL query returns the gold's rows on a read-only SQLite database (BIRD's or Spider's rule)."""
+
+    name = "sql"
+    kind = "rule"
+    exploit_corpus = "sql"
+
+    class Config(VerifierConfig):
+        rule: Literal["bird", "spider"] = Field(
+            "bird",
+            description="bird: the same set of rows. spider: the same rows up to a column permutation, "
+            "in order when the gold query has ORDER BY (the test-suite execution match).",
+        )
+        answer_format: Literal["auto", "sql_block", "raw"] = Field(
+            "auto",
+            description="sql_block: the last ```sql block only (NeMo-Gym's bird_sql); auto: that, else the last "
+            "fenced block, else <solution>/<answer>/<sql>, else the text; raw: the whole text.",
+        )
+        query_timeout_s: float = Field(5.0, gt=0, le=300, description="Each query is interrupted after this long.")
+        max_rows: int = Field(10_000, ge=1, le=1_000_000, description="A query returning more rows scores 0.")
+        strip_think: bool = Field(True, description="Ignore a leading <think>...</think> block.")
+
+    def score(self, sample: Sample, config: Config) -> Result:
+        reference = _reference(sample.reference)
+        limits = Limits(timeout_s=config.query_timeout_s, max_rows=config.max_rows)
+        path = _database(reference, config.query_timeout_s)
+        gold = _gold_rows(reference, path, limits)
+        text = strip_think(sample.response) if config.strip_think else sample.response
+        predicted_sql = extract_sql(text, config.answer_format)
+        if predicted_sql is None:
+            return Result.ok(0.0, reason="no_sql", error="the response holds no SQL query")
+        try:
+            predicted = run_query(path, single_statement(predicted_sql), limits)
+        except QueryError as exc:
+            return Result.ok(0.0, reason=exc.reason, error=exc.message, predicted_sql=predicted_sql[:2000])
+        matched = _match(config.rule, reference, gold, predicted)
+        return Result.ok(
+            1.0 if matched else 0.0,
+            reason="match" if matched else "mismatch",
+            rule=config.rule,
+            predicted_sql=predicted_sql[:2000],
+            predicted_rows=len(predicted),
+            gold_rows=len(gold),
+        )
+
+
+def _reference(raw: Any) -> SqlReference:
+    if not isinstance(raw, dict):
+        raise VerifierError(
+            f"sql needs reference as an object (db_id/db_path/schema and gold_sql/gold_result), got {type(raw).__name__}"
+        )
+    try:
+        return SqlReference.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"reference.{'.'.join(map(str, e['loc'])) or ''}: {e['msg']}".replace("reference.:", "reference:")
+            for e in exc.errors()
+        )
+        raise VerifierError(problems) from None
+
+
+def _database(reference: SqlReference, timeout_s: float):
+    try:
+        if reference.db_schema is not None:
+            return inline_database(reference.db_schema, reference.rows, timeout_s)
+        if reference.db_id is not None:
+            if "/" in reference.db_id or "\\" in reference.db_id or reference.db_id in (".", ".."):
+                raise ValueError(f"{reference.db_id!r} is a path, not a database id")
+            return database_file(f"{reference.db_id}/{reference.db_id}.sqlite")
+        return database_file(reference.db_path or "")
+    except ValueError as exc:
+        field = "schema" if reference.db_schema is not None else ("db_id" if reference.db_id else "db_path")
+        raise VerifierError(f"reference.{field}: {exc}") from None
+
+
+def _gold_rows(reference: SqlReference, path, limits: Limits) -> list[tuple[Any, ...]]:
+    if reference.gold_result is not None:
+        return [tuple(row) for row in reference.gold_result]
+    try:
+        return run_query(path, single_statement(reference.gold_sql or ""), limits)
+    except QueryError as exc:
+        raise VerifierError(f"reference.gold_sql could not be run ({exc.reason}): {exc.message}") from None
+
+
+def _match(rule: str, reference: SqlReference, gold: list, predicted: list) -> bool:
+    if rule == "bird":
+        return bird_match(gold, predicted)
+    ordered = reference.ordered
+    if ordered is None:
+        ordered = spider_order_matters(reference.gold_sql) if reference.gold_sql is not None else False
+    try:
+        return spider_match(gold, predicted, ordered)
+    except ValueError as exc:
+        raise VerifierError(f"Spider's rule could not decide: {exc}") from None
