@@ -15,11 +15,12 @@ from fastapi.responses import JSONResponse
 
 from rewardhub.api.body import parse_body, read_body
 from rewardhub.api.metrics import CONTENT_TYPE_LATEST
-from rewardhub.api.schemas import JobAccepted, JobState, OpenRLHFRequest, ScoreRequest, ScoreResponse
+from rewardhub.api.schemas import JobAccepted, OpenRLHFRequest, ScoreRequest, ScoreResponse
 from rewardhub.api.service import ServiceDep, require_key
 from rewardhub.errors import InvalidRequest
 from rewardhub.integrations.openrlhf import openrlhf_answer
 from rewardhub.integrations.openrlhf import openrlhf_samples as split_openrlhf_samples
+from rewardhub.jobs.records import JobState
 from rewardhub.types import Sample
 
 __all__ = ["public", "protected"]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from rewardhub.types import Result, Sample, VerifierSpec
 
-__all__ = ["JobAccepted", "JobState", "OpenRLHFRequest", "ScoreRequest", "ScoreResponse"]
+__all__ = ["JobAccepted", "OpenRLHFRequest", "ScoreRequest", "ScoreResponse"]
 
 
 class _Body(BaseModel):
@@ -28,14 +28,6 @@ class ScoreResponse(_Body):
 
 class JobAccepted(_Body):
     job_id: str
-
-
-class JobState(_Body):
-    job_id: str
-    status: Literal["pending", "running", "done", "failed"]
-    results: list[Result] | None = None
-    progress: dict[str, int]
-    error: str | None = None
 
 
 class OpenRLHFRequest(BaseModel):

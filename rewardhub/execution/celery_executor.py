@@ -15,7 +15,7 @@ asyncio futures through ``call_soon_threadsafe``; each chunk resolves once, whic
 deliveries answers first.
 
 Each API process refreshes a liveness key of its own (``instance``): workers skip the chunks of an
-API process that is gone, and ``/v1/jobs`` records kept in Redis (:class:`RedisJobJournal`) say
+API process that is gone, and ``/v1/jobs`` records kept in Redis (:mod:`rewardhub.execution.celery_jobs`) say
 whether the process that runs a job is still there, so a job of a restarted API is reported
 ``failed`` with the reason rather than forgotten.
 
@@ -56,10 +56,11 @@ from rewardhub.execution.celery_app import (
     result_backend_url,
 )
 from rewardhub.execution.celery_dispatch import Dispatch, Dispatcher, DispatchStats, Lost, Outcome
-from rewardhub.execution.celery_jobs import RedisJobJournal
+from rewardhub.execution.celery_jobs import CeleryJobLiveness
 from rewardhub.execution.celery_liveness import Heartbeat, Liveness, liveness_for
 from rewardhub.execution.celery_tasks import CallPayload, ChunkOutcome, ChunkPayload
 from rewardhub.jobs.records import JobJournal
+from rewardhub.jobs.redis_journal import RedisJobJournal
 from rewardhub.logging import current_request_id
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
@@ -174,7 +175,9 @@ class CeleryExecutor(Executor):
             self.app, self.liveness, self.instance, settings.heartbeat_s, self._broker_servers()
         )
         self._heartbeat = Heartbeat(self.liveness, "api", self.instance, settings.heartbeat_s, CONNECTION_ERRORS)
-        self._journal = RedisJobJournal(self.liveness, self.instance, settings.result_ttl_s)
+        self._journal = RedisJobJournal(
+            self.liveness.client, settings.result_ttl_s, CeleryJobLiveness(self.liveness, self.instance)
+        )
         self._monitor = _Monitor(self.app, self.options.queue("cpu"))
         self._in_flight = 0
         self._throughput = _Throughput()

@@ -1,8 +1,9 @@
-"""Shared job stores: a job accepted by one API process is answered by any other that reads the same store.
+"""Journals: a job accepted by one API process is answered by any other that reads the same records.
 
-Two :class:`JobStore` objects on one store stand for two API processes (the end-to-end test with
-``rewardhub serve --api-workers 2`` is in ``test_api_workers.py``). Each store runs on sqlite (one
-machine) and on the Redis the test machine runs (several machines).
+Two :class:`JobStore` objects on one journal stand for two API processes (the end-to-end tests
+are ``tests/api/test_api_workers.py`` and ``test_expired_everywhere.py``). Each test runs on sqlite
+(one machine), on the Redis the test machine runs with the journal's own heartbeat (several
+machines), and on the same Redis with the Celery engine's liveness keys (Celery mode).
 """
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ from pathlib import Path
 import pytest
 
 from rewardhub.errors import NotFound
-from rewardhub.jobs.journals import RedisJobJournal, SqliteJobJournal, open_job_journal
+from rewardhub.execution.celery_jobs import CeleryJobLiveness
+from rewardhub.execution.celery_liveness import Heartbeat, Liveness
+from rewardhub.jobs.journals import open_job_journal
 from rewardhub.jobs.records import JobJournal
+from rewardhub.jobs.redis_journal import RedisJobJournal
+from rewardhub.jobs.sqlite_journal import SqliteJobJournal
 from rewardhub.jobs.store import JobStore
 from rewardhub.settings import Settings
 from rewardhub.types import Result
@@ -38,25 +43,42 @@ def _redis_up() -> bool:
 Opener = Callable[[float], JobJournal]
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+def celery_journal(retention_s: float) -> tuple[RedisJobJournal, Heartbeat]:
+    """What a Celery-mode API process has: its engine's heartbeat, and the journal that reads it."""
+    import redis
+
+    liveness = Liveness(redis.Redis.from_url(REDIS_URL), lost_after_s=10, ttl_s=60)
+    instance = uuid.uuid4().hex
+    heartbeat = Heartbeat(liveness, "api", instance, 1.0, (redis.ConnectionError,))
+    heartbeat.start()
+    return RedisJobJournal(liveness.client, retention_s, CeleryJobLiveness(liveness, instance)), heartbeat
+
+
+@pytest.fixture(params=["sqlite", "redis", "redis-celery-liveness"])
 def open_journal(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
     """Opens journals on one shared store, as separate API processes would; closes them after."""
-    opened: list[SqliteJobJournal | RedisJobJournal] = []
-    if request.param == "redis" and not _redis_up():
+    opened: list[JobJournal] = []
+    heartbeats: list[Heartbeat] = []
+    if request.param.startswith("redis") and not _redis_up():
         pytest.skip("no Redis on 127.0.0.1:6379")
 
     def opener(retention_s: float) -> JobJournal:
-        journal = (
-            SqliteJobJournal(tmp_path / "jobs.sqlite3", retention_s)
-            if request.param == "sqlite"
-            else RedisJobJournal(REDIS_URL, retention_s)
-        )
+        journal: JobJournal
+        if request.param == "sqlite":
+            journal = SqliteJobJournal(tmp_path / "jobs.sqlite3", retention_s)
+        elif request.param == "redis":
+            journal = RedisJobJournal.from_url(REDIS_URL, retention_s)
+        else:
+            journal, heartbeat = celery_journal(retention_s)
+            heartbeats.append(heartbeat)
         opened.append(journal)
         return journal
 
     yield opener
     for journal in opened:
         journal.close()
+    for heartbeat in heartbeats:
+        heartbeat.stop(forget=True)
 
 
 def _results(n: int) -> list[Result]:
@@ -127,7 +149,7 @@ def test_after_the_retention_a_poll_is_a_404_that_says_the_job_expired(open_jour
         await _poll_until_done(accepting, job_id)
         await accepting.close()  # its record is written through
         if isinstance(polling.journal, RedisJobJournal):
-            polling.journal.client.delete(f"rewardhub:jobstore:job:{job_id}")  # what Redis's TTL does
+            polling.journal.client.delete(f"rewardhub:jobs:job:{job_id}")  # what Redis's TTL does
         with pytest.raises(NotFound, match="expired") as caught:
             polling.state(job_id)
         assert caught.value.detail["expired"] is True
@@ -171,10 +193,10 @@ def test_a_running_job_of_a_process_that_is_gone_is_failed_with_the_reason(tmp_p
 
 @pytest.mark.skipif(not _redis_up(), reason="no Redis on 127.0.0.1:6379")
 def test_a_closed_redis_owner_is_seen_gone_at_once() -> None:
-    owner = RedisJobJournal(REDIS_URL, 60)
+    owner = RedisJobJournal.from_url(REDIS_URL, 60)
     job_id = uuid.uuid4().hex
     owner.started(job_id, 2)
-    reader = RedisJobJournal(REDIS_URL, 60)
+    reader = RedisJobJournal.from_url(REDIS_URL, 60)
     try:
         assert reader.load(job_id).owner_alive
         owner.close()
@@ -183,32 +205,26 @@ def test_a_closed_redis_owner_is_seen_gone_at_once() -> None:
         reader.close()
 
 
-def test_the_store_follows_the_settings(tmp_path: Path) -> None:
-    class NoJournal:
-        def job_journal(self) -> None:
-            return None
-
-    sqlite = open_job_journal(Settings(job_store_url=f"sqlite:///{tmp_path}/a/jobs.db"), NoJournal())  # type: ignore[arg-type]
+def test_the_journal_follows_the_settings(tmp_path: Path) -> None:
+    engines = SqliteJobJournal(tmp_path / "engine.db", 60)  # stands for an engine's own records
+    sqlite = open_job_journal(Settings(job_store_url=f"sqlite:///{tmp_path}/a/jobs.db"), engines)
     assert isinstance(sqlite, SqliteJobJournal)
-    assert sqlite.path == tmp_path / "a" / "jobs.db"
+    assert sqlite.path == tmp_path / "a" / "jobs.db"  # the store named in the settings wins
     sqlite.close()
-    assert open_job_journal(Settings(), NoJournal()) is None  # type: ignore[arg-type]
+    assert open_job_journal(Settings(), engines) is engines
+    assert open_job_journal(Settings(), None) is None
     with pytest.raises(ValueError, match="job_store_url"):
         Settings(job_store_url="postgres://db/jobs")
 
 
 @pytest.mark.skipif(not _redis_up(), reason="no Redis on 127.0.0.1:6379")
 def test_celery_mode_keeps_job_records_in_its_redis_unless_the_engine_keeps_its_own() -> None:
-    class NoJournal:
-        def job_journal(self) -> None:
-            return None
-
     settings = Settings(execution="celery", broker_url=REDIS_URL + "?visibility_timeout=3600")
-    journal = open_job_journal(settings, NoJournal())  # type: ignore[arg-type]
+    journal = open_job_journal(settings, None)
     assert isinstance(journal, RedisJobJournal)
     journal.close()
     rabbit = Settings(execution="celery", broker_url="amqp://guest@127.0.0.1:5672//")
-    assert open_job_journal(rabbit, NoJournal()) is None  # type: ignore[arg-type]
+    assert open_job_journal(rabbit, None) is None
 
 
 def test_over_http_an_expired_job_is_a_404_that_says_so_and_the_service_keeps_serving(tmp_path: Path) -> None:
@@ -242,4 +258,4 @@ def test_an_unreachable_redis_store_is_refused_at_start_with_the_reason() -> Non
     from rewardhub.errors import ExecutionError
 
     with pytest.raises(ExecutionError, match="job store is unreachable"):
-        RedisJobJournal("redis://127.0.0.1:1/0", 60)
+        RedisJobJournal.from_url("redis://127.0.0.1:1/0", 60)

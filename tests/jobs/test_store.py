@@ -17,10 +17,15 @@ class Records:
 
     def progressed(self, job_id: str, done: int) -> None: ...
 
-    def finished(self, job_id: str, results: list[Result] | None, error: str | None) -> None: ...
+    def finished(self, job_id: str, results: list[Result] | None, error: str | None, finished_at: float) -> None: ...
 
     def load(self, job_id: str) -> JobRecord | None:
         return self.records.get(job_id)
+
+    def expired_at(self, job_id: str) -> float | None:
+        return None
+
+    def close(self) -> None: ...
 
 
 def record(job_id: str, status: str, owner_alive: bool, results: list[Result] | None = None) -> JobRecord:
