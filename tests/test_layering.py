@@ -2,7 +2,9 @@
 
 - **Callers talk to the service through a small surface.** The client, the trainer adapters in
   ``rewardhub.integrations`` and the trainer (``rewardhub.trainer``) import, of rewardhub, only
-  their own package and :data:`SURFACE`: the vocabulary (``rewardhub.types``), the client, the
+  their own package and :data:`SURFACE`: the vocabulary (``rewardhub.types``, with trainers'
+  messages read into it, ``rewardhub.messages``, and a result's numeric logs,
+  ``rewardhub.result_logs``), the client, the
   client run in the background (``rewardhub.background``: a thread or child process that owns a
   client) and the launcher that starts a service process. ``rewardhub.errors`` is not in it: it is
   the service's exception tree, mapped to HTTP codes; a caller meets those codes as the client's
@@ -12,12 +14,15 @@
   own thread *is* the service's code).
 - ``rewardhub.types`` imports nothing of ours; verifiers (``rewardhub.verifiers``,
   ``rewardhub.models``) never import the API, the execution engines or the server.
+- ``rewardhub.jobs`` (the job store and its journals) sits under the API and the execution
+  engines: both import it, it imports neither, and callers and verifiers never import it.
+- The API never imports the adapters, and the adapters never import the API, the execution engines
+  or the sandbox: the two halves of a foreign protocol meet over HTTP only (the server half lives in
+  ``rewardhub.api.compat``).
 - No import cycles among rewardhub's modules.
 
 Imports are read from the source with ``ast``, at module level and inside functions alike (a
 function-level import is still a dependency, only a later one), so nothing is imported to check.
-The graders in ``rewardhub.integrations.graders`` are not callers: they run inside the service,
-behind ``POST /v1/graders/run``.
 """
 
 from __future__ import annotations
@@ -35,7 +40,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 SURFACE = frozenset(
-    {"rewardhub.types", "rewardhub.client", "rewardhub.background", "rewardhub.launcher", "rewardhub.processes"}
+    {
+        "rewardhub.types",
+        "rewardhub.messages",
+        "rewardhub.result_logs",
+        "rewardhub.client",
+        "rewardhub.background",
+        "rewardhub.launcher",
+        "rewardhub.processes",
+    }
 )
 """What a caller may import of rewardhub, besides its own package."""
 
@@ -46,16 +59,13 @@ CALLER_PACKAGES = {
 }
 """Caller modules (a module or a package's modules) and the package each may import freely."""
 
-SERVICE_SIDE_IN_CALLER_PACKAGES = ("rewardhub.integrations.graders",)
-"""Run by the service, though they live beside the adapters: not callers, and not for callers."""
-
 SURFACE_EXCEPTIONS = {
     ("rewardhub.launcher", "rewardhub.api.app"): "ServiceThread.start runs the service in the caller's thread",
     ("rewardhub.launcher", "rewardhub.settings"): "ServiceThread reads the service's settings for it",
 }
 """Function-level imports a surface module may make beyond the surface, and why."""
 
-SERVICE = ("rewardhub.api", "rewardhub.execution", "rewardhub.server")
+SERVICE = ("rewardhub.api", "rewardhub.execution", "rewardhub.jobs", "rewardhub.server")
 """The service's own code: what callers and verifiers must never import."""
 
 
@@ -138,7 +148,7 @@ def callers() -> dict[str, str]:
         module: own
         for module in modules()
         for own in [next((own for prefix, own in CALLER_PACKAGES.items() if _within(module, prefix)), None)]
-        if own is not None and not any(_within(module, side) for side in SERVICE_SIDE_IN_CALLER_PACKAGES)
+        if own is not None
     }
 
 
@@ -153,8 +163,8 @@ def test_the_reader_finds_every_package_and_both_kinds_of_import() -> None:
     found = modules()
     assert {"rewardhub.types", "rewardhub.verifiers.math.verifier", "rewardhub.trainer.loop"} <= set(found)
     assert found["rewardhub.trainer.loop"] == ROOT / "trainer_client" / "loop.py"
-    slime = {i.target: i.in_function for i in imports_of("rewardhub.integrations.slime")}
-    assert slime["rewardhub.types"] is False
+    common = {i.target: i.in_function for i in imports_of("rewardhub.integrations.common")}
+    assert common["rewardhub.types"] is False
     launcher = {i.target: i.in_function for i in imports_of("rewardhub.launcher")}
     assert launcher["rewardhub.api.app"] is True  # inside ServiceThread.start
     driver = {i.target for i in imports_of("rewardhub.sandbox.inside.driver")}
@@ -166,7 +176,6 @@ def test_every_kind_of_caller_is_checked() -> None:
     assert {"rewardhub.client", "rewardhub.trainer.loop", "rewardhub.trainer.rewards"} <= checked
     assert {"rewardhub.integrations.trl", "rewardhub.integrations.verl", "rewardhub.integrations.common"} <= checked
     assert {"rewardhub.integrations.openrlhf_reward_func", "rewardhub.integrations.slime"} <= checked
-    assert not any(_within(module, "rewardhub.integrations.graders") for module in checked)
 
 
 # --- the rules --------------------------------------------------------------------------------------
@@ -178,9 +187,7 @@ def test_a_caller_imports_only_the_surface(module: str) -> None:
     wrong = [
         _where(module, found)
         for found in imports_of(module)
-        if not _within(found.target, own)
-        and found.target not in SURFACE
-        or any(_within(found.target, side) for side in SERVICE_SIDE_IN_CALLER_PACKAGES)
+        if not _within(found.target, own) and found.target not in SURFACE
     ]
     assert not wrong, f"callers may import {sorted(SURFACE)} and their own package; " + "; ".join(wrong)
 
@@ -215,6 +222,39 @@ def _verifier_imports_of_the_service(package: str) -> list[tuple[str, Import]]:
         for found in imports_of(module)
         if any(_within(found.target, side) for side in SERVICE)
     ]
+
+
+def test_the_api_never_imports_the_adapters() -> None:
+    wrong = [
+        _where(module, found)
+        for module in modules()
+        if _within(module, "rewardhub.api")
+        for found in imports_of(module)
+        if _within(found.target, "rewardhub.integrations")
+    ]
+    assert not wrong, "the server half of a protocol belongs in rewardhub.api.compat: " + "; ".join(wrong)
+
+
+def test_the_adapters_never_import_the_api_execution_or_sandbox() -> None:
+    wrong = [
+        _where(module, found)
+        for module in modules()
+        if _within(module, "rewardhub.integrations")
+        for found in imports_of(module)
+        if any(_within(found.target, side) for side in ("rewardhub.api", "rewardhub.execution", "rewardhub.sandbox"))
+    ]
+    assert not wrong, "; ".join(wrong)
+
+
+def test_the_jobs_package_imports_neither_the_api_nor_the_engines() -> None:
+    wrong = [
+        _where(module, found)
+        for module in modules()
+        if _within(module, "rewardhub.jobs")
+        for found in imports_of(module)
+        if _within(found.target, "rewardhub.api") or _within(found.target, "rewardhub.execution")
+    ]
+    assert not wrong, "an engine's part in the job records lives in the engine: " + "; ".join(wrong)
 
 
 def test_importing_every_caller_loads_none_of_the_service() -> None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import APIRouter, FastAPI
+from fastapi import FastAPI
 
+from rewardhub.api import audit_routes, sandbox_routes
+from rewardhub.api.compat import ROUTERS as COMPAT_ROUTERS
 from rewardhub.api.errors import install_error_handlers
 from rewardhub.api.hot_routes import HotRoutes
 from rewardhub.api.metrics import MetricsMiddleware
@@ -62,7 +63,9 @@ def create_app(
     install_error_handlers(app)
     app.include_router(public)
     app.include_router(protected)
-    for router in _optional_routers():
+    app.include_router(sandbox_routes.router)
+    app.include_router(audit_routes.router)
+    for router in COMPAT_ROUTERS:  # OpenRLHF, slime, graders, NeMo-Gym, SandboxFusion: rewardhub.api.compat
         app.include_router(router)
     if settings.ui_enabled:
         from rewardhub.ui.routes import router as ui_router
@@ -73,27 +76,3 @@ def create_app(
     app.add_middleware(RunTagMiddleware)
     app.add_middleware(RequestIdMiddleware)
     return app
-
-
-OPTIONAL_ROUTERS = (
-    "rewardhub.api.sandbox_routes",
-    "rewardhub.api.sandbox_fusion",
-    "rewardhub.api.compat_routes",
-    "rewardhub.api.audit_routes",
-    "rewardhub.api.nemo_gym",
-)
-
-
-def _optional_routers() -> list[APIRouter]:
-    """Routers that live beside their feature (the sandbox route lives with the sandbox)."""
-    routers = []
-    for module_name in OPTIONAL_ROUTERS:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            log.debug("%s not installed", module_name)
-        else:
-            routers.append(module.router)
-    return routers

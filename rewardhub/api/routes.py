@@ -15,13 +15,9 @@ from fastapi.responses import JSONResponse
 
 from rewardhub.api.body import parse_body, read_body
 from rewardhub.api.metrics import CONTENT_TYPE_LATEST
-from rewardhub.api.schemas import JobAccepted, OpenRLHFRequest, ScoreRequest, ScoreResponse
+from rewardhub.api.schemas import JobAccepted, ScoreRequest, ScoreResponse
 from rewardhub.api.service import ServiceDep, require_key
-from rewardhub.errors import InvalidRequest
-from rewardhub.integrations.openrlhf import openrlhf_answer
-from rewardhub.integrations.openrlhf import openrlhf_samples as split_openrlhf_samples
 from rewardhub.jobs.records import JobState
-from rewardhub.types import Sample
 
 __all__ = ["public", "protected"]
 
@@ -55,6 +51,7 @@ async def list_verifiers(service: ServiceDep) -> dict[str, Any]:
 
 @protected.post("/v1/score", response_model=ScoreResponse)
 async def score(request: Request, service: ServiceDep) -> Response:
+    """Answered ahead of FastAPI's router by :mod:`rewardhub.api.hot_routes`, which calls this function."""
     started = time.perf_counter()
     body = parse_body(await read_body(request, service.settings.max_request_bytes), ScoreRequest)
     results = await service.pipeline.score(body.samples, body.verifier, body.run)
@@ -72,30 +69,3 @@ async def submit_job(request: Request, service: ServiceDep) -> JobAccepted:
 @protected.get("/v1/jobs/{job_id}")
 async def job_state(job_id: str, service: ServiceDep) -> JobState:
     return service.jobs.state(job_id)
-
-
-@protected.post("/get_reward")
-async def get_reward(request: Request, service: ServiceDep) -> JSONResponse:
-    """OpenRLHF's remote reward protocol; ``get_reward_verifier`` in the settings decides.
-
-    Numbers only in ``extra_logs`` (OpenRLHF makes tensors of them): status rates and the
-    per-component scores of a composite; statuses, errors and details ride beside them.
-    """
-    body = parse_body(await read_body(request, service.settings.max_request_bytes), OpenRLHFRequest)
-    results = await service.pipeline.score(openrlhf_samples(body), service.settings.get_reward_verifier)
-    return JSONResponse(openrlhf_answer(results))
-
-
-def openrlhf_samples(body: OpenRLHFRequest) -> list[Sample]:
-    """OpenRLHF sends prompt+response as ``query``; the response is what follows the prompt.
-
-    One sample may come as bare strings (its current single-sample mode sends one-element lists).
-    """
-    queries = body.query if isinstance(body.query, list) else [body.query]
-    prompts = body.prompts if isinstance(body.prompts, list) else [body.prompts] * len(queries)
-    labels = body.labels if isinstance(body.labels, list) else [body.labels] * len(queries)
-    if len(prompts) != len(queries) or len(labels) != len(queries):
-        raise InvalidRequest(
-            f"query, prompts and labels differ in length ({len(queries)}, {len(prompts)}, {len(labels)})"
-        )
-    return split_openrlhf_samples(queries, prompts, labels)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict
 
 from rewardhub.types import Result, Sample, VerifierSpec
 
-__all__ = ["JobAccepted", "OpenRLHFRequest", "ScoreRequest", "ScoreResponse"]
+__all__ = ["JobAccepted", "ScoreRequest", "ScoreResponse"]
 
 
 class _Body(BaseModel):
@@ -28,13 +26,3 @@ class ScoreResponse(_Body):
 
 class JobAccepted(_Body):
     job_id: str
-
-
-class OpenRLHFRequest(BaseModel):
-    """OpenRLHF's remote reward body. Extra keys are tolerated: OpenRLHF versions add fields."""
-
-    model_config = ConfigDict(extra="allow")
-
-    query: list[str] | str
-    prompts: list[str] | str | None = None
-    labels: list[Any] | Any = None

@@ -2,8 +2,9 @@
 
 slime calls the function at ``--custom-rm-path`` as ``await fn(args, sample)`` per sample and, with
 ``--group-rm``, as ``await fn(args, samples)`` per group; :func:`reward` takes both and sends one
-request to the service either way (so a group verifier such as majority vote sees the group).
-Each reward is the same object as ``POST /v1/compat/slime`` answers, so pick the number with
+request to the service either way (``POST /v1/compat/slime/batch``, so a group verifier such as
+majority vote sees the group). Each reward is the object ``POST /v1/compat/slime`` answers (the
+server side of the protocol, :mod:`rewardhub.api.compat.slime`), so pick the number with
 ``--reward-key score`` (or ``acc``, ``status/ok``, ``component/<name>``).
 
 The verifier is ``sample.metadata["verifier"]``, else ``REWARDHUB_VERIFIER`` (a name or JSON
@@ -23,17 +24,14 @@ from typing import Any
 
 from rewardhub.integrations.common import (
     as_reference,
-    chat_messages,
-    chat_prompt,
     json_fields,
+    plain,
     service_spec,
     shared_async_client,
     verifier_spec,
 )
-from rewardhub.integrations.logs import sample_logs
-from rewardhub.types import OK, ChatMessage, Result, Sample
 
-__all__ = ["reward", "sample_from_slime", "slime_answer", "slime_prompt"]
+__all__ = ["reward", "slime_payload"]
 
 DEFAULT_VERIFIER = "math"
 
@@ -42,45 +40,26 @@ async def reward(args: Any, sample: Any, **kwargs: Any) -> dict[str, Any] | list
     """slime's custom reward: one sample in, one reward object out; a list in, a list out."""
     group = list(sample) if isinstance(sample, Sequence) and not isinstance(sample, str | bytes) else None
     slime_samples = group if group is not None else [sample]
-    samples = [sample_from_slime(s, index) for index, s in enumerate(slime_samples)]
-    if group is not None:  # slime hands over one prompt's samples: a group, even without group_index
-        samples = [s if s.group is not None else s.model_copy(update={"group": "group"}) for s in samples]
-    results = await shared_async_client(service_spec()).score(samples)  # one client per event loop
-    answers = [slime_answer(result) for result in results]
-    return answers if group is not None else answers[0]
+    body = {"samples": [slime_payload(s, index) for index, s in enumerate(slime_samples)], "group": group is not None}
+    answer = await shared_async_client(service_spec()).request("POST", "/v1/compat/slime/batch", body)
+    rewards: list[dict[str, Any]] = answer["rewards"]  # one client per event loop, shared by the calls
+    return rewards if group is not None else rewards[0]
 
 
-def sample_from_slime(sample: Any, index: int = 0) -> Sample:
-    """A rewardhub sample from a slime ``Sample`` (prompt, response, label, metadata)."""
-    metadata = dict(getattr(sample, "metadata", None) or {})
+def slime_payload(sample: Any, index: int = 0) -> dict[str, Any]:
+    """The wire payload of a slime ``Sample`` (prompt, response, label, metadata, its indices).
+
+    Prompts and trajectories go as the plain values slime holds; the service reads them into chat
+    messages and says what is wrong with one that is not (a 422 naming the sample).
+    """
+    metadata = json_fields(dict(getattr(sample, "metadata", None) or {}))
     spec = metadata.pop("verifier", None) or verifier_spec(default=DEFAULT_VERIFIER)
-    trajectory = metadata.pop("messages", None)
-    text = {"messages": chat_messages(trajectory)} if trajectory is not None else {}
-    return Sample(
-        id=str(getattr(sample, "index", index)),
-        prompt=slime_prompt(getattr(sample, "prompt", None)),
-        response=None if trajectory is not None else getattr(sample, "response", "") or "",
-        **text,
-        reference=as_reference(getattr(sample, "label", None)),
-        verifier=spec,
-        group=str(getattr(sample, "group_index", "") or "") or None,
-        metadata=json_fields(metadata),
-    )
-
-
-def slime_answer(result: Result) -> dict[str, Any]:
-    """The reward object slime stores; every number in it can be a ``--reward-key``."""
     return {
-        "score": result.score,
-        "reward": result.score,
-        "acc": float(result.status == OK and result.score >= 1.0),
-        **sample_logs(result),
-        "status": result.status,
-        "error": result.error,
-        "details": result.model_dump(mode="json")["details"],
+        "prompt": plain(getattr(sample, "prompt", None)),
+        "response": getattr(sample, "response", "") or "",
+        "label": as_reference(getattr(sample, "label", None)),
+        "metadata": metadata,
+        "verifier": spec if isinstance(spec, str | dict) else spec.model_dump(mode="json"),
+        "index": getattr(sample, "index", index),
+        "group_index": getattr(sample, "group_index", None),
     }
-
-
-def slime_prompt(prompt: Any) -> str | list[ChatMessage] | None:
-    """slime's prompt is text or chat messages (whose content may be a list of parts)."""
-    return chat_prompt(prompt)

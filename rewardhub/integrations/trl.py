@@ -23,7 +23,7 @@ reward function with ``inspect.iscoroutinefunction``, which is False for an obje
   that cannot be reached, or that refuses the request (unknown verifier, bad config), raises.
 - **Logs**: through TRL's ``log_metric``, the batch's status rates and the mean score of each
   component of a composite (``<name>/status/ok``, ``<name>/component/format``, see
-  :mod:`rewardhub.integrations.logs`); through ``log_extra``, each completion's status in the
+  :mod:`rewardhub.result_logs`); through ``log_extra``, each completion's status in the
   completions table.
 """
 
@@ -43,7 +43,7 @@ from rewardhub.integrations.common import (
     shared_client,
     verifier_label,
 )
-from rewardhub.integrations.logs import batch_logs
+from rewardhub.result_logs import batch_logs
 from rewardhub.types import OK, Result, Sample, VerifierSpec
 
 __all__ = [

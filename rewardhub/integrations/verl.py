@@ -15,7 +15,7 @@ Each call returns a dict with the same keys for every sample, as verl's managers
 ``ok`` score of at least 1), ``status``, ``error``, the numeric ``status/...`` indicators and
 ``components`` (the composite's breakdown as JSON text). The batched variant adds one numeric
 ``component/<name>`` key per component found in the batch (NaN where a sample has none; see
-:mod:`rewardhub.integrations.logs`). A ``data_source`` with no route raises, like verl's own
+:mod:`rewardhub.result_logs`). A ``data_source`` with no route raises, like verl's own
 ``default_compute_score``: no silent 0 for data nobody said how to judge.
 
 **Multi-turn rollouts.** verl's reward managers merge an agent loop's extra fields
@@ -39,7 +39,7 @@ from rewardhub.integrations.common import (
     shared_async_client,
     shared_client,
 )
-from rewardhub.integrations.logs import batch_logs, sample_logs
+from rewardhub.result_logs import batch_logs, sample_logs
 from rewardhub.types import OK, Result, Sample, VerifierSpec
 
 __all__ = [

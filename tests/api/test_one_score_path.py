@@ -25,7 +25,7 @@ from rewardhub.settings import Settings
 
 PACKAGE = Path(__file__).resolve().parents[2] / "rewardhub"
 PIPELINE = PACKAGE / "api" / "pipeline.py"
-SERVING = sorted([*(PACKAGE / "api").glob("*.py"), *(PACKAGE / "integrations").rglob("*.py")])
+SERVING = sorted([*(PACKAGE / "api").rglob("*.py"), *(PACKAGE / "integrations").rglob("*.py")])
 
 
 def _tree(path: Path) -> ast.Module:
@@ -58,10 +58,11 @@ def test_only_the_pipeline_plans_admits_scores_and_observes() -> None:
 SCORING_ROUTES = {
     "/v1/score": "routes.py",
     "/v1/jobs": "routes.py",
-    "/get_reward": "routes.py",
-    "/v1/compat/slime": "compat_routes.py",
-    "/v1/graders/run": "compat_routes.py",
-    "/v1/compat/nemo-gym/{verifier}/verify": "nemo_gym.py",
+    "/get_reward": "compat/openrlhf.py",
+    "/v1/compat/slime": "compat/slime.py",
+    "/v1/compat/slime/batch": "compat/slime.py",
+    "/v1/graders/run": "compat/graders/routes.py",
+    "/v1/compat/nemo-gym/{verifier}/verify": "compat/nemo_gym/routes.py",
 }
 MAX_HANDLER_STATEMENTS = 5
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rewardhub.integrations.slime import reward, sample_from_slime
+from rewardhub.integrations.slime import reward, slime_payload
 
 
 def slime_sample(response: str, label: Any, index: int = 0, **metadata: Any) -> SimpleNamespace:
@@ -39,12 +39,19 @@ def test_a_sample_that_cannot_be_judged_is_flagged() -> None:
     assert out["status"] == "error" and out["status/error"] == 1.0 and out["acc"] == 0.0 and out["error"]
 
 
-def test_metadata_names_the_verifier_and_chat_prompts_are_kept() -> None:
+def test_metadata_names_the_verifier_and_chat_prompts_are_sent_as_slime_holds_them() -> None:
     sample = slime_sample("A", "a", verifier={"name": "exact", "config": {"case_sensitive": True}}, source="mmlu")
     sample.prompt = [{"role": "user", "content": [{"type": "text", "text": "Pick"}]}]
-    converted = sample_from_slime(sample)
-    assert converted.prompt[0].content == "Pick" and converted.metadata == {"source": "mmlu"}
+    payload = slime_payload(sample)
+    assert payload["verifier"] == {"name": "exact", "config": {"case_sensitive": True}}
+    assert payload["metadata"] == {"source": "mmlu"} and payload["prompt"] == sample.prompt
     assert asyncio.run(reward(SimpleNamespace(), sample))["score"] == 0.0
+
+
+def test_without_a_verifier_in_the_metadata_the_environment_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert slime_payload(slime_sample("4", "4"))["verifier"] == "exact"
+    monkeypatch.delenv("REWARDHUB_VERIFIER")
+    assert slime_payload(slime_sample("4", "4"))["verifier"] == "math"
 
 
 def test_a_trajectory_recorded_in_metadata_is_scored_as_a_conversation() -> None:
@@ -55,6 +62,4 @@ def test_a_trajectory_recorded_in_metadata_is_scored_as_a_conversation() -> None
         {"role": "assistant", "content": "4"},
     ]
     sample = slime_sample("<tool_call>calc</tool_call>4 and the tool said 4", "4", messages=turns, source="agent")
-    converted = sample_from_slime(sample)
-    assert converted.response == "4" and len(converted.messages) == 3 and converted.metadata == {"source": "agent"}
     assert asyncio.run(reward(SimpleNamespace(), sample))["score"] == 1.0  # exact on the last assistant turn

@@ -1,4 +1,4 @@
-"""Compatibility routes against a real service: slime's remote RM and OpenAI-style graders."""
+"""OpenAI-style graders behind POST /v1/graders/run, against a real service."""
 
 from __future__ import annotations
 
@@ -12,55 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
+from rewardhub.api.compat.graders import GraderRunner, RunGraderRequest
 from rewardhub.api.service import build_service
-from rewardhub.integrations.graders import GraderRunner, RunGraderRequest
 from rewardhub.sandbox import SandboxUnavailable, default_pool
 from rewardhub.settings import Settings
-
-# --- slime ----------------------------------------------------------------------------------------
-
-
-def slime(http: httpx.Client, **body: Any) -> dict[str, Any]:
-    response = http.post("/v1/compat/slime", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def test_slime_payload_gets_numbers_its_reward_key_can_select(http: httpx.Client) -> None:
-    out = slime(http, prompt="2+2?", response="4", label="4")  # the service's get_reward_verifier: exact
-    assert {k: out[k] for k in ("score", "reward", "acc", "status/ok", "status")} == {
-        "score": 1.0,
-        "reward": 1.0,
-        "acc": 1.0,
-        "status/ok": 1.0,
-        "status": "ok",
-    }
-
-
-def test_slime_verifier_comes_from_the_body_or_the_metadata(http: httpx.Client) -> None:
-    strict = {"name": "exact", "config": {"case_sensitive": True}}
-    assert slime(http, response="A", label="a", verifier=strict)["score"] == 0.0
-    assert slime(http, response="A", label="a", metadata={"verifier": strict})["score"] == 0.0
-    assert slime(http, response="A", label="a")["score"] == 1.0
-
-
-def test_slime_chat_prompt_and_composite_components(http: httpx.Client) -> None:
-    spec = {"sum": [{"verifier": "exact", "weight": 0.5}, {"verifier": "format", "weight": 0.5}]}
-    out = slime(
-        http, prompt=[{"role": "user", "content": "hi"}], response="<think>x</think>a", label="a", verifier=spec
-    )
-    assert (out["score"], out["component/exact"], out["component/format"]) == (1.0, 1.0, 1.0)
-
-
-def test_slime_sample_that_cannot_be_judged_answers_its_status(http: httpx.Client) -> None:
-    out = slime(http, response="4", label=None)
-    assert out["status"] == "error" and out["status/error"] == 1.0 and out["error"]
-
-
-def test_slime_refuses_unknown_fields(http: httpx.Client) -> None:
-    response = http.post("/v1/compat/slime", json={"response": "4", "label": "4", "surprise": 1})
-    assert response.status_code == 422 and response.json()["error"]["type"] == "invalid_request"
-
 
 # --- graders --------------------------------------------------------------------------------------
 

@@ -4,14 +4,14 @@ NeMo-Gym reaches a resources server at a base URL and posts to ``{base}/verify``
 ``{base}/aggregate_metrics``. Pointing it at ``{rewardhub}/v1/compat/nemo-gym/{verifier}`` serves
 that verifier:
 
-- ``POST .../{verifier}/verify``: a verify request (see :mod:`rewardhub.api.nemo_gym_convert`) is
+- ``POST .../{verifier}/verify``: a verify request (see :mod:`rewardhub.api.compat.nemo_gym.convert`) is
   scored as one sample on the service's one score path, and answered as NeMo-Gym's
   ``BaseVerifyResponse``: the request echoed back, with ``reward``. A composite verifier (the body's
   ``verifier``, a weighted sum or gate) adds ``reward_components``, as ``BaseMultiRewardVerifyResponse``
   does. A sample rewardhub could not judge (timeout, error) is not a reward of 0 to train on: it
   answers ``mask_sample: true`` with ``failure_kind`` and ``failure_reason``, which NeMo-Gym leaves
   out of its metrics. ``rewardhub`` carries the result's status, details and per-turn steps.
-- ``POST .../{verifier}/aggregate_metrics``: see :mod:`rewardhub.api.nemo_gym_metrics`.
+- ``POST .../{verifier}/aggregate_metrics``: see :mod:`rewardhub.api.compat.nemo_gym.metrics`.
 
 Input that is not a verify request (no ``response.output``, an item without a type, a tool result
 without a call, non-text content) is a 4xx with the reason; an unknown verifier is a 404.
@@ -27,11 +27,12 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from rewardhub.api.body import parse_body, read_body
-from rewardhub.api.nemo_gym_convert import NemoGymVerifyRequest, to_sample
-from rewardhub.api.nemo_gym_metrics import aggregate_metrics
 from rewardhub.api.service import ServiceDep, require_key
 from rewardhub.errors import InvalidRequest
 from rewardhub.types import OK, Result, VerifierSpec
+
+from .convert import NemoGymVerifyRequest, to_sample
+from .metrics import aggregate_metrics
 
 __all__ = ["AggregateMetricsRequest", "router", "verify_answer"]
 

@@ -23,7 +23,7 @@ import pytest
 import sandbox_fusion
 from sandbox_fusion import RunCodeRequest, RunStatus, SummaryMapping, summary_run_code_result
 
-from rewardhub.api.sandbox_fusion import CommandRunResult, command_result, run_status
+from rewardhub.api.compat.sandbox_fusion import CommandRunResult, command_result, run_status
 from rewardhub.sandbox import RunResult, SandboxUnavailable, default_pool, language
 from rewardhub.server import EmbeddedServer
 

@@ -1,7 +1,7 @@
 """Grading one model output with an OpenAI-style grader, on rewardhub's verifiers.
 
 Each grader maps onto a verifier and is scored on the same score path as ``/v1/score`` (plan,
-admit, score, observe: :mod:`rewardhub.api.pipeline`, handed in as a :class:`ScorePath`):
+admit, score, observe: :class:`rewardhub.api.pipeline.ScorePipeline`, handed in):
 
 | grader | verifier |
 | --- | --- |
@@ -19,15 +19,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from rewardhub.api.pipeline import Admitted, ScorePipeline
 from rewardhub.errors import InvalidRequest, UnknownVerifier
-from rewardhub.integrations.common import content_text
-from rewardhub.integrations.graders.formula import FormulaError, parse_formula
-from rewardhub.integrations.graders.python_grader import run_python_grader
-from rewardhub.integrations.graders.shapes import (
+from rewardhub.messages import content_text
+from rewardhub.types import ERROR, OK, ChatMessage, Result, Sample
+
+from .formula import FormulaError, parse_formula
+from .python_grader import run_python_grader
+from .shapes import (
     MultiGrader,
     PythonGrader,
     RunGraderRequest,
@@ -36,11 +38,9 @@ from rewardhub.integrations.graders.shapes import (
     StringCheckGrader,
     TextSimilarityGrader,
 )
-from rewardhub.integrations.graders.templates import namespaces, render
-from rewardhub.settings import Settings
-from rewardhub.types import ERROR, OK, ChatMessage, Result, Sample, VerifierSpec
+from .templates import namespaces, render
 
-__all__ = ["ERROR_FLAGS", "PYTHON_GRADER_TIMEOUT_S", "Admission", "GraderRunner", "ScorePath"]
+__all__ = ["ERROR_FLAGS", "PYTHON_GRADER_TIMEOUT_S", "GraderRunner"]
 
 PYTHON_GRADER_TIMEOUT_S = 30.0
 """Wall-clock limit of one python grader (the service's ``code_timeout_s`` when that is lower)."""
@@ -61,20 +61,6 @@ ERROR_FLAGS = (
 """``metadata.errors`` flags of OpenAI's answer; rewardhub sets the ones that apply."""
 
 
-class Admission(Protocol):
-    """Samples the score path planned and admitted."""
-
-    async def score(self) -> list[Result]: ...
-
-
-class ScorePath(Protocol):
-    """The service's one score path (:class:`rewardhub.api.pipeline.ScorePipeline`), as graders use it."""
-
-    settings: Settings
-
-    def admit(self, samples: Sequence[Sample], default: VerifierSpec | None) -> Admission: ...
-
-
 @dataclass
 class _Plan:
     samples: dict[str, Sample] = field(default_factory=dict)  # grader name -> sample with its verifier
@@ -84,7 +70,7 @@ class _Plan:
 class GraderRunner:
     """Grades on the service's score path; ``python`` graders run in the sandbox directly."""
 
-    def __init__(self, score_path: ScorePath) -> None:
+    def __init__(self, score_path: ScorePipeline) -> None:
         self.score_path = score_path
 
     async def run(self, request: RunGraderRequest) -> dict[str, Any]:
@@ -120,7 +106,7 @@ class GraderRunner:
         scored = [_on_range(plan.samples[name], result) for name, result in zip(names, scored, strict=True)]
         return {**dict(zip(names, scored, strict=True)), **dict(zip(plan.python, python_results, strict=True))}
 
-    def _admit(self, samples: list[Sample], names: list[str]) -> Admission:
+    def _admit(self, samples: list[Sample], names: list[str]) -> Admitted:
         try:
             return self.score_path.admit(samples, None)
         except UnknownVerifier as exc:

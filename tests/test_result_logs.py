@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from rewardhub.integrations.logs import STATUS_KEYS, batch_logs, component_scores, sample_logs
+from rewardhub.result_logs import STATUS_KEYS, batch_logs, component_scores, sample_logs
 from rewardhub.types import Result
 
 

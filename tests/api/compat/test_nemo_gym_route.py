@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from rewardhub.api.nemo_gym_convert import NemoGymVerifyRequest, to_messages, to_sample
+from rewardhub.api.compat.nemo_gym.convert import NemoGymVerifyRequest, to_messages, to_sample
 
 SIDE = Path(__file__).with_name("nemo_gym_side.py")
 BASE = "/v1/compat/nemo-gym"
