@@ -6,7 +6,9 @@ arXiv 2507.08794) get judged correct at alarming rates. So:
 
 - :func:`is_master_key`: such a response scores 0 without the judge ever seeing it;
 - :func:`extract_final_answer`: in verification mode only the final answer goes to the judge,
-  never the reasoning that could argue with it;
+  never the reasoning that could argue with it. It is read by the one reader every verifier shares
+  (:func:`rewardhub.verifiers.final_answer.read_final_answer`), so the judge that ``math``
+  escalates to reads the answer ``math`` read;
 - :func:`fill_template`: untrusted text is inserted in one pass (a response containing
   ``{{GROUND_TRUTH_ANSWER}}`` stays literal) with the template's own tags escaped inside it, so a
   response cannot close ``<model_answer>`` and write instructions after it.
@@ -21,6 +23,8 @@ import re
 import string
 import unicodedata
 from collections.abc import Iterable, Mapping
+
+from rewardhub.verifiers.final_answer import read_final_answer
 
 __all__ = [
     "REASONING_OPENERS",
@@ -77,40 +81,19 @@ def is_master_key(response: str) -> bool:
     return _normalise(response) in REASONING_OPENERS
 
 
-_ANSWER_LINE = re.compile(r"(?:final answer|answer)\s*(?:is)?\s*[:：]\s*(.+?)\s*$", re.IGNORECASE)
-
-
 def extract_final_answer(response: str, how: str = "boxed_or_marked") -> str | None:
-    """The response's final answer: the last ``\\boxed{...}``, else the last "Answer: ..." line
-    (``boxed_or_marked``); or the last non-empty line (``last_line``). None when there is none."""
+    """The response's final answer, or None when it commits to none.
+
+    ``boxed_or_marked``: what :func:`~rewardhub.verifiers.final_answer.read_final_answer` reads
+    with ``math``'s defaults (the last of a box, ``####``, ``<answer>`` tags and "the answer is" /
+    "Answer:", else a bare answer or the last stated number), answers in words allowed ("The
+    answer is Paris."); ``last_line``: the last non-empty line.
+    """
     if how == "last_line":
         lines = [line.strip() for line in response.splitlines() if line.strip()]
         return lines[-1] if lines else None
-    boxed = _last_boxed(response)
-    if boxed is not None:
-        return boxed.strip() or None
-    for line in reversed(response.splitlines()):
-        match = _ANSWER_LINE.search(line)
-        if match:
-            return match.group(1).strip() or None
-    return None
-
-
-def _last_boxed(text: str) -> str | None:
-    """Content of the last ``\\boxed{...}`` or ``\\fbox{...}``, braces balanced."""
-    start = max(text.rfind("\\boxed{"), text.rfind("\\fbox{"))
-    if start < 0:
-        return None
-    i = text.index("{", start) + 1
-    depth = 1
-    for j in range(i, len(text)):
-        if text[j] == "{":
-            depth += 1
-        elif text[j] == "}":
-            depth -= 1
-            if depth == 0:
-                return text[i:j]
-    return None  # unbalanced: no well-formed final answer
+    candidates = read_final_answer(response, words=True)
+    return candidates[0].text if candidates else None
 
 
 def escape_tags(text: str, tags: Iterable[str]) -> str:

@@ -1,7 +1,8 @@
 """``judge``: a generative verifier (LLM-as-a-judge), in two modes.
 
 - ``verify`` (reference-based, TinyV-style): the judge sees the question, the ground truth and
-  only the response's extracted final answer, and says True or False. Meant as an add-on to a rule
+  only the response's final answer (read as ``math`` reads it:
+  :func:`rewardhub.verifiers.final_answer.read_final_answer`), and says True or False. Meant as an add-on to a rule
   verifier that is consulted only when the rule says wrong: name the rule in ``rule_verifier``
   and a rule pass scores 1 without a judge call.
 - ``grade`` (reference-free): the judge rates the whole response on a scale, normalised to [0, 1].
@@ -49,7 +50,9 @@ class Judge(ModelVerifier):
         )
         answer_extraction: Literal["boxed_or_marked", "last_line"] = Field(
             "boxed_or_marked",
-            description="`verify`: the final answer sent is the last \\boxed{} or 'Answer:' line, or the last non-empty line.",
+            description="`verify`: the final answer sent is the one `math` reads (the last \\boxed{}, '#### N', "
+            "<answer> tag or 'the answer is' / 'Answer:', else the last stated number; words allowed), or the last "
+            "non-empty line.",
         )
         rule_verifier: str | None = Field(
             None,

@@ -43,13 +43,18 @@ def test_real_answers_are_not_master_keys(response: str) -> None:
         ("so x = 2, and \\boxed{\\frac{1}{2}} is it", "\\frac{1}{2}"),
         ("first \\boxed{1} then \\boxed{2}", "2"),
         ("Reasoning...\nAnswer: 17", "17"),
-        ("Reasoning...\nThe final answer is: 3 apples", "3 apples"),
-        ("I think it is 5", None),
+        ("Reasoning...\nThe final answer is: 3 apples", "3"),  # the math, not the reasoning after it
+        ("... The answer is 4.", "4"),  # what `math` reads, so escalating `math` to the judge loses nothing
+        ("<answer>42</answer>", "42"),
+        ("The answer is Paris.", "Paris"),  # a judge also reads answers that are not math
+        ("I think it is 5", "5"),  # no anchor: the last stated number, as `math` reads it
+        ("I am not sure.", None),
         ("\\boxed{1", None),
         ("\\boxed{}", None),
     ],
 )
 def test_final_answer_extraction(response: str, answer: str | None) -> None:
+    """The shared reader (rewardhub.verifiers.final_answer) with answers in words allowed."""
     assert extract_final_answer(response) == answer
 
 

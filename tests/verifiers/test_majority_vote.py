@@ -25,10 +25,11 @@ def vote(responses, reference=None, **config):
         ("so it is \\boxed{\\frac{1}{2}}.", "\\frac{1}{2}"),
         ("\\boxed{1} then \\boxed{\\{2, 3\\}}", "\\{2, 3\\}"),  # the last box, braces balanced
         ("<answer> 42 </answer>", "42"),
-        ("Thus the answer is $7$.", "$7$."),
-        ("Answer: B", "B"),
+        ("Thus the answer is $7$.", "7"),
+        ("Answer: B", "(B)"),
+        ("The answer is Paris.", "Paris"),  # text equivalence: answers in words too
         ("6 * 7 = 42\n#### 42", "42"),
-        ("<think>The answer is 5</think>I think it is 6", None),  # only the answer part counts
+        ("<think>The answer is 5</think>I think it is 6", "6"),  # only the answer part counts
         ("I am not sure.", None),
         ("\\boxed{unclosed", None),
     ],

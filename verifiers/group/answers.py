@@ -1,17 +1,18 @@
 """Final answers and when two of them are the same, for the group verifiers.
 
-Majority voting and pass@k need to know when two responses give *the same answer*. Two ways,
-chosen by the verifiers' ``equivalence`` setting:
+Majority voting and pass@k need to know when two responses give *the same answer*. The answer
+is read by the one reader every verifier shares
+(:func:`rewardhub.verifiers.final_answer.read_final_answer`: the last of a box, ``####``, an
+``<answer>…</answer>`` tag and "the answer is", else a bare answer or the last stated one), so
+majority voting, pass@k, ``math`` and the judge read the same final answer. When two are the
+same is chosen by the verifiers' ``equivalence`` setting:
 
-- ``math`` (the default): the ``math`` verifier's own extraction (last box, ``####``, "the answer
-  is", else a bare answer; inside the last ``<answer>…</answer>`` when there is one),
-  normalisation, pre-screen and value parsing; two answers are the same when their parsed values
+- ``math`` (the default): the ``math`` verifier's normalisation, pre-screen and value parsing; two answers are the same when their parsed values
   are equal or :func:`rewardhub.verifiers.math.equivalent` says so (``0.5`` and ``\\frac{1}{2}``, ``x = 3``
   and ``3``, ``(0, 1]`` and ``(0,1]``). An answer too expensive to parse raises
   :class:`~rewardhub.verifiers.math.TooComplex`: the caller reports that sample, it never guesses.
-- ``text``: no sympy, for speed or for answers that are not math. The answer is the last
-  ``\\boxed{…}``, else the last ``<answer>…</answer>``, else what follows the last "answer is" /
-  "Answer:" / ``####``; two answers are the same when their normal forms are equal. The normal
+- ``text``: no sympy, for speed or for answers that are not math (the reader may then answer in
+  words: "The answer is Paris."); two answers are the same when their normal forms are equal. The normal
   form drops LaTeX dressing (``$``, ``\\left``, ``\\text{}``, spacing commands, ``\\dfrac``), a
   leading ``x =``, a trailing period, thousands separators, spaces and the parentheses of a choice
   such as ``(A)``, lower-cases, and writes every rational number (``0.5``, ``1/2``,
@@ -27,10 +28,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from ..math import Policy, Unparseable, equivalent, extract_answer, extract_gold, screen
+from ..final_answer import extract_gold, read_final_answer
+from ..math import Policy, Unparseable, equivalent, screen
 from ..math.normalize import normalize
 from ..math.parse import parse_normalized
-from ..text import strip_think
 
 __all__ = [
     "Answer",
@@ -45,9 +46,6 @@ __all__ = [
 Equivalence = Literal["math", "text"]
 _POLICY = Policy()
 
-# the body may not contain another opener: many unclosed tags would otherwise rescan the text
-_ANSWER_TAG = re.compile(r"<answer>((?:(?!<answer>).)*?)</answer>", re.DOTALL | re.IGNORECASE)
-_ANSWER_IS = re.compile(r"(?:answer is|answer:|####)\s*:?\s*([^\n]+)", re.IGNORECASE)
 _TEXT_COMMANDS = re.compile(r"\\(?:text|textbf|mathrm|mathbf|operatorname)\{([^{}]*)\}")
 _DROP = re.compile(r"\\left|\\right|\\[,;:! ]|\\quad|\\qquad|\$|\\displaystyle")
 _ASSIGNMENT = re.compile(r"^[a-z]\w*\s*=\s*(?=\S)", re.IGNORECASE)
@@ -70,9 +68,8 @@ def read_answer(response: str, equivalence: Equivalence) -> Answer | None:
     if equivalence == "text":
         raw = extract_final_answer(response)
         return None if raw is None else _text_answer(raw)
-    tags = _ANSWER_TAG.findall(strip_think(response))
     fallback = None
-    for candidate in extract_answer(tags[-1] if tags else response):  # best first, as `math` reads them
+    for candidate in read_final_answer(response):  # best first, as `math` reads them
         answer = _math_answer(candidate.text)
         if not isinstance(answer.key, str):
             return answer
@@ -114,16 +111,10 @@ def _text_answer(raw: str) -> Answer:
 
 
 def extract_final_answer(response: str) -> str | None:
-    """The final answer a response commits to, or None when it commits to none."""
-    text = strip_think(response)
-    boxed = _last_braced(text, "\\boxed")
-    if boxed is not None:
-        return boxed.strip()
-    tags = _ANSWER_TAG.findall(text)
-    if tags:
-        return tags[-1].strip()
-    said = _ANSWER_IS.findall(text)
-    return said[-1].strip() if said else None
+    """The final answer a response commits to as text (the shared reader, answers in words
+    allowed), or None when it commits to none."""
+    candidates = read_final_answer(response, words=True)
+    return candidates[0].text if candidates else None
 
 
 def normalize_final_answer(answer: str) -> str:
@@ -146,15 +137,3 @@ def _as_fraction(text: str) -> str | None:
     except (ValueError, ZeroDivisionError):
         return None
     return str(value)
-
-
-def _last_braced(text: str, command: str) -> str | None:
-    start = text.rfind(command + "{")
-    if start < 0:
-        return None
-    depth, open_at = 0, start + len(command)
-    for i in range(open_at, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[i], 0)
-        if depth == 0:
-            return text[open_at + 1 : i]
-    return None

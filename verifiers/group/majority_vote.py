@@ -2,7 +2,8 @@
 
 Test-time reinforcement learning (TTRL, Zuo et al., 2025, arXiv 2504.16084) estimates the label of
 an unlabelled prompt by majority vote over the sampled responses and rewards each response for
-agreeing with it. Here: every sample's final answer is read and answers are clustered by
+agreeing with it. Here: every sample's final answer is read (by the reader every verifier shares,
+:func:`rewardhub.verifiers.final_answer.read_final_answer`) and answers are clustered by
 equivalence (:mod:`rewardhub.verifiers.group.answers`; ``math`` by default, ``text`` without sympy); the
 largest cluster is the majority (a tie goes to the cluster seen first); a sample scores 1 when its
 answer is in it, 0 when it differs or gives no answer (no answer, no vote). With ``min_share``, a

@@ -16,7 +16,8 @@ credit. ``k`` above the group size is clamped to it.
 Group verifiers do not see other verifiers' scores, so correctness comes from ``metadata``
 (``metadata[metadata_key]``: a bool, or a score counted correct at ``threshold`` or more) when
 every sample carries it, else from comparing each sample's final answer with its ``reference``
-(:mod:`rewardhub.verifiers.group.answers`: the ``math`` verifier's extraction and equivalence by default);
+(:mod:`rewardhub.verifiers.group.answers`: the final answer read by the reader every verifier shares,
+:func:`rewardhub.verifiers.final_answer.read_final_answer`, and the ``math`` verifier's equivalence by default);
 ``correctness`` forces one source. A sample with neither, an unreadable gold or an answer too
 expensive to read is an ``error`` status for the whole group: one unknown correctness changes
 every member's credit, and an unknown is not a wrong answer.

@@ -1,6 +1,7 @@
 """The ``math`` verifier: final-answer extraction and mathematical equivalence.
 
-Modules, in the order an answer flows through them: ``extract`` (find the final answer),
+The final answer is found by the reader every verifier shares
+(:mod:`rewardhub.verifiers.final_answer`). Then, in the order an answer flows through them:
 ``normalize`` (one spelling), ``screen`` (refuse what would hang sympy), ``parse`` (a tree of
 ``values``; plain ``numbers`` without sympy, math-verify's LaTeX parser for the other leaves),
 ``compare`` and ``symbolic`` (equivalence under a policy), ``verifier`` (the
@@ -8,13 +9,11 @@ Modules, in the order an answer flows through them: ``extract`` (find the final 
 """
 
 from .compare import Incomparable, Policy, equivalent
-from .extract import Extraction, extract_answer, extract_gold
 from .parse import Unparseable, parse_answer
 from .screen import Limits, TooComplex, screen
 from .verifier import MathConfig, MathVerifier
 
 __all__ = [
-    "Extraction",
     "Incomparable",
     "Limits",
     "MathConfig",
@@ -23,8 +22,6 @@ __all__ = [
     "TooComplex",
     "Unparseable",
     "equivalent",
-    "extract_answer",
-    "extract_gold",
     "parse_answer",
     "screen",
 ]

@@ -1,7 +1,8 @@
 """``math``: the response's final answer is mathematically equivalent to the gold answer.
 
-Judges: the final answer a response commits to (``extract``: last box, ``####``, "the answer is",
-or, if the policy allows, an unanchored final statement) against the gold as users pass it
+Judges: the final answer a response commits to, read by the one reader every verifier shares
+(:func:`rewardhub.verifiers.final_answer.read_final_answer`: last box, ``####``, ``<answer>`` tags,
+"the answer is", or, if the policy allows, an unanchored final statement) against the gold as users pass it
 (``\\frac{1}{2}``, ``$...$``, ``\\boxed{...}``, ``0.5``, a worked solution ending in a box), after
 one normalization of notation (``normalize``), a structural parse with math-verify's LaTeX
 parser at the leaves (``parse``) and an equivalence check that never rounds a wrong answer into a
@@ -33,8 +34,8 @@ from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 
+from ..final_answer import ANCHORS, FinalAnswer, extract_gold, prepare, read_final_answer
 from .compare import Incomparable, Policy, equivalent
-from .extract import ANCHORS, Extraction, extract_answer, extract_gold, prepare
 from .normalize import normalize, repair_escapes
 from .parse import CACHE_SIZE, Unparseable, parse_normalized
 from .screen import Limits, TooComplex, screen
@@ -42,7 +43,7 @@ from .values import Value
 
 __all__ = ["MathConfig", "MathVerifier"]
 
-Anchor = Literal["boxed", "hashes", "answer_phrase"]
+Anchor = Literal["boxed", "hashes", "answer_tag", "answer_phrase"]
 
 
 class MathVerifier(Verifier):
@@ -58,7 +59,8 @@ class MathVerifier(Verifier):
         anchors: list[Anchor] = Field(
             default_factory=lambda: list(ANCHORS),
             description="Which anchors mark a final answer: 'boxed' (last \\boxed{}), 'hashes' (#### N), "
-            "'answer_phrase' ('the answer is', 'Final answer:'). The one that appears last in the response wins.",
+            "'answer_tag' (<answer>...</answer>), 'answer_phrase' ('the answer is', 'Final answer:'). The one that "
+            "appears last in the response wins.",
         )
         unanchored: bool = Field(
             True,
@@ -136,7 +138,7 @@ class MathVerifier(Verifier):
 
     def score(self, sample: Sample, config: MathVerifier.Config) -> Result:
         gold_text = _gold_text(sample.reference)
-        candidates = extract_answer(sample.response, tuple(config.anchors), config.unanchored, config.bare_numbers)
+        candidates = read_final_answer(sample.response, tuple(config.anchors), config.unanchored, config.bare_numbers)
         details: dict[str, Any] = {
             "gold": gold_text,
             "extracted": _shown(candidates[0].text) if candidates else None,
@@ -192,7 +194,7 @@ WARM_UP = (
 )
 
 
-def _read_answer(candidates: list[Extraction], limits: Limits, details: dict[str, Any]) -> Value | str | None:
+def _read_answer(candidates: list[FinalAnswer], limits: Limits, details: dict[str, Any]) -> Value | str | None:
     """The first candidate that parses (recording what was read in ``details``), a "too
     complex" message, or None when no candidate parses."""
     for candidate in candidates:

@@ -143,7 +143,6 @@ def test_registered_by_entry_point():
 def test_public_surface():
     assert sorted(rewardhub.verifiers.math.__all__) == sorted(
         [
-            "Extraction",
             "Incomparable",
             "Limits",
             "MathConfig",
@@ -152,8 +151,6 @@ def test_public_surface():
             "TooComplex",
             "Unparseable",
             "equivalent",
-            "extract_answer",
-            "extract_gold",
             "parse_answer",
             "screen",
         ]

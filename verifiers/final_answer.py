@@ -1,27 +1,35 @@
-"""Finding the final answer in a model response (and in a gold answer as users pass it).
+"""The one reader of a response's final answer: ``math``, the group verifiers (``majority_vote``,
+``pass_at_k``) and the model judge (``judge`` in verify mode) all call :func:`read_final_answer`.
 
 A response commits to an answer through an *anchor*; of the anchors the policy allows, the one
 that appears *last* in the response wins (a "Final answer: 10,455" written after an intermediate
-``\\boxed{255}`` is the answer):
+``\\boxed{255}`` is the answer). The anchors (:data:`ANCHORS`):
 
 - ``boxed``: the last ``\\boxed{...}`` / ``\\fbox{...}``. Several boxes count as one list answer
   only when nothing but a list separator stands between them (``\\boxed{1}, \\boxed{2}``,
   ``\\boxed{a} \\quad\\text{and}\\quad \\boxed{b}``), never when prose does (``\\boxed{10} and then
-  \\boxed{42}`` answers 42). A last box left unclosed means the response was cut off: no answer.
+  \\boxed{42}`` answers 42); every distinct box is kept in :attr:`FinalAnswer.boxes`, for a gold
+  that lists several answers. A last box left unclosed means the response was cut off: no answer.
 - ``hashes``: the last ``#### ...`` line (GSM8K style).
+- ``answer_tag``: the last closed ``<answer>...</answer>``; its content is read again by these
+  rules (a box or an answer phrase inside it), else taken as a bare answer. An ``<answer>`` opened
+  after it and never closed means the response was cut off: no answer.
 - ``answer_phrase``: the last "final answer", "the answer", "Answer:" (and a few other languages),
   or a last line ``A: 18``; the answer is the first math that directly follows a copula ("is",
   "=", ":") in that sentence, skipping anything negated ("The answer is not 42, it is 41."
-  answers 41), together with any items listed right after it ("$12$ and $13$").
+  answers 41), together with any items listed right after it ("$12$ and $13$"). With ``words``,
+  a phrase followed by a copula and no math at all answers with the words up to the end of the
+  sentence ("The answer is Paris." answers Paris): for answers that are not math.
 
-Without any anchor, and only when the policy allows it, a response that *is* a bare answer
-(``-1 + sqrt(3)``, ``C. x = 42``) is the answer, else the last number or formula of the last
-sentence that states one ("... so she has 79 g left." answers 79). A number glued to a variable
-(``3x``) or offered as an alternative ("... or 0") is no answer.
+Without any anchor, and only when the policy allows it (``unanchored``), a response that *is* a
+bare answer (``-1 + sqrt(3)``, ``C. x = 42``) is the answer, else the last number or formula of
+the last sentence that states one ("... so she has 79 g left." answers 79). A number glued to a
+variable (``3x``) or offered as an alternative ("... or 0") is no answer.
 
-What this module does not do: decide what the answer means (``normalize`` and ``compare`` do).
-It never reads code: a sentence that looks like a program (``__import__('os') or 0``) yields no
-answer, so garbage that merely ends in the gold earns nothing.
+What this module does not do: decide what the answer means (``math``'s ``normalize`` and
+``compare`` do). It never reads code: a sentence that looks like a program (``__import__('os') or
+0``) yields no answer, so garbage that merely ends in the gold earns nothing. It imports nothing
+but the standard library: the judge reads answers without loading sympy.
 """
 
 from __future__ import annotations
@@ -31,11 +39,12 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["ANCHORS", "Extraction", "extract_answer", "extract_gold", "find_boxed", "prepare"]
+__all__ = ["ANCHORS", "FinalAnswer", "extract_gold", "find_boxed", "prepare", "read_final_answer"]
 
-ANCHORS = ("boxed", "hashes", "answer_phrase")
+ANCHORS = ("boxed", "hashes", "answer_tag", "answer_phrase")
 _TAIL = 20_000  # characters searched for an unanchored final statement
 _SENTENCE_CAP = 3_000  # longest stretch read as one sentence
+_WORDS_CAP = 200  # longest answer in words
 
 _END_TOKENS = ("<|im_end|>", "<|im_start|>", "<|endoftext|>", "<|eot_id|>", "<｜end▁of▁sentence｜>", "</s>")
 _BOX_OPEN = re.compile(r"\\+(?:[a-z]*boxed|fbox|framebox)\s*(?=\{)|\\+boxed\s+(?=[^\s{])")
@@ -56,6 +65,12 @@ _PHRASE = re.compile(
 _NEGATION = re.compile(r"(?:\bnot|n't|\bnever|\binstead of|\brather than)\s*$", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？।]|\n")
 _HASHES = re.compile(r"####\s*([^\n]*[\d\\][^\n]*)")  # "#### 18"; a stray "####" states nothing
+_HASHES_WORDS = re.compile(r"####[ \t]*([^\n]*\S)")
+# the body may not contain another opener: many unclosed tags would otherwise rescan the text
+_ANSWER_TAG = re.compile(r"<answer>((?:(?!<answer>).)*?)</answer>", re.DOTALL | re.IGNORECASE)
+_TAG_MARKUP = re.compile(r"<\s*/?\s*answer\s*>", re.IGNORECASE)
+_TAG_OPEN = re.compile(r"<answer>", re.IGNORECASE)
+_NEGATED_WORDS = re.compile(r"(?:not|never|unknown|unclear)\b", re.IGNORECASE)
 _CODE = re.compile(
     r"__\w+__|\blambda\b|\bimport\b|\w\(\s*\)|\w\(\s*['\"]|\)\(\s*\)|\bdef\b|\bexec\b|\beval\b|\bgetattr\b|\bglobals\b"
 )
@@ -92,11 +107,14 @@ _BOX_SEPARATOR = re.compile(
 
 
 @dataclass(frozen=True)
-class Extraction:
-    """The final answer as written in the text, and the anchor that found it."""
+class FinalAnswer:
+    """The final answer as written in the text and the anchor that found it; ``boxes`` holds every
+    distinct box of the response, left to right, when it has more than one (``math`` reads them
+    together against a gold that lists several answers)."""
 
     text: str
     anchor: str
+    boxes: tuple[str, ...] = ()
 
 
 def prepare(response: str) -> str:
@@ -113,61 +131,92 @@ def prepare(response: str) -> str:
     return response
 
 
-def extract_answer(
-    response: str, anchors: tuple[str, ...] = ANCHORS, unanchored: bool = True, bare_numbers: bool = True
-) -> list[Extraction]:
-    """The response's final answer under the policy: candidates, best first (the caller judges the
-    first one that parses); empty when the response commits to no answer.
+def read_final_answer(
+    response: str,
+    anchors: tuple[str, ...] = ANCHORS,
+    unanchored: bool = True,
+    bare_numbers: bool = True,
+    words: bool = False,
+) -> list[FinalAnswer]:
+    """The response's final answer under the policy: candidates, best first (a caller that parses
+    takes the first one that parses); empty when the response commits to no answer.
 
-    ``bare_numbers`` says whether math written outside LaTeX delimiters ("so it costs 7.78") can
-    be an answer; ``unanchored`` whether a response with none of ``anchors`` can answer at all.
+    ``anchors`` are the anchors allowed (see the module docstring); ``unanchored`` says whether a
+    response with none of them can answer at all; ``bare_numbers`` whether math written outside
+    LaTeX delimiters ("so it costs 7.78") can be an answer; ``words`` whether an answer phrase may
+    answer in words ("The answer is Paris.").
     """
-    text = prepare(response)
-    found: list[tuple[int, Extraction]] = []
+    return _read(prepare(response), tuple(anchors), unanchored, bare_numbers, words)
+
+
+def _read(text: str, anchors: tuple[str, ...], unanchored: bool, bare_numbers: bool, words: bool) -> list[FinalAnswer]:
+    found: list[tuple[int, list[FinalAnswer]]] = []
+    if "answer_tag" in anchors:
+        tag = _last_tag(text)
+        opener = _TAG_OPEN.search(text, tag.end() if tag else 0)
+        if opener is not None and (tag is None or opener.start() >= tag.end()):
+            return []  # cut off inside its answer tag
+        if tag is not None:
+            inside = tuple(anchor for anchor in anchors if anchor != "answer_tag")
+            read = _read(tag.group(1), inside, True, bare_numbers, words)
+            content = tag.group(1).strip()
+            if not read and words and content and len(content) <= _WORDS_CAP and "\n" not in content:
+                read = [FinalAnswer(content, "answer_tag")]
+            found.append((tag.end(), [FinalAnswer(c.text, "answer_tag", c.boxes) for c in read]))
+        text = _TAG_MARKUP.sub(lambda markup: " " * len(markup.group()), text)  # markup, never an answer phrase
     if "boxed" in anchors:
         boxed = _last_boxed(text)
         if boxed is not None:
-            if not boxed[0]:
+            content, end, boxes = boxed
+            if not content:
                 return []  # cut off inside its final box
-            found.append((boxed[1], Extraction(boxed[0], "boxed")))
+            found.append((end, [FinalAnswer(content, "boxed", boxes if len(boxes) > 1 else ())]))
     if "hashes" in anchors:
-        hashes = list(_HASHES.finditer(text))
+        hashes = list((_HASHES_WORDS if words else _HASHES).finditer(text))
         if hashes and hashes[-1].group(1).strip():
-            found.append((hashes[-1].start(), Extraction(hashes[-1].group(1).strip(), "hashes")))
+            found.append((hashes[-1].start(), [FinalAnswer(hashes[-1].group(1).strip(), "hashes")]))
     if "answer_phrase" in anchors:
         after = max((position for position, _ in found), default=0)  # an earlier phrase cannot win
-        for phrased in (_after_last_phrase(text, bare_numbers, after), _final_a_line(text, bare_numbers)):
+        for phrased in (_after_last_phrase(text, bare_numbers, after, words), _final_a_line(text, bare_numbers)):
             if phrased is not None:
-                found.append((phrased[1], Extraction(phrased[0], "answer_phrase")))
+                found.append((phrased[1], [FinalAnswer(phrased[0], "answer_phrase")]))
     if found:
-        return [max(found, key=lambda pair: pair[0])[1]]
+        return max(found, key=lambda pair: pair[0])[1]
     if not unanchored:
         return []
     candidates = []
     stripped = text.strip()
     if stripped and _is_bare_answer(stripped, bare_numbers):
-        candidates.append(Extraction(stripped, "whole"))
+        candidates.append(FinalAnswer(stripped, "whole"))
     last = _last_stated(text, bare_numbers)
     if last is not None and last != stripped:
-        candidates.append(Extraction(last, "final_line"))
+        candidates.append(FinalAnswer(last, "final_line"))
     return candidates
 
 
-def extract_gold(gold: str) -> Extraction:
+def _last_tag(text: str) -> re.Match[str] | None:
+    last = None
+    for last in _ANSWER_TAG.finditer(text):  # noqa: B007 - the last one is the answer
+        pass
+    return last
+
+
+def extract_gold(gold: str) -> FinalAnswer:
     """The gold answer: its last box (with the same list rule) if boxed, the answer a worked
-    solution states if it is one, else the whole string."""
+    solution states if it is one, else the whole string. ``boxes`` holds every distinct box of a
+    gold with several."""
     text = prepare(gold).strip()
-    boxed = find_boxed(text, allow_unclosed=True)
-    if boxed:
-        return Extraction(boxed, "boxed")
+    boxed = _last_boxed(text, allow_unclosed=True)
+    if boxed is not None and boxed[0]:
+        return FinalAnswer(boxed[0], "boxed", boxed[2] if len(boxed[2]) > 1 else ())
     if len(text) > 120 and len(_prose_words(_without_spans(text))) > 12:
         phrased = _after_last_phrase(text, bare_numbers=True)
         if phrased is not None:
-            return Extraction(phrased[0], "answer_phrase")
+            return FinalAnswer(phrased[0], "answer_phrase")
         last = _last_stated(text, bare_numbers=True)
         if last is not None:
-            return Extraction(last, "final_line")
-    return Extraction(text, "whole")
+            return FinalAnswer(last, "final_line")
+    return FinalAnswer(text, "whole")
 
 
 def find_boxed(text: str, allow_unclosed: bool = False) -> str | None:
@@ -177,8 +226,9 @@ def find_boxed(text: str, allow_unclosed: bool = False) -> str | None:
     return None if found is None else found[0]
 
 
-def _last_boxed(text: str, allow_unclosed: bool = False) -> tuple[str, int] | None:
-    """The last box's content (joined with the boxes listed before it) and where it ends."""
+def _last_boxed(text: str, allow_unclosed: bool = False) -> tuple[str, int, tuple[str, ...]] | None:
+    """The last box's content (joined with the boxes listed before it), where it ends, and the
+    distinct contents of all the boxes."""
     opens = list(_BOX_OPEN.finditer(text))
     if not opens:
         return None
@@ -194,7 +244,7 @@ def _last_boxed(text: str, allow_unclosed: bool = False) -> tuple[str, int] | No
                 if match is not opens[-1]:
                     continue
                 if not allow_unclosed:
-                    return "", match.start()
+                    return "", match.start(), ()
                 boxes.append((match.start(), len(text), text[brace + 1 :].strip()))
                 break
             boxes.append((match.start(), end + 1, text[brace + 1 : end].strip()))
@@ -213,7 +263,8 @@ def _last_boxed(text: str, allow_unclosed: bool = False) -> tuple[str, int] | No
     for _, _, content in picked:
         if not contents or contents[-1] != content:
             contents.append(content)
-    return ", ".join(contents), boxes[-1][1]
+    distinct = tuple(dict.fromkeys(content for _, _, content in boxes if content))
+    return ", ".join(contents), boxes[-1][1], distinct
 
 
 def _is_list_separator(between: str) -> bool:
@@ -413,7 +464,7 @@ def _pick(text: str, items: list[_Item], start: int, prefer_last: bool) -> tuple
     return ", ".join(item.text for item in listed), chosen.start
 
 
-def _after_last_phrase(text: str, bare_numbers: bool, after: int = 0) -> tuple[str, int] | None:
+def _after_last_phrase(text: str, bare_numbers: bool, after: int = 0, words: bool = False) -> tuple[str, int] | None:
     for phrase in list(_PHRASE.finditer(text, after))[-20:][::-1]:
         start = phrase.end()
         stops = [stop for stop in _boundaries(text, start, min(len(text), start + 3000)) if stop > start]
@@ -425,11 +476,34 @@ def _after_last_phrase(text: str, bare_numbers: bool, after: int = 0) -> tuple[s
         letter = _CHOICE_AFTER.match(text, _after_copula(text, start, end), end)
         if letter and not items:
             return f"({letter.group(1)})", letter.start(1)  # "The answer is (B)."
+        said = _stated_words(text, start, end, items) if words else None
+        if said is not None:
+            return said
         if items:
             if _CODE.search(text[start:end]):
                 return None
             return _pick(text, items, start, prefer_last=False)
     return None
+
+
+_WORDS_COPULA = re.compile(r"\s*(?:(?:is|was|would be|should be|will be)(?![A-Za-z])\s*[:：]?|[:：=])", re.IGNORECASE)
+_WORDS_LEAD = re.compile(r"[\s*\"'“”]*")
+
+
+def _stated_words(text: str, start: int, end: int, items: list[_Item]) -> tuple[str, int] | None:
+    """The words a copula right after the phrase states ("The answer is Paris."), when no math
+    comes first (then the math is the answer). Negated or hedged words ("not clear") are none."""
+    copula = _WORDS_COPULA.match(text, start, end)
+    if copula is None:
+        return None
+    lead = _WORDS_LEAD.match(text, copula.end(), end)
+    begin = lead.end() if lead else copula.end()
+    if items and items[0].start <= begin:
+        return None
+    said = text[begin:end].strip().rstrip(".!?。").strip(" *\"'“”")
+    if not said or len(said) > _WORDS_CAP or _CODE.search(said) or _NEGATED_WORDS.match(said):
+        return None
+    return said, begin
 
 
 def _final_a_line(text: str, bare_numbers: bool) -> tuple[str, int] | None:
