@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .call_reading import Call
+from .call_reading import ParsedCall
 
 __all__ = [
     "Expected",
@@ -140,7 +140,7 @@ def _with_description(name: str, allowed: dict[str, list[Any]], function: dict[s
     return Expected(name, allowed, types, item_types, frozenset(function["required"]), frozenset(properties))
 
 
-def match_calls(calls: list[Call], expected: list[Expected]) -> tuple[list[int | None], list[Mismatch]]:
+def match_calls(calls: list[ParsedCall], expected: list[Expected]) -> tuple[list[int | None], list[Mismatch]]:
     """Match each expected call to a different call, in any order.
 
     Returns, per expected call, the index of the call matched to it (None: none could be), and the
@@ -183,7 +183,7 @@ def _full_matching(ok: list[list[bool]], n_calls: int) -> list[int | None]:
     return assignment
 
 
-def match_call(call: Call, want: Expected) -> Mismatch | None:
+def match_call(call: ParsedCall, want: Expected) -> Mismatch | None:
     """None when the call fits the expected one, else why not (BFCL's checks, in BFCL's order)."""
     if call.name != want.name:
         return Mismatch("wrong_name", f"called {call.name!r}, expected {want.name!r}")

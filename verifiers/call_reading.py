@@ -32,7 +32,7 @@ from rewardhub.types import ChatMessage
 from .json_schema import parse_json
 from .text import strip_think
 
-__all__ = ["Call", "calls_in_text", "calls_in_turn", "python_calls"]
+__all__ = ["ParsedCall", "calls_in_text", "calls_in_turn", "python_calls"]
 
 # the body may not contain another opener: many unclosed tags would otherwise rescan the text
 _HERMES = re.compile(r"<tool_call>((?:(?!<tool_call>).)*?)</tool_call>", re.DOTALL)
@@ -40,7 +40,7 @@ _MAX_PYTHON_CHARS = 100_000  # ast.parse of a huge text is slow and a call list 
 
 
 @dataclass(frozen=True)
-class Call:
+class ParsedCall:
     """One call as read: ``arguments`` is None when it could not be read as an object, and ``problem`` says why."""
 
     name: str | None
@@ -48,14 +48,14 @@ class Call:
     problem: str | None = None
 
 
-def calls_in_turn(turn: ChatMessage) -> list[Call]:
+def calls_in_turn(turn: ChatMessage) -> list[ParsedCall]:
     """The calls of one assistant turn: its structured ``tool_calls``, else those written in its text."""
     if turn.tool_calls:
         return [_from_arguments(call.function.name, call.function.arguments) for call in turn.tool_calls]
     return calls_in_text(turn.content)
 
 
-def calls_in_text(text: str) -> list[Call]:
+def calls_in_text(text: str) -> list[ParsedCall]:
     """The calls written in a text: Hermes tags, else JSON, else Python call syntax (the module docstring)."""
     text = strip_think(text)
     bodies = _HERMES.findall(text)
@@ -69,7 +69,7 @@ def calls_in_text(text: str) -> list[Call]:
     return python_calls(text) or []
 
 
-def python_calls(text: str) -> list[Call] | None:
+def python_calls(text: str) -> list[ParsedCall] | None:
     """Calls in Python syntax, or None when the text is not a call or a list of calls."""
     source = _unfence(text.strip())
     if not source or len(source) > _MAX_PYTHON_CHARS:
@@ -91,21 +91,21 @@ def _unfence(text: str) -> str:
     return text
 
 
-def _from_python(node: ast.Call) -> Call:
+def _from_python(node: ast.Call) -> ParsedCall:
     name = _dotted(node.func)
     if name is None:
-        return Call(None, None, "the called thing is not a function name")
+        return ParsedCall(None, None, "the called thing is not a function name")
     if node.args:
-        return Call(name, None, "positional arguments: a call names each argument")
+        return ParsedCall(name, None, "positional arguments: a call names each argument")
     arguments: dict[str, Any] = {}
     for keyword in node.keywords:
         if keyword.arg is None:
-            return Call(name, None, "**kwargs: a call names each argument")
+            return ParsedCall(name, None, "**kwargs: a call names each argument")
         try:
             arguments[keyword.arg] = ast.literal_eval(keyword.value)
         except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-            return Call(name, None, f"argument {keyword.arg!r} is an expression, not a value")
-    return Call(name, arguments)
+            return ParsedCall(name, None, f"argument {keyword.arg!r} is an expression, not a value")
+    return ParsedCall(name, arguments)
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -117,7 +117,7 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
-def _json_calls(value: Any) -> list[Call]:
+def _json_calls(value: Any) -> list[ParsedCall]:
     if isinstance(value, list):
         return [call for item in value for call in _json_calls(item)]
     if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
@@ -127,27 +127,27 @@ def _json_calls(value: Any) -> list[Call]:
     return []
 
 
-def _from_object(obj: Any) -> Call:
+def _from_object(obj: Any) -> ParsedCall:
     if obj is _MISSING:
-        return Call(None, None, "the tool call is not JSON")
+        return ParsedCall(None, None, "the tool call is not JSON")
     if isinstance(obj, dict) and isinstance(obj.get("function"), dict):
         obj = obj["function"]
     if not isinstance(obj, dict):
-        return Call(None, None, "the tool call is not a JSON object")
+        return ParsedCall(None, None, "the tool call is not a JSON object")
     name = obj.get("name") if isinstance(obj.get("name"), str) and obj.get("name") else None
     if name is None:
-        return Call(None, None, "the tool call has no function name")
+        return ParsedCall(None, None, "the tool call has no function name")
     return _from_arguments(name, obj.get("arguments", obj.get("parameters", {})))
 
 
-def _from_arguments(name: str, arguments: Any) -> Call:
+def _from_arguments(name: str, arguments: Any) -> ParsedCall:
     if isinstance(arguments, str):
         arguments = _loads(arguments) if arguments.strip() else {}
         if arguments is _MISSING:
-            return Call(name, None, "arguments are not JSON")
+            return ParsedCall(name, None, "arguments are not JSON")
     if not isinstance(arguments, dict):
-        return Call(name, None, f"arguments are a JSON {type(arguments).__name__}, not an object")
-    return Call(name, arguments)
+        return ParsedCall(name, None, f"arguments are a JSON {type(arguments).__name__}, not an object")
+    return ParsedCall(name, arguments)
 
 
 _MISSING = object()

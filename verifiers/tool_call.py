@@ -42,13 +42,10 @@ from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 
 from .bfcl_match import Expected, match_calls, parse_functions, parse_possible_answer
-from .call_reading import Call, calls_in_text, calls_in_turn
+from .call_reading import ParsedCall, calls_in_text, calls_in_turn
 from .json_schema import load_schema, schema_errors
 
-__all__ = ["ExpectedCall", "ToolCall", "ToolCallVerifier", "extract_calls", "judge_bfcl", "values_match"]
-
-ToolCall = Call
-"""The name this module gave a read call before conversations: kept for callers that import it."""
+__all__ = ["ExpectedCall", "ToolCallVerifier", "extract_calls", "judge_bfcl", "values_match"]
 
 
 class ExpectedCall(BaseModel):
@@ -72,7 +69,7 @@ class ExpectedCall(BaseModel):
         return self.json_schema if self.json_schema is not None else self.parameters
 
 
-def extract_calls(response: str) -> list[Call]:
+def extract_calls(response: str) -> list[ParsedCall]:
     """Every tool call written in a response text, malformed ones included."""
     return calls_in_text(response)
 
@@ -157,7 +154,7 @@ class ToolCallVerifier(Verifier):
         return Result.ok(best.score, calls_found=len(calls), malformed_calls=malformed, best_call=best.details)
 
 
-def _hedged_calls(calls: list[Call], expected_name: str, policy: str) -> int:
+def _hedged_calls(calls: list[ParsedCall], expected_name: str, policy: str) -> int:
     """The number of distinct calls that make a hedge under ``policy`` (0 when there is none)."""
     if policy == "allow":
         return 0
@@ -166,7 +163,7 @@ def _hedged_calls(calls: list[Call], expected_name: str, policy: str) -> int:
     return len(distinct) if len(distinct) > 1 else 0
 
 
-def judge_bfcl(calls: list[Call], expected: list[Expected], partial_credit: bool = False) -> Result:
+def judge_bfcl(calls: list[ParsedCall], expected: list[Expected], partial_credit: bool = False) -> Result:
     """All expected calls made, each once, in any order, and nothing else: 1, else 0 with the reasons."""
     assignment, problems = match_calls(calls, expected)
     matched = sum(index is not None for index in assignment)
@@ -215,7 +212,7 @@ def _expected(reference: Any) -> ExpectedCall:
         raise VerifierError(f"malformed tool_call reference at {first['loc']}: {first['msg']}") from None
 
 
-def judge_call(call: ToolCall, expected: ExpectedCall, schema: Any, config: ToolCallVerifier.Config) -> Verdict:
+def judge_call(call: ParsedCall, expected: ExpectedCall, schema: Any, config: ToolCallVerifier.Config) -> Verdict:
     details: dict[str, Any] = {"name": call.name, "name_ok": call.name == expected.name}
     if not details["name_ok"]:
         return Verdict(0.0, details)

@@ -1,11 +1,14 @@
 """verl: ``compute_score`` functions that route by ``data_source`` to rewardhub verifiers.
 
-verl loads a custom reward function by path and name and calls it per sample (the ``naive``
-reward manager, awaiting it when it is a coroutine function) or per batch (the ``batch`` manager)::
+verl loads a custom reward function by path and name and calls it per sample (its reward loop's
+``naive`` manager, awaiting it when it is a coroutine function)::
 
     reward.custom_reward_function.path=pkg://rewardhub.integrations.verl
     reward.custom_reward_function.name=compute_score          # or compute_score_async
-    # batch manager: reward.reward_manager.name=batch, name=compute_score_batch
+
+verl 0.9's reward loop has no ``batch`` manager (``reward.reward_manager.name=batch`` is refused);
+``compute_score_batch`` is for the older ``BatchRewardManager`` class
+(``verl.workers.reward_manager.batch``), which still calls it with whole batches.
 
 The service is found at ``REWARDHUB_URL`` unless ``url`` is given (``reward_kwargs`` pass it, and
 ``verifier`` to score every sample with one spec instead of the routing table).

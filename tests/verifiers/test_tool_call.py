@@ -7,7 +7,8 @@ import pytest
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Sample
-from rewardhub.verifiers.tool_call import ToolCall, ToolCallVerifier, extract_calls, values_match
+from rewardhub.verifiers.call_reading import ParsedCall
+from rewardhub.verifiers.tool_call import ToolCallVerifier, extract_calls, values_match
 
 WEATHER_SCHEMA = {
     "type": "object",
@@ -28,22 +29,22 @@ def score(response, reference=REFERENCE, **config):
 @pytest.mark.parametrize(
     ("response", "calls"),
     [
-        (hermes("f", {"x": 1}), [ToolCall("f", {"x": 1})]),
+        (hermes("f", {"x": 1}), [ParsedCall("f", {"x": 1})]),
         (
             "<think>call g?</think>" + hermes("f", {}) + hermes("g", {"y": 2}),
-            [ToolCall("f", {}), ToolCall("g", {"y": 2})],
+            [ParsedCall("f", {}), ParsedCall("g", {"y": 2})],
         ),
-        ("<tool_call>{not json}</tool_call>", [ToolCall(None, None)]),
-        ('{"name": "f", "arguments": "{\\"x\\": 1}"}', [ToolCall("f", {"x": 1})]),  # OpenAI: arguments as JSON text
-        ('{"name": "f", "parameters": {"x": 1}}', [ToolCall("f", {"x": 1})]),  # Llama style
-        ('{"type": "function", "function": {"name": "f", "arguments": {}}}', [ToolCall("f", {})]),
+        ("<tool_call>{not json}</tool_call>", [ParsedCall(None, None)]),
+        ('{"name": "f", "arguments": "{\\"x\\": 1}"}', [ParsedCall("f", {"x": 1})]),  # OpenAI: arguments as JSON text
+        ('{"name": "f", "parameters": {"x": 1}}', [ParsedCall("f", {"x": 1})]),  # Llama style
+        ('{"type": "function", "function": {"name": "f", "arguments": {}}}', [ParsedCall("f", {})]),
         (
             '{"tool_calls": [{"function": {"name": "f", "arguments": "{}"}}, {"name": "g"}]}',
-            [ToolCall("f", {}), ToolCall("g", {})],  # no arguments: a call without parameters
+            [ParsedCall("f", {}), ParsedCall("g", {})],  # no arguments: a call without parameters
         ),
-        ('[{"name": "f", "arguments": {}}, {"name": "g", "arguments": {}}]', [ToolCall("f", {}), ToolCall("g", {})]),
-        ('Calling:\n```json\n{"name": "f", "arguments": {"x": 1}}\n```', [ToolCall("f", {"x": 1})]),
-        ('{"name": "f", "arguments": "not json"}', [ToolCall("f", None)]),
+        ('[{"name": "f", "arguments": {}}, {"name": "g", "arguments": {}}]', [ParsedCall("f", {}), ParsedCall("g", {})]),
+        ('Calling:\n```json\n{"name": "f", "arguments": {"x": 1}}\n```', [ParsedCall("f", {"x": 1})]),
+        ('{"name": "f", "arguments": "not json"}', [ParsedCall("f", None)]),
         ("The weather in Paris is nice.", []),
         ('{"city": "Paris"}', []),
     ],
