@@ -1,7 +1,7 @@
 """The exploit corpus that ships with rewardhub, and which part of it a verifier faces.
 
 The corpus lives in ``exploits/*.jsonl`` beside this module, one file per family of verifier:
-``math``, ``code``, ``judge``, ``format``, ``tool_call``. Every exploit was written for this project
+``math``, ``code``, ``judge``, ``format``, ``tool_call``, ``sql``, ``grounding``, ``reasoning_gym``. Every exploit was written for this project
 and names what inspired it. A verifier faces the family it belongs to: its class attribute
 ``exploit_corpus`` when it sets one (plugins do this to be audited like built-ins), else the
 built-in table below, else its kind (``code`` and ``judge`` verifiers share their kind's attacks).
@@ -22,7 +22,7 @@ from rewardhub.types import VerifierSpec
 
 __all__ = ["CORPORA", "corpora_for", "load_corpus"]
 
-CORPORA = ("math", "code", "judge", "format", "tool_call")
+CORPORA = ("math", "code", "judge", "format", "tool_call", "sql", "grounding", "reasoning_gym")
 
 _BY_NAME: dict[str, str | None] = {
     "math": "math",
