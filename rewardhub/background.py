@@ -3,15 +3,17 @@
 A trainer overlaps scoring with its own work (generating the next chunk, computing log-probs).
 Two ways to do that behind one interface (``submit``, ``call``, ``close``):
 
-- :class:`RewardWorker`: an event loop in a daemon thread owns an async scorer (usually
+- :class:`RewardThread`: an event loop in a daemon thread owns an async scorer (usually
   :class:`~rewardhub.client.AsyncRewardClient`). It overlaps the waiting, but the Python work of
   building, sending and parsing requests shares the interpreter lock with the caller.
-- :class:`RewardProcess`: the same worker inside a child process, so that work never holds the
+- :class:`RewardProcess`: the same thread inside a child process, so that work never holds the
   caller's interpreter. Measured in ``rewardhub-train`` on the toy task (32 samples per request):
   ~2.6 ms of client CPU per request, which made the overlapped forward pass ~3.5 ms slower per
   step in a thread and costs nothing in a child. The caller pays only for pickling the samples.
   The scorer factory must pickle (a class, or a partial of one); the child starts from the fork
   server and imports only this package's client side, not the caller's modules.
+
+Both are a :class:`RewardChannel`, the one name a trainer holds them by.
 
 This is the client run off the caller's thread: it imports the vocabulary and the launcher, never
 the service's code (``tests/test_layering.py`` keeps it so).
@@ -35,7 +37,7 @@ from typing import Any, Protocol
 from rewardhub.launcher import WorkerProcess
 from rewardhub.types import Result, Sample
 
-__all__ = ["RewardProcess", "RewardProcessError", "RewardWorker", "Scored", "Scorer", "ScorerFactory"]
+__all__ = ["RewardChannel", "RewardProcess", "RewardProcessError", "RewardThread", "Scored", "Scorer", "ScorerFactory"]
 
 
 class Scorer(Protocol):
@@ -45,7 +47,7 @@ class Scorer(Protocol):
 
 
 ScorerFactory = Callable[[], contextlib.AbstractAsyncContextManager[Scorer]]
-"""Opens a scorer inside the worker's event loop (an async client must live on the loop that uses it)."""
+"""Opens a scorer inside the reward thread's event loop (an async client must live on the loop that uses it)."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,18 @@ class Scored:
     done_at: float
 
 
-class RewardWorker:
+class RewardChannel(Protocol):
+    """Where a trainer sends samples to be scored in the background: a :class:`RewardThread` or a
+    :class:`RewardProcess`. ``submit`` returns at once; the future resolves when the answer is back."""
+
+    def submit(self, samples: Sequence[Sample], verifier: Any = None) -> concurrent.futures.Future[Scored]: ...
+
+    def call(self, method: str) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+class RewardThread:
     """An event loop in a daemon thread that owns the scorer; ``submit`` returns a Future."""
 
     def __init__(self, factory: ScorerFactory) -> None:
@@ -102,7 +115,7 @@ class RewardWorker:
             self._thread.join(timeout=10)
             self._loop.close()
 
-    def __enter__(self) -> RewardWorker:
+    def __enter__(self) -> RewardThread:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -114,7 +127,7 @@ class RewardProcessError(RuntimeError):
 
 
 class RewardProcess:
-    """A child process that owns the scorer; ``submit`` returns a Future, as the thread worker's does."""
+    """A child process that owns the scorer; ``submit`` returns a Future, as :class:`RewardThread`'s does."""
 
     def __init__(self, factory: ScorerFactory, start_timeout_s: float = 120.0) -> None:
         self._conn, child = Pipe()
@@ -210,7 +223,7 @@ class RewardProcess:
 def _child_main(conn: Connection, factory: ScorerFactory) -> None:
     """The child: open the scorer, then answer requests until told to stop (or the parent goes)."""
     try:
-        worker = RewardWorker(factory)
+        thread = RewardThread(factory)
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
         conn.send(("failed", _portable(exc)))
         return
@@ -234,10 +247,10 @@ def _child_main(conn: Connection, factory: ScorerFactory) -> None:
             if message is None:
                 break
             kind, request_id, *args = message
-            future = worker.submit(*args) if kind == "score" else worker.submit_call(*args)
+            future = thread.submit(*args) if kind == "score" else thread.submit_call(*args)
             future.add_done_callback(lambda f, i=request_id: reply(i, f))
     finally:
-        worker.close()
+        thread.close()
         conn.close()
 
 

@@ -7,9 +7,10 @@ functions of :mod:`rewardhub.trainer.algorithms`. Start with ``examples/toy_addi
 
 from .char_tokenizer import build_char_tokenizer
 from .config import TrainConfig, apply_overrides, load_config
-from .loop import Trainer, reward_service
+from .loop import Trainer
 from .metrics import METRICS, MetricsWriter, describe_metric
 from .plot import plot_run
+from .rewards import reward_service
 from .rollout import HFRolloutEngine, Rollout, SamplingParams
 
 __all__ = [

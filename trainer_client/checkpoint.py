@@ -14,11 +14,14 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from .data import StreamPosition
+
+if TYPE_CHECKING:
+    from .loop import Trainer
 
 __all__ = ["CheckpointState", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
 
@@ -51,39 +54,32 @@ def _restore_rng(state: dict[str, Any], generator: torch.Generator) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def save_checkpoint(
-    run_dir: Path,
-    step: int,
-    model: torch.nn.Module,
-    optimizer: torch.optim.Optimizer,
-    scheduler: torch.optim.lr_scheduler.LRScheduler,
-    position: StreamPosition,
-    generator: torch.Generator,
-    tokenizer: Any = None,
-    keep: int = 2,
-) -> Path:
-    """Write the checkpoint of ``step`` (atomically: a half-written one is never "latest")."""
-    root = run_dir / "checkpoints"
-    final = root / f"step_{step:06d}"
-    tmp = root / f".tmp_step_{step:06d}"
+def save_checkpoint(trainer: Trainer) -> Path:
+    """Write the checkpoint of the trainer's current step (atomically: a half-written one is never
+    "latest"), keeping the latest ``checkpoint.keep``."""
+    t = trainer
+    root = t.run_dir / "checkpoints"
+    final = root / f"step_{t.step:06d}"
+    tmp = root / f".tmp_step_{t.step:06d}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
+    position = t.stream.position
     torch.save(
         {
-            "step": step,
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "scheduler": scheduler.state_dict(),
+            "step": t.step,
+            "model": t.model.state_dict(),
+            "optimizer": t.optimizer.state_dict(),
+            "scheduler": t.scheduler.state_dict(),
             "position": {"epoch": position.epoch, "offset": position.offset},
-            "rng": _rng_state(generator),
+            "rng": _rng_state(t.generator),
         },
         tmp / "state.pt",
     )
-    if hasattr(model, "save_pretrained"):
-        _export_policy(model, tokenizer, tmp / "policy")
+    if hasattr(t.model, "save_pretrained"):
+        _export_policy(t.model, t.tokenizer, tmp / "policy")
     shutil.rmtree(final, ignore_errors=True)
     tmp.rename(final)
-    for old in _checkpoints(root)[:-keep]:
+    for old in _checkpoints(root)[: -t.cfg.checkpoint.keep]:
         shutil.rmtree(old, ignore_errors=True)
     return final
 
@@ -115,17 +111,12 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
     return found[-1] if found else None
 
 
-def load_checkpoint(
-    path: Path,
-    model: torch.nn.Module,
-    optimizer: torch.optim.Optimizer,
-    scheduler: torch.optim.lr_scheduler.LRScheduler,
-    generator: torch.Generator,
-) -> CheckpointState:
-    """Restore everything :func:`save_checkpoint` wrote into live objects."""
+def load_checkpoint(path: Path, trainer: Trainer) -> CheckpointState:
+    """Restore the weights, optimizer, scheduler and every RNG :func:`save_checkpoint` wrote into
+    the trainer; its step and prompt position are returned, for the trainer to take up."""
     state = torch.load(path / "state.pt", map_location="cpu", weights_only=False)
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    scheduler.load_state_dict(state["scheduler"])
-    _restore_rng(state["rng"], generator)
+    trainer.model.load_state_dict(state["model"])
+    trainer.optimizer.load_state_dict(state["optimizer"])
+    trainer.scheduler.load_state_dict(state["scheduler"])
+    _restore_rng(state["rng"], trainer.generator)
     return CheckpointState(step=int(state["step"]), position=StreamPosition(**state["position"]), path=path)

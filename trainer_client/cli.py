@@ -65,12 +65,12 @@ def _plot(argv: Sequence[str], console: Console) -> int:
 
 def dry_run(cfg: TrainConfig, console: Console) -> int:
     """Load the data and tokenizer, reach the service, check the verifiers exist and accept a sample."""
+    from rewardhub.background import RewardThread
     from rewardhub.types import Sample
 
     from .data import load_records, tokenize_prompt
-    from .loop import reward_service
     from .modeling import load_tokenizer
-    from .rewards import RewardWorker, service_scorer, verifier_label
+    from .rewards import reward_service, service_scorer, verifier_label
 
     train = load_records(cfg.data, "train")
     held_out = load_records(cfg.data, "eval")
@@ -81,9 +81,9 @@ def dry_run(cfg: TrainConfig, console: Console) -> int:
     with contextlib.ExitStack() as stack:
         try:
             url = stack.enter_context(reward_service(cfg))
-            worker = stack.enter_context(RewardWorker(service_scorer(cfg.reward, url)))
-            worker.call("health")
-            names = {v["name"] for v in worker.call("verifiers")}
+            channel = stack.enter_context(RewardThread(service_scorer(cfg.reward, url)))
+            channel.call("health")
+            names = {v["name"] for v in channel.call("verifiers")}
         except Exception as exc:  # any failure to reach the service is the finding we report
             console.print(f"[red]reward service unreachable: {exc}[/red]")
             return EXIT_SERVICE
@@ -93,7 +93,7 @@ def dry_run(cfg: TrainConfig, console: Console) -> int:
             return EXIT_SERVICE
         first = train[0]
         probe = Sample(prompt=first.prompt, response="", reference=first.reference, verifier=first.verifier)
-        result = worker.submit([probe], cfg.reward.verifier).result().results[0]
+        result = channel.submit([probe], cfg.reward.verifier).result().results[0]
         console.print(f"service {url}: verifiers {sorted(wanted)} present; probe sample -> status {result.status}")
     console.print("[green]dry run ok[/green]")
     return 0

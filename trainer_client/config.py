@@ -259,6 +259,18 @@ class AlgorithmConfig(_Section):
         "or the engine's (the behaviour policy itself).",
     )
 
+    @property
+    def off_policy(self) -> bool:
+        """More than one optimizer step per batch. After the first one the policy has moved, so
+        the update needs the trainer's log-probs from before it (``old_logprobs: trainer``), and a
+        forward pass run ahead of the update is stale. The one place this is decided."""
+        return self.epochs * self.mini_batches > 1
+
+    @property
+    def kl_in_reward(self) -> bool:
+        """The KL to the reference enters the rewards the advantages see (``kl.where: reward``)."""
+        return self.kl.where == "reward" and self.kl.coef > 0
+
     @field_validator("advantage")
     @classmethod
     def _known_estimator(cls, name: str) -> str:

@@ -9,98 +9,59 @@ shaped reward, the advantage of each token, and whether the sample entered the l
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from torch import Tensor
 
-from .generated import Generated
+from .config import TrainConfig
+from .generated import StepBatch
+from .update import UpdateResult
 
-__all__ = ["dump_generated", "dump_step"]
+__all__ = ["dump_step"]
 
 
 def _row_values(t: Tensor, mask: Tensor, i: int, digits: int = 5) -> list[float]:
     return [round(float(v), digits) for v in t[i][mask[i]].tolist()]
 
 
-def dump_step(
-    run_dir: Path,
-    step: int,
-    prompts: Sequence[Any],
-    references: Sequence[Any],
-    groups: Sequence[str],
-    texts: Sequence[str],
-    response_ids: Tensor,  # [B, T]
-    response_mask: Tensor,  # [B, T]
-    rollout_logp: Tensor,  # [B, T]
-    trainer_logp: Tensor,  # [B, T]
-    reward: dict[str, Sequence[Any]],  # score, status, error, details, steps, label
-    shaped_reward: Tensor,  # [B]
-    advantages: Tensor,  # [B, T]
-    in_loss: Tensor,  # [B] bool
-    max_samples: int | None = None,
-) -> Path:
-    folder = run_dir / "debug"
+def dump_step(cfg: TrainConfig, step: int, batch: StepBatch, update: UpdateResult) -> Path:
+    """The samples ``batch`` trained on, with what the update made of them (``debug.max_samples`` at most)."""
+    gen = batch.kept
+    assert batch.advantages is not None, "dumped before the advantages were computed"
+    G, max_samples = cfg.rollout.group_size, cfg.debug.max_samples
+    prompts = [rec.prompt for rec in gen.records for _ in range(G)]
+    references = [rec.reference for rec in gen.records for _ in range(G)]
+    r = gen.rewards
+    reward = {
+        "score": r.scores.tolist(),
+        "status": r.statuses,
+        "error": r.errors,
+        "details": r.details,
+        "steps": r.steps,
+        "verifier": r.labels,
+    }
+    ro, trainer_logp = gen.rollout, update.fresh_logp.cpu()
+    folder = Path(cfg.output_dir) / "debug"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"step_{step:06d}.jsonl"
-    count = len(texts) if max_samples is None else min(max_samples, len(texts))
+    count = ro.size if max_samples is None else min(max_samples, ro.size)
+    mask = ro.response_mask.bool()
     with path.open("w") as handle:
         for i in range(count):
-            mask = response_mask.bool()
             row = {
                 "step": step,
                 "index": i,
-                "group": groups[i],
+                "group": gen.groups[i],
                 "prompt": prompts[i],
                 "reference": references[i],
-                "response": texts[i],
-                "response_ids": response_ids[i][mask[i]].tolist(),
-                "rollout_logprobs": _row_values(rollout_logp, mask, i),
+                "response": ro.texts[i],
+                "response_ids": ro.response_ids[i][mask[i]].tolist(),
+                "rollout_logprobs": _row_values(ro.logprobs, mask, i),
                 "trainer_logprobs": _row_values(trainer_logp, mask, i),
                 **{f"reward_{key}": values[i] for key, values in reward.items()},
-                "shaped_reward": round(float(shaped_reward[i]), 6),
-                "advantages": _row_values(advantages, mask, i),
-                "in_loss": bool(in_loss[i]),
+                "shaped_reward": round(float(gen.shaped.rewards[i]), 6),
+                "advantages": _row_values(batch.advantages, mask, i),
+                "in_loss": bool(gen.shaped.in_loss[i]),
             }
             handle.write(json.dumps(row, default=str) + "\n")
     return path
-
-
-def dump_generated(
-    run_dir: Path,
-    step: int,
-    gen: Generated,
-    group_size: int,
-    shaped: Tensor,  # [B]
-    in_loss: Tensor,  # [B] bool
-    advantages: Tensor,  # [B, T]
-    trainer_logp: Tensor,  # [B, T]
-    max_samples: int | None = None,
-) -> Path:
-    """:func:`dump_step` of the samples a step trained on, with what the update made of them."""
-    r = gen.rewards
-    return dump_step(
-        run_dir,
-        step,
-        prompts=[rec.prompt for rec in gen.records for _ in range(group_size)],
-        references=[rec.reference for rec in gen.records for _ in range(group_size)],
-        groups=gen.groups,
-        texts=gen.rollout.texts,
-        response_ids=gen.rollout.response_ids,
-        response_mask=gen.rollout.response_mask,
-        rollout_logp=gen.rollout.logprobs,
-        trainer_logp=trainer_logp,
-        reward={
-            "score": r.scores.tolist(),
-            "status": r.statuses,
-            "error": r.errors,
-            "details": r.details,
-            "steps": r.steps,
-            "verifier": r.labels,
-        },
-        shaped_reward=shaped,
-        advantages=advantages,
-        in_loss=in_loss,
-        max_samples=max_samples,
-    )

@@ -12,11 +12,13 @@ from typing import Any
 
 import torch
 
+from rewardhub.background import RewardChannel
+
 from .config import TrainConfig
 from .data import PromptRecord, PromptTokens
 from .rewards import to_reward_batch
 from .rollout import RolloutEngine
-from .rounds import ScoreQueue, as_samples, sampling_params
+from .rounds import as_samples, sampling_params
 from .step_metrics import ok_mean, reward_by_verifier
 
 __all__ = ["Evaluator", "eval_line"]
@@ -39,15 +41,15 @@ class Evaluator:
         self.generator = generator
         self.records = list(records[: cfg.eval.max_prompts] if cfg.eval.max_prompts else records)
 
-    def evaluate(self, worker: ScoreQueue, step: int) -> dict[str, Any]:
+    def evaluate(self, channel: RewardChannel, step: int) -> dict[str, Any]:
         """Held-out reward, sampled (``eval.samples_per_prompt`` each) and greedy: the ``eval/*`` metrics."""
         ec = self.cfg.eval
         saved = self.generator.get_state()
         self.generator.manual_seed(self.cfg.seed * 1_000_003 + step)
         try:
             temperature = ec.temperature if ec.temperature is not None else self.cfg.rollout.temperature
-            sampled = self._pass(worker, step, ec.samples_per_prompt, temperature)
-            greedy = self._pass(worker, step, 1, 0.0)
+            sampled = self._pass(channel, step, ec.samples_per_prompt, temperature)
+            greedy = self._pass(channel, step, 1, 0.0)
         finally:
             self.generator.set_state(saved)
         out = {
@@ -58,11 +60,11 @@ class Evaluator:
         out.update({f"eval/verifier/{k}/mean": v for k, v in sampled["by_verifier"].items()})
         return out
 
-    def _pass(self, worker: ScoreQueue, step: int, n: int, temperature: float) -> dict[str, Any]:
+    def _pass(self, channel: RewardChannel, step: int, n: int, temperature: float) -> dict[str, Any]:
         prompts = [self.prompts("eval", r) for r in self.records for _ in range(n)]
         rollout = self.engine.generate(prompts, sampling_params(self.cfg.rollout, temperature))
         samples, _, labels = as_samples(self.records, rollout.texts, n, f"eval-{step}", self.cfg.reward.verifier)
-        rewards = to_reward_batch(worker.submit(samples, self.cfg.reward.verifier).result().results, labels)
+        rewards = to_reward_batch(channel.submit(samples, self.cfg.reward.verifier).result().results, labels)
         return {
             "mean": ok_mean(rewards.scores, rewards.valid),
             "length": float(rollout.lengths.float().mean()),

@@ -88,8 +88,9 @@ def first_micro_batch(
 ) -> TokenStats:
     """The update's first forward pass (with its autograd graph and entropy), run ahead of the update.
 
-    The loop runs it while the service is still scoring, so the reward latency hides behind it;
-    :func:`~rewardhub.trainer.update.policy_update` then starts from it instead of recomputing.
+    The step runs it while the service is still scoring (:func:`rewardhub.trainer.step.collect`),
+    so the reward latency hides behind it; :func:`~rewardhub.trainer.update.policy_update` then
+    starts from it instead of recomputing.
     """
     size = micro_batch_size or rollout.size
     r = rollout.select(range(min(size, rollout.size)))

@@ -1,34 +1,33 @@
 """Rewards from the service: samples out, judgements back, without blocking the GPU/CPU work.
 
-The trainer reaches the service only through :mod:`rewardhub.client`, in the background
-(:mod:`rewardhub.background`: a child process by default, or a thread), so a chunk of responses
-is being scored while the next chunk generates and while log-probs are computed; the loop only
-blocks when it needs the numbers. A sample whose status is not ``ok`` is *masked* (``valid`` false):
-its score is the verifier's failure score, which is not a judgement of the response.
+The trainer reaches the service only over HTTP, through :mod:`rewardhub.client`, and in the
+background: the run holds one :class:`~rewardhub.background.RewardChannel` (a child process by
+default, or a thread), so a chunk of responses is being scored while the next chunk generates
+and while log-probs are computed; the step only blocks when it needs the numbers. A sample whose
+status is not ``ok`` is *masked* (``valid`` false): its score is the verifier's failure score,
+which is not a judgement of the response.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import Tensor
 
-from rewardhub.background import RewardProcess, RewardWorker, Scored, Scorer, ScorerFactory
+from rewardhub.background import RewardChannel, RewardProcess, RewardThread, ScorerFactory
 from rewardhub.types import OK, Result, verifier_label
 
-from .config import RewardConfig
+from .config import RewardConfig, TrainConfig
 
 __all__ = [
     "RewardBatch",
-    "RewardProcess",
-    "RewardWorker",
-    "Scored",
-    "Scorer",
-    "ScorerFactory",
+    "reward_channel",
+    "reward_service",
     "service_scorer",
     "to_reward_batch",
     "verifier_label",
@@ -45,6 +44,31 @@ class RewardBatch:
     steps: tuple[list[float] | None, ...]  # dense per-step/token rewards (implicit PRM), else None
     labels: tuple[str, ...]  # which verifier judged each sample, for the per-verifier breakdown
 
+    def select(self, rows: Sequence[int]) -> RewardBatch:
+        """The samples ``rows``, in that order."""
+        idx = torch.as_tensor(rows, dtype=torch.long)
+        return RewardBatch(
+            scores=self.scores[idx],
+            valid=self.valid[idx],
+            statuses=tuple(self.statuses[i] for i in rows),
+            errors=tuple(self.errors[i] for i in rows),
+            details=tuple(self.details[i] for i in rows),
+            steps=tuple(self.steps[i] for i in rows),
+            labels=tuple(self.labels[i] for i in rows),
+        )
+
+    @staticmethod
+    def concat(parts: Sequence[RewardBatch]) -> RewardBatch:
+        return RewardBatch(
+            scores=torch.cat([p.scores for p in parts]),
+            valid=torch.cat([p.valid for p in parts]),
+            statuses=tuple(s for p in parts for s in p.statuses),
+            errors=tuple(s for p in parts for s in p.errors),
+            details=tuple(s for p in parts for s in p.details),
+            steps=tuple(s for p in parts for s in p.steps),
+            labels=tuple(s for p in parts for s in p.labels),
+        )
+
 
 def to_reward_batch(results: Sequence[Result], labels: Sequence[str]) -> RewardBatch:
     if len(results) != len(labels):
@@ -60,6 +84,22 @@ def to_reward_batch(results: Sequence[Result], labels: Sequence[str]) -> RewardB
     )
 
 
+@contextlib.contextmanager
+def reward_service(cfg: TrainConfig) -> Iterator[str]:
+    """The URL of the reward service: the configured one, or an embedded one started here."""
+    if cfg.reward.embedded:
+        from rewardhub.launcher import ServiceProcess, ServiceThread
+
+        workers = cfg.reward.embedded_workers
+        server = ServiceProcess(workers) if cfg.reward.embedded_in == "subprocess" else ServiceThread(workers=workers)
+        with server as url:
+            yield url
+    elif cfg.reward.url is not None:
+        yield cfg.reward.url
+    else:
+        raise ValueError("no reward service: set reward.url, or reward.embedded: true to start one for this run")
+
+
 def service_scorer(cfg: RewardConfig, url: str) -> ScorerFactory:
     """A factory of :class:`rewardhub.client.AsyncRewardClient` for the service at ``url``.
 
@@ -71,3 +111,19 @@ def service_scorer(cfg: RewardConfig, url: str) -> ScorerFactory:
     return functools.partial(
         AsyncRewardClient, url, api_key=cfg.api_key, timeout=cfg.timeout_s, max_retries=cfg.max_retries
     )
+
+
+@contextlib.contextmanager
+def reward_channel(cfg: TrainConfig, scorer: ScorerFactory | None = None) -> Iterator[RewardChannel]:
+    """The run's one way to the rewards, open for the block.
+
+    ``scorer`` (tests, offline experiments) is run in a :class:`~rewardhub.background.RewardThread`;
+    otherwise the service of :func:`reward_service` is asked over HTTP from a
+    :class:`~rewardhub.background.RewardProcess` (``reward.client_process``) or a thread.
+    """
+    with contextlib.ExitStack() as stack:
+        if scorer is not None:
+            yield stack.enter_context(RewardThread(scorer))
+            return
+        factory = service_scorer(cfg.reward, stack.enter_context(reward_service(cfg)))
+        yield stack.enter_context(RewardProcess(factory) if cfg.reward.client_process else RewardThread(factory))

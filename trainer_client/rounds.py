@@ -1,7 +1,7 @@
-"""A round: P prompts, G samples each, generated, sent for scoring and judged.
+"""A round: P prompts, G samples each, generated and sent for scoring; the step collects the judgements.
 
 Generation goes in chunks of ``rollout.chunk_prompts`` prompts; each chunk is submitted to the
-reward service as soon as it exists, so the service scores while the next chunk generates. While
+reward channel as soon as it exists, so the service scores while the next chunk generates. While
 the last answers are on their way, the frozen models' log-probs of the round are computed
 (the reference policy's, and the policy's own before the update when the update is off-policy or
 the KL goes in the reward). :meth:`Rounds.start` returns a :class:`PendingRound`;
@@ -13,28 +13,24 @@ from __future__ import annotations
 import concurrent.futures
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 from torch import Tensor
 
+from rewardhub.background import RewardChannel, Scored
 from rewardhub.types import Sample
 
 from .config import RolloutConfig, TrainConfig
 from .data import PromptRecord, PromptTokens
 from .generated import Generated
 from .logprobs import rollout_logprobs
-from .rewards import Scored, to_reward_batch, verifier_label
+from .rewards import RewardBatch, to_reward_batch, verifier_label
 from .rollout import Rollout, RolloutEngine, SamplingParams, concat_rollouts
+from .shaping import Shaped
 from .timing import StepTiming
 
-__all__ = ["PendingRound", "Rounds", "ScoreQueue", "as_samples", "sampling_params"]
-
-
-class ScoreQueue(Protocol):
-    """Where samples go to be scored in the background (a reward thread or child process)."""
-
-    def submit(self, samples: Sequence[Sample], verifier: Any = None) -> concurrent.futures.Future[Scored]: ...
+__all__ = ["PendingRound", "Rounds", "as_samples", "sampling_params"]
 
 
 def sampling_params(rollout: RolloutConfig, temperature: float | None = None) -> SamplingParams:
@@ -87,13 +83,16 @@ class PendingRound:
     ref_logp: Tensor | None
     old_logp: Tensor | None
 
-    def collect(self, timing: StepTiming) -> Generated:
+    def collect(self, timing: StepTiming) -> RewardBatch:
         """Block until the service has answered for every chunk of the round."""
         with timing.phase("reward"):
             scored = [future.result() for future in self.futures]
         timing.latency += max(s.done_at for s in scored) - scored[0].sent_at
-        rewards = to_reward_batch([result for s in scored for result in s.results], self.labels)
-        return Generated(self.records, self.rollout, rewards, self.groups, self.ref_logp, self.old_logp)
+        return to_reward_batch([result for s in scored for result in s.results], self.labels)
+
+    def generated(self, rewards: RewardBatch, shaped: Shaped) -> Generated:
+        """The round with its judgement (:meth:`collect`) and its shaped rewards."""
+        return Generated(self.records, self.rollout, rewards, shaped, self.groups, self.ref_logp, self.old_logp)
 
 
 class Rounds:
@@ -116,11 +115,9 @@ class Rounds:
         self.device = device
         self.pad_id: int = prompts.tokenizer.pad_token_id
 
-    def run(self, worker: ScoreQueue, records: Sequence[PromptRecord], tag: str, timing: StepTiming) -> Generated:
-        """One round, start to judgement."""
-        return self.start(worker, records, tag, timing).collect(timing)
-
-    def start(self, worker: ScoreQueue, records: Sequence[PromptRecord], tag: str, timing: StepTiming) -> PendingRound:
+    def start(
+        self, channel: RewardChannel, records: Sequence[PromptRecord], tag: str, timing: StepTiming
+    ) -> PendingRound:
         """Generate in chunks, each sent for scoring at once; frozen-model log-probs while they are scored."""
         G = self.cfg.rollout.group_size
         chunk = self.cfg.rollout.chunk_prompts or len(records)
@@ -137,7 +134,7 @@ class Rounds:
             samples, chunk_groups, chunk_labels = as_samples(
                 recs, rollout.texts, G, f"{tag}-{start}", self.cfg.reward.verifier
             )
-            futures.append(worker.submit(samples, self.cfg.reward.verifier))
+            futures.append(channel.submit(samples, self.cfg.reward.verifier))
             parts.append(rollout)
             groups += chunk_groups
             labels += chunk_labels
@@ -153,11 +150,9 @@ class Rounds:
         ref = None
         if self.ref_model is not None:
             ref = rollout_logprobs(self.ref_model, rollout, micro, temperature, self.device)
-        off_policy = a.epochs * a.mini_batches > 1
-        kl_in_reward = a.kl.where == "reward" and a.kl.coef > 0
         old = None
-        if (off_policy or kl_in_reward) and a.old_logprobs == "trainer":
+        if (a.off_policy or a.kl_in_reward) and a.old_logprobs == "trainer":
             old = rollout_logprobs(self.model, rollout, micro, temperature, self.device)
-        if kl_in_reward and old is None:
+        if a.kl_in_reward and old is None:
             old = rollout.logprobs  # the ratio is anchored on the engine: so is the KL
         return ref, old

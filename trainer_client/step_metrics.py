@@ -14,11 +14,10 @@ from torch import Tensor
 
 from .algorithms import zero_variance_groups
 from .config import TrainConfig
-from .generated import Generated
+from .generated import Generated, StepBatch
 from .objective import LossStats
 from .rewards import RewardBatch
 from .rollout import Rollout
-from .shaping import overlong_mean, shaped_rewards
 from .timing import StepTiming
 from .update import UpdateResult
 
@@ -33,34 +32,24 @@ __all__ = [
 ]
 
 
-def step_row(
-    cfg: TrainConfig,
-    step: int,
-    everything: Generated,
-    kept: Generated,
-    rounds: int,
-    update: UpdateResult,
-    lr: float,
-    timing: StepTiming,
-    step_time: float,
-) -> dict[str, Any]:
+def step_row(cfg: TrainConfig, step: int, batch: StepBatch, update: UpdateResult, timing: StepTiming) -> dict[str, Any]:
     """The step's row of ``metrics.jsonl``: rewards and groups of everything generated, the update, speed."""
     G = cfg.rollout.group_size
+    everything = batch.generated
     row: dict[str, Any] = {"step": step}
-    shaped, in_loss = shaped_rewards(everything, cfg)
-    row.update(reward_metrics(everything, shaped, in_loss, overlong=overlong_mean(everything, cfg)))
-    row.update(group_metrics(everything, G, rounds, kept=kept.rollout.size // G))
-    row.update(actor_metrics(update.stats, update.grad_norms, lr, cfg.algorithm.mismatch.tis_cap is not None))
+    row.update(reward_metrics(everything))
+    row.update(group_metrics(everything, G, batch.rounds, kept=batch.kept.rollout.size // G))
+    row.update(actor_metrics(update.stats, update.grad_norms, update.lr, cfg.algorithm.mismatch.tis_cap is not None))
     row.update(response_metrics(everything.rollout))
     tokens = int(everything.rollout.lengths.sum())
     row.update(
         {
-            "perf/tokens_per_s": tokens / step_time,
-            "perf/samples_per_s": everything.rollout.size / step_time,
+            "perf/tokens_per_s": tokens / timing.step,
+            "perf/samples_per_s": everything.rollout.size / timing.step,
             "time/generate_s": timing.generate,
             "time/reward_s": timing.reward,
             "time/train_s": timing.train,
-            "time/step_s": step_time,
+            "time/step_s": timing.step,
             "reward/latency_s": timing.latency,
         }
     )
@@ -79,9 +68,10 @@ def reward_by_verifier(rewards: RewardBatch) -> dict[str, float]:
     return out
 
 
-def reward_metrics(gen: Generated, shaped: Tensor, in_loss: Tensor, overlong: float) -> dict[str, float]:
-    """``shaped``/``in_loss`` [B]: rewards as the advantages see them, and which samples enter the loss."""
+def reward_metrics(gen: Generated) -> dict[str, float]:
+    """The service's rewards of ``gen``, and the same rewards as the advantages saw them."""
     r = gen.rewards
+    shaped, in_loss = gen.shaped.rewards, gen.shaped.in_loss
     ok = r.scores[r.valid]
     statuses = list(r.statuses)
     n = max(len(statuses), 1)
@@ -95,7 +85,7 @@ def reward_metrics(gen: Generated, shaped: Tensor, in_loss: Tensor, overlong: fl
         "reward/timeout_frac": statuses.count("timeout") / n,
         "reward/masked_frac": 1.0 - float(in_loss.float().mean()) if statuses else 0.0,
         "reward/shaped_mean": ok_mean(shaped, in_loss),
-        "reward/overlong_penalty": overlong,
+        "reward/overlong_penalty": float(gen.shaped.overlong.mean()),
     }
     for label, mean in reward_by_verifier(r).items():
         out[f"reward/verifier/{label}/mean"] = mean

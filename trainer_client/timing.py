@@ -18,13 +18,15 @@ class StepTiming:
     """Seconds one step spent generating, waiting for rewards and training (frozen log-probs included).
 
     ``latency`` is the service's round trip, from the first request sent to the last answer back;
-    most of it hides behind generation and training, which is why it is not a phase.
+    most of it hides behind generation and training, which is why it is not a phase. ``step`` is
+    the whole step, collection to update.
     """
 
     generate: float = 0.0
     reward: float = 0.0
     train: float = 0.0
     latency: float = 0.0
+    step: float = 0.0
 
     @contextlib.contextmanager
     def phase(self, name: Phase) -> Iterator[None]:

@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from .algorithms import normaliser_for
-from .config import AlgorithmConfig
+from .config import TrainConfig
 from .logprobs import TokenStats, response_logprobs
 from .objective import LossStats, MicroBatch, micro_batch_loss
 
@@ -52,24 +52,23 @@ class UpdateResult:
     stats: LossStats
     grad_norms: tuple[float, ...]
     fresh_logp: Tensor  # [B, T] trainer log-probs of the first pass (detached), for metrics and dumps
+    lr: float  # the learning rate the update ran at
 
 
 def accumulate_gradients(
-    model: torch.nn.Module,
-    batch: TrainBatch,
-    cfg: AlgorithmConfig,
-    micro_batch_size: int | None,
-    temperature: float,
-    constant_length: float,
-    prefetched: TokenStats | None = None,
+    model: torch.nn.Module, batch: TrainBatch, cfg: TrainConfig, prefetched: TokenStats | None = None
 ) -> tuple[LossStats, Tensor]:
-    """Backward over ``batch`` in micro-batches; gradients add up to the whole batch's.
+    """Backward over ``batch`` in micro-batches of ``optim.micro_batch_size``; gradients add up to
+    the whole batch's.
 
-    ``prefetched`` is the first micro-batch's forward pass, already run (the loop runs it while
-    the rewards are computed). Returns the statistics and the fresh log-probs [B, T] (detached).
+    ``prefetched`` is the first micro-batch's forward pass, already run (the step runs it while
+    the service scores). Returns the statistics and the fresh log-probs [B, T] (detached).
     """
-    norm = normaliser_for(batch.loss_mask, cfg.aggregation, constant_length)
-    size = micro_batch_size or batch.size
+    a = cfg.algorithm
+    constant_length = a.aggregation_constant or cfg.rollout.max_new_tokens
+    temperature = cfg.rollout.temperature or 1.0
+    norm = normaliser_for(batch.loss_mask, a.aggregation, constant_length)
+    size = cfg.optim.micro_batch_size or batch.size
     stats = LossStats()
     fresh: list[Tensor] = []
     for start in range(0, batch.size, size):
@@ -87,7 +86,7 @@ def accumulate_gradients(
                 with_entropy=True,
             )
         assert tokens.entropy is not None
-        loss, part_stats = micro_batch_loss(cfg, tokens.logprobs, tokens.entropy, part.micro(), norm)
+        loss, part_stats = micro_batch_loss(a, tokens.logprobs, tokens.entropy, part.micro(), norm)
         loss.backward()
         stats.merge(part_stats)
         fresh.append(tokens.logprobs.detach())
@@ -98,31 +97,27 @@ def policy_update(
     model: torch.nn.Module,
     optimizer: torch.optim.Optimizer,
     batch: TrainBatch,
-    cfg: AlgorithmConfig,
-    micro_batch_size: int | None,
-    max_grad_norm: float | None,
-    temperature: float,
-    constant_length: float,
+    cfg: TrainConfig,
     prefetched: TokenStats | None = None,
 ) -> UpdateResult:
-    """``cfg.epochs`` passes over ``cfg.mini_batches`` mini-batches, one optimizer step each.
+    """``algorithm.epochs`` passes over ``algorithm.mini_batches`` mini-batches, one optimizer step each.
 
     ``prefetched`` (the forward pass of the very first micro-batch) is only valid for a single
     optimizer step: after it, the weights have moved.
     """
-    if prefetched is not None and cfg.epochs * cfg.mini_batches != 1:
+    a, max_grad_norm = cfg.algorithm, cfg.optim.max_grad_norm
+    if prefetched is not None and a.off_policy:
         raise ValueError("a prefetched forward pass is only valid for a single optimizer step")
+    lr = optimizer.param_groups[0]["lr"]
     params = [p for p in model.parameters() if p.requires_grad]
     stats = LossStats()
     norms: list[float] = []
     first_pass: list[Tensor] = []
-    mini = batch.size // cfg.mini_batches
-    for epoch in range(cfg.epochs):
+    mini = batch.size // a.mini_batches
+    for epoch in range(a.epochs):
         for start in range(0, batch.size, mini):
             optimizer.zero_grad(set_to_none=True)
-            part_stats, fresh = accumulate_gradients(
-                model, batch.rows(start, start + mini), cfg, micro_batch_size, temperature, constant_length, prefetched
-            )
+            part_stats, fresh = accumulate_gradients(model, batch.rows(start, start + mini), cfg, prefetched)
             norm = torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm is not None else float("inf"))
             optimizer.step()
             stats.merge(part_stats)
@@ -130,4 +125,4 @@ def policy_update(
             if epoch == 0:
                 first_pass.append(fresh)
     optimizer.zero_grad(set_to_none=True)
-    return UpdateResult(stats=stats, grad_norms=tuple(norms), fresh_logp=torch.cat(first_pass))
+    return UpdateResult(stats=stats, grad_norms=tuple(norms), fresh_logp=torch.cat(first_pass), lr=lr)

@@ -1,4 +1,4 @@
-"""Scoring from a child process: the same answers as the in-process worker, errors that keep
+"""Scoring from a child process: the same answers as the reward thread, errors that keep
 their meaning, and no request left waiting forever when the child goes away."""
 
 import os
@@ -7,7 +7,7 @@ import signal
 import pytest
 from trainer_helpers import BrokenScorer, StalledScorer, VanishingScorer
 
-from rewardhub.background import RewardProcess, RewardProcessError, RewardWorker
+from rewardhub.background import RewardProcess, RewardProcessError, RewardThread
 from rewardhub.client import ClientError
 from rewardhub.trainer.config import RewardConfig
 from rewardhub.trainer.rewards import service_scorer
@@ -22,13 +22,14 @@ def samples():
     ]
 
 
-def test_scores_through_the_service_as_the_thread_worker_does(service_url):
+def test_scores_through_the_service_as_the_reward_thread_does(service_url):
     factory = service_scorer(RewardConfig(), service_url)
-    with RewardProcess(factory) as child, RewardWorker(factory) as thread:
+    with RewardProcess(factory) as child, RewardThread(factory) as thread:
         from_child = child.submit(samples(), "exact").result(timeout=30)
         from_thread = thread.submit(samples(), "exact").result(timeout=30)
         assert child.call("health")["status"] == "ok"
-    assert [r.score for r in from_child.results] == [r.score for r in from_thread.results]
+    assert [r.score for r in from_child.results] == [1.0, 0.0, 1.0]  # `exact` ignores surrounding spaces
+    assert [r.score for r in from_thread.results] == [1.0, 0.0, 1.0]
     assert [r.status for r in from_child.results] == ["ok"] * 3
     assert from_child.sent_at <= from_child.done_at
 
