@@ -1,4 +1,5 @@
-"""`ifeval`: each constraint type on a passing and a failing response, scoring modes, bad references."""
+"""`ifeval` with today's own constraint list: each type on a passing and a failing response, scoring modes,
+bad references; and the same intent read by IFEval's rules (an instruction row), side by side."""
 
 from importlib.metadata import entry_points
 
@@ -6,8 +7,7 @@ import pytest
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Sample
-from rewardhub.verifiers.ifeval import IFEvalVerifier, from_ifeval
-from rewardhub.verifiers.ifeval_constraints import CONSTRAINT_TYPES, parse_constraint
+from rewardhub.verifiers.ifeval import CONSTRAINT_TYPES, IFEvalVerifier, parse_constraint
 
 
 def score(response, reference, **config):
@@ -192,41 +192,65 @@ IFEVAL_ROW = {
 }
 
 
-@pytest.mark.parametrize(
-    ("instruction", "kwargs", "constraint"),
-    [
-        ("keywords:existence", {"keywords": ["a", "b"]}, {"type": "keywords", "include": ["a", "b"]}),
-        ("keywords:forbidden_words", {"forbidden_words": ["x"]}, {"type": "keywords", "exclude": ["x"]}),
-        (
-            "keywords:frequency",
-            {"keyword": "ai", "frequency": 3, "relation": "less than"},
-            {"type": "keyword_frequency", "keyword": "ai", "max": 2},
-        ),
-        ("length_constraints:number_sentences", {"num_sentences": 5, "relation": "at least"}, {"type": "sentence_count", "min": 5}),
-        ("length_constraints:number_paragraphs", {"num_paragraphs": 3}, {"type": "paragraph_count", "exact": 3, "separator": "***"}),
-        ("detectable_format:multiple_sections", {"section_spliter": "Part", "num_sections": 2}, {"type": "section_count", "marker": "Part", "min": 2}),
-        ("detectable_content:postscript", {"postscript_marker": "P.P.S"}, {"type": "postscript", "marker": "P.P.S"}),
-        ("combination:repeat_prompt", {"prompt_to_repeat": "Say hi."}, {"type": "starts_with", "text": "Say hi."}),
-        ("startend:end_checker", {"end_phrase": "Is there anything else?"}, {"type": "ends_with", "text": "Is there anything else?"}),
-        ("detectable_format:title", None, {"type": "title"}),
-    ],
-)  # fmt: skip
-def test_ifeval_instructions_translate(instruction, kwargs, constraint):
-    assert from_ifeval([instruction], [kwargs]) == [constraint]
+# Where today's own constraint and the IFEval instruction of the same intent read a response differently:
+# (own constraint, IFEval instruction id, its kwargs, response, own verdict, IFEval's verdict).
+SIDE_BY_SIDE = [
+    ({"type": "keywords", "include": ["war"]}, "keywords:existence", {"keywords": ["war"]}, "toward the sea", False, True),
+    ({"type": "keyword_frequency", "keyword": "the", "min": 2}, "keywords:frequency", {"keyword": "the", "frequency": 2, "relation": "at least"}, "The theme", False, True),
+    ({"type": "sentence_count", "exact": 2}, "length_constraints:number_sentences", {"num_sentences": 3, "relation": "less than"}, "Dr. Smith came. He sat.", False, True),
+    ({"type": "capital_word_count", "min": 2}, "change_case:capital_word_frequency", {"capital_frequency": 2, "capital_relation": "at least"}, "DON'T", True, True),
+    ({"type": "capital_word_count", "min": 2}, "change_case:capital_word_frequency", {"capital_frequency": 2, "capital_relation": "at least"}, "HELLO-WORLD", True, False),
+    ({"type": "uppercase"}, "change_case:english_capital", {}, "DER HUND SPIELT IM GARTEN, WÄHREND DIE KINDER IHRE HAUSAUFGABEN MACHEN.", True, False),
+    ({"type": "postscript"}, "detectable_content:postscript", {"postscript_marker": "P.S."}, "See the p.s. inline", False, True),
+    ({"type": "bullet_count", "exact": 1}, "detectable_format:number_bullet_lists", {"num_bullets": 1}, "-no space", False, True),
+    ({"type": "highlight_count", "min": 1}, "detectable_format:number_highlighted_sections", {"num_highlights": 1}, "* *", True, False),
+    ({"type": "quotation"}, "startend:quotation", {}, "\u201ccurly\u201d", True, False),
+    ({"type": "paragraph_count", "exact": 2, "separator": "***"}, "length_constraints:number_paragraphs", {"num_paragraphs": 2}, "a\n***\n\n***\nb", True, False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("own", "instruction", "kwargs", "response", "own_verdict", "ifeval_verdict"), SIDE_BY_SIDE)
+def test_own_constraints_keep_their_meaning_beside_ifevals(
+    own, instruction, kwargs, response, own_verdict, ifeval_verdict
+):
+    assert score(response, [own]).details["constraints"][0]["passed"] is own_verdict
+    row = {"instruction_id_list": [instruction], "kwargs": [kwargs]}
+    assert score(response, row).details["constraints"][0]["passed"] is ifeval_verdict
 
 
 def test_an_ifeval_row_is_a_reference():
     response = "Notes are *short* and VERY CLEAR"
     result = score(response, IFEVAL_ROW)
     assert [c["passed"] for c in result.details["constraints"]] == [True, True, True, True]
+    assert result.details["constraints"][1] == {
+        "type": "length_constraints:number_words",
+        "passed": True,
+        "observed": 6,
+    }
     assert score(response + ", really, with many more words than were asked", IFEVAL_ROW).score == 0.5
+
+
+def test_loose_mode_tries_googles_variants_and_names_the_one_that_passed():
+    row = {"instruction_id_list": ["startend:end_checker"], "kwargs": [{"end_phrase": "The end."}]}
+    response = "Story.\nThe end.\nHope this helps!"
+    assert score(response, row).score == 0.0
+    loose = score(response, row, loose=True)
+    assert loose.score == 1.0
+    assert loose.details["constraints"][0]["variant"] == "without last line"
+
+
+def test_an_empty_response_follows_no_instruction_unless_judged_like_nemo_gym():
+    row = {"instruction_id_list": ["punctuation:no_comma"], "kwargs": [None]}
+    assert score("  ", row).score == 0.0
+    assert score("  ", row, judge_empty_response=True).score == 1.0
+    assert score("  ", [{"type": "no_commas"}]).score == 1.0  # own constraints check an empty text as any other
 
 
 @pytest.mark.parametrize(
     ("row", "message"),
     [
-        ({"instruction_id_list": ["language:response_language"], "kwargs": [{"language": "fr"}]}, "no counterpart"),
-        ({"instruction_id_list": ["keywords:frequency"], "kwargs": [{"keyword": "a", "frequency": 2, "relation": "about"}]}, "unknown relation"),
+        ({"instruction_id_list": ["keywords:unknown_rule"], "kwargs": [{}]}, "'keywords:unknown_rule' has no counterpart"),
+        ({"instruction_id_list": ["keywords:frequency"], "kwargs": [{"keyword": "a", "frequency": 2, "relation": "about"}]}, "kwarg relation"),
         ({"instruction_id_list": ["punctuation:no_comma"], "kwargs": []}, "same length"),
         ({"instruction_id_list": ["punctuation:no_comma"], "kwargs": ["x"]}, "must be an object"),
     ],

@@ -1,0 +1,1 @@
+"""IFBench rules: none registered yet; those ids are errors naming them."""
