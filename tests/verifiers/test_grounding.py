@@ -18,6 +18,7 @@ from typing import Any, Optional
 
 import pytest
 
+from rewardhub.audit import load_corpus
 from rewardhub.errors import VerifierError
 from rewardhub.types import Sample
 from rewardhub.verifiers.grounding import (
@@ -370,3 +371,24 @@ def test_a_reference_that_cannot_be_read_is_an_error_naming_the_field(reference,
 def test_no_answer_scores_zero_with_a_reason() -> None:
     result = score("I cannot see the button.", TARGET)
     assert (result.status, result.score, result.details["reason"]) == ("ok", 0.0, "no_answer")
+
+
+def test_no_exploit_of_the_grounding_corpus_is_paid() -> None:
+    results = {e.id: score(e.response, e.reference) for e in load_corpus("grounding")}
+    assert {i: r.details for i, r in results.items() if r.status != "ok" or r.score > 0} == {}
+
+
+def test_over_http_a_click_is_scored_and_a_bad_reference_names_its_field(http) -> None:
+    samples = [
+        {"response": "<point>(630, 610)</point>", "reference": {"expected_answer": "0.6530,0.6620"}},
+        {"response": "<point>(630, 610)</point>", "reference": {"box": [1, 2, 3]}},
+    ]
+    body = {"verifier": {"name": "grounding", "config": {"coordinates": "thousandths"}}, "samples": samples}
+    reply = http.post("/v1/score", json=body)
+    assert reply.status_code == 200, reply.text
+    first, second = reply.json()["results"]
+    assert (first["status"], first["score"]) == ("ok", pytest.approx(0.3855625435113152))
+    assert second["status"] == "error" and "reference.box" in second["error"]
+    audit = http.post("/v1/audit", json={"verifier": "grounding"}).json()["exploits"]
+    assert audit["tried"] == len(load_corpus("grounding"))
+    assert [e["id"] for e in audit["cases"] if e["rewarded"]] == []

@@ -192,3 +192,18 @@ def test_no_exploit_of_the_corpus_is_paid_under_strict_and_the_known_leaks_are_n
         "reasoning_gym/halting-any-text",
         "reasoning_gym/coin-flip-zero-prefix",
     }
+
+
+def test_over_http_an_entry_is_scored_in_a_worker_and_a_bad_one_names_its_field(http) -> None:
+    entry = _entry("gcd")
+    samples = [
+        {"response": f"<answer>{entry['answer']}</answer>", "reference": entry},
+        {"response": "<answer>1</answer>", "reference": {"answer": "1", "metadata": {"source_dataset": "nope"}}},
+    ]
+    reply = http.post("/v1/score", json={"verifier": "reasoning_gym", "samples": samples})
+    assert reply.status_code == 200, reply.text
+    first, second = reply.json()["results"]
+    assert (first["status"], first["score"]) == ("ok", 1.0)
+    assert second["status"] == "error" and "reference.task" in second["error"]
+    audit = http.post("/v1/audit", json={"verifier": {"name": "reasoning_gym", "config": {"strict": True}}})
+    assert [e["id"] for e in audit.json()["exploits"]["cases"] if e["rewarded"]] == []

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from rewardhub.audit import load_corpus
 from rewardhub.errors import VerifierError
 from rewardhub.types import Sample
 from rewardhub.verifiers.sql import (
@@ -421,3 +422,28 @@ def test_without_a_data_directory_a_named_database_is_an_error(monkeypatch) -> N
     monkeypatch.delenv(DATA_DIR_ENV)
     with pytest.raises(VerifierError, match=DATA_DIR_ENV):
         score(fenced("SELECT 1"), {**SPIDER, "query": "SELECT 1"})
+
+
+def test_no_exploit_of_the_sql_corpus_is_paid() -> None:
+    exploits = load_corpus("sql")
+    results = {e.id: score(e.response, e.reference) for e in exploits}
+    assert {i: r.details for i, r in results.items() if r.status != "ok" or r.score > 0} == {}
+    assert not Path("/tmp/rewardhub-exploit.sqlite").exists()
+    assert not Path("/tmp/rewardhub-exploit-copy.sqlite").exists()
+
+
+def test_over_http_a_query_scores_a_write_is_refused_and_a_bad_reference_names_its_field(http) -> None:
+    samples = [
+        {"response": fenced("SELECT dept, avg(salary) FROM employee GROUP BY dept"), "reference": INLINE},
+        {"response": fenced("DELETE FROM employee"), "reference": INLINE},
+        {"response": fenced("SELECT 1"), "reference": {"schema": INLINE["schema"]}},
+    ]
+    reply = http.post("/v1/score", json={"verifier": "sql", "samples": samples})
+    assert reply.status_code == 200, reply.text
+    results = reply.json()["results"]
+    assert [(r["status"], r["score"]) for r in results] == [("ok", 1.0), ("ok", 0.0), ("error", 0.0)]
+    assert results[1]["details"]["reason"] == "refused"
+    assert "gold_sql" in results[2]["error"]
+    audit = http.post("/v1/audit", json={"verifier": "sql"}).json()["exploits"]
+    assert audit["tried"] == len(load_corpus("sql"))
+    assert [e["id"] for e in audit["cases"] if e["rewarded"]] == []
