@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import sympy
 
+from .closed_form import surd
 from .parse import parse_normalized
 from .symbolic import (
     constants_close,
@@ -504,10 +505,15 @@ def _values(g: Any, gd: int | None, a: Any, ad: int | None, p: Policy) -> str | 
 
 
 def _exact(expr: Any) -> Fraction | None:
+    """The exact rational value, also of a rational written with square roots
+    (``(2+\\sqrt{3})^{4}+(2-\\sqrt{3})^{4}`` is 194), else None."""
     if isinstance(expr, sympy.Rational):
         return Fraction(int(expr.p), int(expr.q))
     if isinstance(expr, sympy.Float):
         return Fraction(format(expr, "f"))
+    value = surd(expr) if expr.has(sympy.Pow) else None
+    if value is not None and set(value) <= {frozenset()}:
+        return value.get(frozenset(), Fraction(0))
     return None
 
 

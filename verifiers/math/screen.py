@@ -12,8 +12,14 @@ What it refuses (every bound is a field of :class:`Limits`):
 - more characters than ``max_chars`` in the part that would be parsed;
 - brackets nested deeper than ``max_depth`` (the parser recurses per level);
 - exponent towers of ``max_tower`` or more levels (``a^{b^{c}}`` is two);
-- a power of numbers whose value would have more than ``max_digits`` digits;
-- a power of a non-number (``x^{1000000}``) with an exponent above ``max_symbolic_exponent``;
+- a power of a constant (numbers, ``\\frac``, ``\\sqrt``, ``\\pi``, ``e``) whose exact value could
+  have more than ``max_digits`` digits, counted as the *height* of the base times the exponent:
+  the digits of numerator and denominator together (``(1/2)^{10^{9}}`` has a 300-million-digit
+  denominator, though its value is tiny), a root counted as its radicand. ``(2-\\sqrt{3})^{2016}``
+  (at most about 1,700 digits) passes: sympy leaves such a power unexpanded, and ``closed_form``
+  decides it in bounded time (it used to be refused as a "power of a non-number");
+- a power of anything else (``x^{1000000}``) with an exponent above ``max_symbolic_exponent``:
+  expanding it is where sympy would hang;
 - a factorial of a number above ``max_factorial``; a binomial with more than ``max_digits`` digits.
 """
 
@@ -48,6 +54,8 @@ _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {")", "]", "}"}
 _BINOM = re.compile(r"\\[dt]?binom\s*")
 _NUMERIC_CHARS = re.compile(r"^(?:[\d\s.+\-*/^(){}!]|\\cdot|\\times|\\left|\\right)+$")
+_CONSTANT_CHARS = re.compile(r"^(?:[\d\s.+\-*/^(){}!]|\\cdot|\\times|\\left|\\right|\\sqrt|\\frac|\\pi)+$")
+_TOKENS = re.compile(r"\d+\.?\d*|\.\d+|[+\-*/^(){}!]|\\cdot|\\times|\\sqrt|\\frac|\\pi")
 _GAMMA = re.compile(r"\\Gamma\s*(?=[({])")
 _SCIENTIFIC = re.compile(r"\d[eE]\s*\+?(\d+)")
 
@@ -148,6 +156,12 @@ def _base_before(text: str, caret: int) -> str:
         while k >= 0 and (text[k].isdigit() or text[k] == "."):
             k -= 1
         return text[k + 1 : j + 1]
+    if text[j].isalpha():  # a command such as \pi is one token
+        k = j
+        while k >= 0 and text[k].isalpha():
+            k -= 1
+        if k >= 0 and text[k] == "\\":
+            return text[k : j + 1]
     return text[j]
 
 
@@ -162,11 +176,12 @@ def _check_powers(text: str, limits: Limits) -> None:
         exponent = _log10_magnitude(text[start:end])
         if exponent is None:
             continue  # a symbolic exponent: harmless below the tower limit
-        base = _log10_magnitude(_base_before(text, caret))
+        base_text = _base_before(text, caret)
+        base = 0.5 if base_text == "e" else _log10_height(base_text)  # e^{2016} is exp(2016): never expanded
         exponent_value = 10.0**exponent if exponent < 300 else math.inf
         if base is None:
             if exponent_value > limits.max_symbolic_exponent:
-                raise TooComplex(f"power of a non-number with exponent above {limits.max_symbolic_exponent}")
+                raise TooComplex(f"power of a non-constant with exponent above {limits.max_symbolic_exponent}")
         elif exponent_value * max(base, 0.0) > limits.max_digits:
             raise TooComplex(f"power with more than {limits.max_digits} digits")
 
@@ -215,13 +230,22 @@ def _log10_magnitude(text: str) -> float | None:
     Evaluated in log space with a tiny recursive-descent parser over ``+ - * / ^``, so a tower
     never materialises; the result is an upper bound good enough for a screen.
     """
+    return _parse_log10(text, _NUMERIC_CHARS, height=False)
+
+
+def _log10_height(text: str) -> float | None:
+    """An upper bound on log10 of the *height* of a constant expression (numbers, ``\\frac``,
+    ``\\sqrt``, ``\\pi``), or None if it is not one: the digits its exact value may need, numerator
+    and denominator together (a sum of fractions multiplies denominators, a quotient counts both)."""
+    return _parse_log10(text, _CONSTANT_CHARS, height=True)
+
+
+def _parse_log10(text: str, allowed: re.Pattern[str], height: bool) -> float | None:
     text = text.strip()
-    if not text or not _NUMERIC_CHARS.match(text) or not any(c.isdigit() for c in text):
+    if not text or not allowed.match(text) or not any(c.isdigit() or c == "\\" for c in text):
         return None
-    tokens = re.findall(
-        r"\d+\.?\d*|\.\d+|[+\-*/^(){}!]|\\cdot|\\times", text.replace("\\left", "").replace("\\right", "")
-    )
-    parser = _MagnitudeParser(tokens)
+    tokens = _TOKENS.findall(text.replace("\\left", "").replace("\\right", ""))
+    parser = _MagnitudeParser(tokens, height)
     try:
         value = parser.sum()
     except (IndexError, ValueError, OverflowError):
@@ -231,10 +255,15 @@ def _log10_magnitude(text: str) -> float | None:
 
 class _MagnitudeParser:
     """``sum := product (('+'|'-') product)*``; ``product := power (('*'|'/') power)*``;
-    ``power := atom ('^' power)?``; values are log10 magnitudes (sums take the larger term)."""
+    ``power := atom ('^' power)?``; ``atom := number | group | \\sqrt group | \\frac group group | \\pi``.
 
-    def __init__(self, tokens: list[str]) -> None:
+    Values are log10 magnitudes (sums take the larger term, a quotient is at most its numerator),
+    or, with ``height``, log10 heights (sums and products add the heights of their parts).
+    """
+
+    def __init__(self, tokens: list[str], height: bool = False) -> None:
         self.tokens = tokens
+        self.height = height
         self.i = 0
 
     def done(self) -> bool:
@@ -243,20 +272,27 @@ class _MagnitudeParser:
     def _peek(self) -> str | None:
         return self.tokens[self.i] if self.i < len(self.tokens) else None
 
+    def _starts_atom(self) -> bool:
+        """``4\\sqrt{3}``, ``2(1+\\sqrt{5})``: a product written without a sign."""
+        token = self._peek()
+        return token is not None and (token[0].isdigit() or token in ("(", "{", "\\sqrt", "\\frac", "\\pi"))
+
     def sum(self) -> float:
         value = self.product()
         while self._peek() in ("+", "-"):
             self.i += 1
-            value = max(value, self.product()) + math.log10(2)
+            term = self.product()
+            value = (value + term if self.height else max(value, term)) + math.log10(2)
         return value
 
     def product(self) -> float:
         value = self.power()
-        while self._peek() in ("*", "/", "\\cdot", "\\times"):
+        while self._peek() in ("*", "/", "\\cdot", "\\times") or (self.height and self._starts_atom()):
             op = self.tokens[self.i]
-            self.i += 1
+            if not self._starts_atom():
+                self.i += 1
             right = self.power()
-            value = value + right if op != "/" else value  # a quotient is at most its numerator
+            value = value + right if op != "/" or self.height else value  # a quotient is at most its numerator
         return value
 
     def power(self) -> float:
@@ -285,5 +321,15 @@ class _MagnitudeParser:
             return value
         if token in ("-", "+"):
             return self.atom()
+        if token == "\\pi":
+            return 0.5  # sympy keeps pi symbolic: its powers cost nothing
+        if token == "\\sqrt":
+            return self.atom()  # the radicand's height bounds the root's
+        if token == "\\frac":
+            numerator = self.atom()
+            denominator = self.atom()
+            return numerator + denominator if self.height else numerator
         number = float(token)
+        if self.height and "." in token:  # 2.5 is 25/10
+            return math.log10(max(number, 1.0)) + len(token.split(".", 1)[1])
         return math.log10(number) if number > 1 else 0.0

@@ -2,8 +2,10 @@
 must be, and never ``chop``.
 
 math-verify compares with ``(a - b).evalf(chop=True) == 0``, which declares ``1/2^{99}`` equal to
-``1/2^{98}`` (both chop to zero). Here rationals compare exactly, other constants compare at 80
-significant digits with a *relative* tolerance of 1e-50, and expressions with variables are
+``1/2^{98}`` (both chop to zero). Here rationals compare exactly, sums of square roots exactly too,
+other constants numerically at a precision that resolves every term of every sum, with a stated
+tolerance (``closed_form``: ``(2+\\sqrt{3})^{100}`` is not ``(2+\\sqrt{3})^{100}+(2-\\sqrt{3})^{100}``,
+10^-114 apart relatively), and expressions with variables are
 equal when ``simplify`` proves ``a - b == 0`` or when they agree to 1e-25 at six fixed probe points
 (which catches identities ``simplify`` misses, such as ``\\tan^2 y + 1`` and ``\\sec^2 y``).
 
@@ -20,8 +22,11 @@ from typing import Any
 import sympy
 from sympy.core.function import AppliedUndef
 
+from .closed_form import numerically_equal, surds_equal
+
 __all__ = [
     "constants_close",
+    "constants_equal",
     "equal_expressions",
     "exact_decimals",
     "is_constant",
@@ -31,8 +36,6 @@ __all__ = [
     "to_fraction",
 ]
 
-_DIGITS = 80
-_RELATIVE = sympy.Float("1e-50", _DIGITS)
 _PROBE_RELATIVE = sympy.Float("1e-25", 40)
 _TINY = sympy.Float("1e-30", 40)
 _PROBES = (
@@ -65,20 +68,18 @@ def to_fraction(expr: Any) -> Fraction | None:
 
 
 def constants_close(a: Any, b: Any) -> bool:
-    """Two constant expressions agree to 50 significant digits (evaluated with 80)."""
-    try:
-        va, vb = sympy.N(a, _DIGITS), sympy.N(b, _DIGITS)
-        if not (va.is_number and vb.is_number) or va.has(sympy.zoo, sympy.nan) or vb.has(sympy.zoo, sympy.nan):
-            return False
-        if not (va.is_finite and vb.is_finite):
-            return bool(va == vb)
-        difference = abs(sympy.N(va - vb, _DIGITS))
-        scale = max(abs(va), abs(vb))
-        if scale == 0:
-            return True
-        return bool(difference <= _RELATIVE * scale)
-    except (TypeError, ValueError, ZeroDivisionError, AttributeError):
-        return False
+    """Two constant expressions are equal: exactly, when both are sums of rational multiples of
+    square roots; else numerically, at a precision that resolves every term of every sum
+    (``closed_form``). No verdict is not equal."""
+    return constants_equal(a, b) is not None
+
+
+def constants_equal(a: Any, b: Any) -> str | None:
+    """How two constant expressions were shown equal ("exact" or "numeric"), or None."""
+    exact = surds_equal(a, b)
+    if exact is not None:
+        return "exact" if exact else None
+    return "numeric" if numerically_equal(a, b) else None
 
 
 def equal_expressions(a: Any, b: Any) -> str | None:
@@ -93,7 +94,7 @@ def equal_expressions(a: Any, b: Any) -> str | None:
     if is_constant(a) and is_constant(b):
         if a.is_Rational and b.is_Rational:
             return None  # distinct rationals: a == b above was the exact test
-        return "numeric" if constants_close(a, b) else None
+        return constants_equal(a, b)
     verdict = _agree_at_probes(a, b)
     if verdict is False:
         return None  # cheap and decisive: most wrong answers stop here, before simplify

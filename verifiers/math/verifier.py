@@ -16,7 +16,8 @@ named in ``escalate_to`` to look again at answers this rule calls wrong.
 Failure classes are explicit: no answer found is ``ok`` with score 0 and ``reason: no_answer``;
 an unreadable gold is status ``error`` (``reason: gold_unparseable``); an answer too expensive to
 evaluate (``9^{9^{9^{9}}}``, ``(10^{10})!``) is status ``error`` with ``reason: too_complex``, decided
-by a cheap pre-screen before sympy runs; a comparison sympy cannot carry out is status ``error``
+by a cheap pre-screen before sympy runs, while a closed form whose powers sympy leaves unexpanded
+(``(2-\\sqrt{3})^{2016}``) is judged, in bounded time (``closed_form``); a comparison sympy cannot carry out is status ``error``
 (``reason: incomparable``). math-verify's signal-based timeouts are never armed (we call its
 LaTeX normalization and parser directly, not ``parse``/``verify`` with their ``timeout`` wrappers:
 ``signal.alarm`` breaks off the main thread); the execution pool's hard per-sample limit covers us.

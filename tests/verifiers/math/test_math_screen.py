@@ -24,6 +24,9 @@ KILLERS = [
     "(10!)!",
     "\\Gamma(10^{10})",
     "1e100000000",
+    "(1/2)^{1000000000}",  # a tiny value with a 300-million-digit denominator
+    "\\sqrt{3}^{1000000000}",  # sympy evaluates it to 3^{500000000}
+    "(2+\\sqrt{3})^{10^{9}}",
 ]
 
 
@@ -47,6 +50,10 @@ def test_killers_are_too_complex(text):
         "1.5 \\times 10^{3}",
         "x^{1000}",
         "((((1))))",
+        "(2-\\sqrt{3})^{2016}",  # sympy leaves it unexpanded; closed_form decides it
+        "\\frac{(3-\\sqrt{3})(2-\\sqrt{3})^{2016}+(3+\\sqrt{3})(2+\\sqrt{3})^{2016}}{6}",
+        "(7+4\\sqrt{3})^{1008}",
+        "\\pi^{2016}",
     ],
 )
 def test_real_answers_pass(text):
