@@ -144,7 +144,11 @@ class Rounds:
         return PendingRound(tuple(records), rollout, tuple(futures), tuple(groups), tuple(labels), ref_logp, old_logp)
 
     def frozen_logprobs(self, rollout: Rollout) -> tuple[Tensor | None, Tensor | None]:
-        """(reference log-probs, the policy's before the update), each only when something reads it."""
+        """(reference log-probs, the policy's before the update), each only when something reads it.
+
+        With ``old_logprobs: rollout`` the policy's are never computed: the ratio and the KL in the
+        reward are anchored on the engine's, and the mismatch is measured against the fresh pass.
+        """
         a = self.cfg.algorithm
         micro, temperature = self.cfg.optim.micro_batch_size, self.cfg.rollout.temperature or 1.0
         ref = None
@@ -153,6 +157,4 @@ class Rounds:
         old = None
         if (a.off_policy or a.kl_in_reward) and a.old_logprobs == "trainer":
             old = rollout_logprobs(self.model, rollout, micro, temperature, self.device)
-        if a.kl_in_reward and old is None:
-            old = rollout.logprobs  # the ratio is anchored on the engine: so is the KL
         return ref, old

@@ -138,8 +138,9 @@ def advantages(kept: Generated, cfg: TrainConfig) -> Tensor:
     a, G = cfg.algorithm, cfg.rollout.group_size
     ro = kept.rollout
     penalty = None
-    if a.kl_in_reward and kept.ref_logp is not None and kept.old_logp is not None:
-        penalty = -a.kl.coef * kl_penalty(kept.old_logp, kept.ref_logp, a.kl.estimator) * ro.response_mask
+    if a.kl_in_reward and kept.ref_logp is not None:
+        old = kept.old_logp if kept.old_logp is not None else ro.logprobs  # old_logprobs: rollout anchors on the engine
+        penalty = -a.kl.coef * kl_penalty(old, kept.ref_logp, a.kl.estimator) * ro.response_mask
     dense = None
     if advantage_estimator(a.advantage).dense_rewards:
         dense = dense_token_rewards(kept.rewards.steps, ro.response_mask)[0]

@@ -172,6 +172,24 @@ def test_each_algorithm_switch_runs_a_finite_step(make_config, algorithm):
         assert row["actor/ppo_kl"] != 0.0
 
 
+def test_the_mismatch_is_measured_wherever_the_kl_goes(make_config, tmp_path):
+    # top-k sampling makes the engine's log-probs (renormalised over 3 tokens) differ from the
+    # trainer's; anchoring the ratio and the KL on the engine must not hide that difference
+    mismatch = {}
+    for where in ("loss", "reward"):
+        cfg = make_config(
+            steps=1,
+            output_dir=str(tmp_path / where),
+            rollout={"top_k": 3},
+            algorithm={"old_logprobs": "rollout", "kl": {"coef": 0.05, "where": where}},
+            data={"eval": None},
+        )
+        row = Trainer(cfg, scorer=scorer_factory(ExactScorer())).run()[0]
+        mismatch[where] = (row["rollout/mismatch_kl"], row["rollout/is_ratio_max"])
+    assert mismatch["loss"][0] > 0.1 and mismatch["loss"][1] < 1.0  # the trainer gives the samples less mass
+    assert mismatch["reward"] == mismatch["loss"]  # the same samples, measured the same way, before any update
+
+
 def test_prime_uses_the_dense_rewards(make_config, tmp_path):
     cfg = make_config(steps=1, algorithm={"advantage": "prime"}, debug={"dump": True}, data={"eval": None})
     Trainer(cfg, scorer=scorer_factory(Dense())).run()
