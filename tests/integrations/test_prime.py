@@ -6,7 +6,7 @@ way it finds an ``@vf.reward`` method (or a config-plugged one), and calls the r
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,19 +19,17 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def import_verifiers() -> Any:
-    """The installed ``verifiers.v1``: this repository's ``verifiers/`` folder (rewardhub's own rule
-    verifiers) has the same top-level name, and shadows it when the repository root is on the path
-    (``python -m pytest`` from the root puts it there)."""
-    if "verifiers" in sys.modules and Path(sys.modules["verifiers"].__file__ or "").resolve().is_relative_to(REPO):
-        del sys.modules["verifiers"]
-    saved = sys.path[:]
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != REPO]
-    try:
-        return importlib.import_module("verifiers.v1")
-    except ImportError as exc:
-        pytest.skip(f"verifiers 0.4.0 is not installed (dev extra): {exc}", allow_module_level=True)
-    finally:
-        sys.path[:] = saved
+    """The installed ``verifiers.v1`` (PrimeIntellect's package, of the dev extra).
+
+    This repository's ``verifiers/`` folder (rewardhub's rule verifiers, imported as
+    ``rewardhub.verifiers``) has the same top-level name. The suite runs without the repository
+    root on ``sys.path`` (``.ci/run`` uses ``python -P -m pytest``; the ``pytest`` command does the
+    same), so nothing here works around the folder: where it does shadow, this says how to run.
+    """
+    spec = importlib.util.find_spec("verifiers")
+    shadowed = spec is not None and Path(spec.origin or "").resolve().is_relative_to(REPO / "verifiers")
+    assert not shadowed, "the repository root is on sys.path (python -m pytest puts it there): run pytest or python -P -m pytest"
+    return pytest.importorskip("verifiers.v1", reason="verifiers 0.4.0 is not installed (dev extra)")
 
 
 vf = import_verifiers()
@@ -78,13 +76,7 @@ def readme_block(name: str) -> str:
 async def test_the_readme_snippet_defines_a_task_that_scores(service_url: str, monkeypatch) -> None:
     snippet = readme_block("prime")
     namespace: dict[str, Any] = {}
-    saved = sys.modules.get("verifiers")
-    sys.modules["verifiers"] = sys.modules[vf.__name__.rpartition(".")[0]]  # the installed package
-    try:
-        exec(compile(snippet.replace("http://127.0.0.1:8000", service_url), "README.md", "exec"), namespace)
-    finally:
-        if saved is not None:
-            sys.modules["verifiers"] = saved
+    exec(compile(snippet.replace("http://127.0.0.1:8000", service_url), "README.md", "exec"), namespace)
     task = namespace["MathTask"](namespace["MathData"](prompt="2+3?", answer="5"))
     trace = trace_of(task, vf.UserMessage(content="2+3?"), vf.AssistantMessage(content="\\boxed{5}"))
     await task.score(trace)
