@@ -96,6 +96,8 @@ def test_a_precision_past_the_cap_is_no_verdict():
         "\\frac{(3+\\sqrt{3})(2+\\sqrt{3})^{2016}+(3-\\sqrt{3})(2-\\sqrt{3})^{2016}}{6}",
         "\\frac{(1+\\sqrt{3})(2+\\sqrt{3})^{2016}}{2\\sqrt{3}}+\\frac{(\\sqrt{3}-1)(2-\\sqrt{3})^{2016}}{2\\sqrt{3}}",
         "\\frac{(3+\\sqrt{3})(7+4\\sqrt{3})^{1008}+(3-\\sqrt{3})(7-4\\sqrt{3})^{1008}}{6}",
+        # the response of NeMo-Gym 0.7.0's math_with_judge example_rollouts.jsonl (reward 1 there)
+        "\\dfrac{(1+\\sqrt{3})^{4033}-(1-\\sqrt{3})^{4033}}{2^{2017}\\sqrt{3}}",
     ],
 )
 def test_an_equal_closed_form_of_a_huge_power_matches(answer):
