@@ -269,6 +269,9 @@ def _element(text: str) -> Value:
         return Relation(_sympy(text))
     if len(split_top_level(text, ("\\cup",))) > 1:
         return Sym(_sympy(text))
+    matrix = _matrix(text)
+    if matrix is not None:
+        return matrix
     bracketed = _bracketed(text)
     if bracketed is not None:
         return bracketed
@@ -340,6 +343,37 @@ def _bracketed(text: str) -> Value | None:
     if kind == "tuple" and len(items) == 2 and brackets == "()":
         return Items(items, "tuple", brackets)
     return Items(items, kind, brackets)
+
+
+_MATRIX = re.compile(
+    r"^\\begin\{(pmatrix|bmatrix|Bmatrix|matrix|smallmatrix)\}(.*)\\end\{\1\}$"
+    r"|^\\begin\{array\}\s*\{[lcr|\s]*\}(.*)\\end\{array\}$",
+    re.DOTALL,
+)
+
+
+def _matrix(text: str) -> Value | None:
+    """A written matrix, entry by entry, with the precision each entry was written with (sympy's
+    matrix of floats forgets that ``0.8660`` showed four places): the shape ``compare`` gives a
+    sympy matrix, a vector when it has one row or one column, else a tuple of row tuples.
+    Determinants (``vmatrix``) and matrix arithmetic are left to the LaTeX parser."""
+    match = _MATRIX.match(text)
+    if match is None:
+        return None
+    body = match.group(2) if match.group(2) is not None else match.group(3)
+    rows = [row for row in split_top_level(body, ("\\\\",)) if row.strip()]
+    if not rows:
+        return None
+    table = [[entry.strip() for entry in split_top_level(row, ("&",))] for row in rows]
+    if len({len(row) for row in table}) != 1 or any(not entry for row in table for entry in row):
+        return None  # ragged or with an empty entry: not a matrix this reader trusts
+    try:
+        values = [[_element(entry) for entry in row] for row in table]
+    except Unparseable:
+        return None
+    if len(values) == 1 or len(values[0]) == 1:
+        return Items(tuple(value for row in values for value in row), "vector", "()")
+    return Items(tuple(Items(tuple(row), "tuple", "[]") for row in values), "tuple", "[]")
 
 
 def _missing() -> Value:

@@ -1,6 +1,6 @@
 """Recall classes a rule can decide safely: each right spelling scores 1, and its wrong neighbours 0.
 
-Decimal approximations of exact golds, ordinal suffixes, TeX's unbraced arguments, golds damaged by
+Decimal approximations of exact golds (also entry by entry in matrices and tuples), ordinal suffixes, TeX's unbraced arguments, golds damaged by
 JSON escapes, labelled extremes against a bare pair, and inequalities against intervals and unions.
 """
 
@@ -48,6 +48,37 @@ def boxed(answer: str) -> str:
 )
 def test_a_rounded_decimal_meets_a_gold_that_has_no_exact_decimal(gold, response, expected):
     assert verdict(gold, boxed(response)) == expected
+
+
+ROTATION = "\\begin{pmatrix}\\frac{\\sqrt{3}}{2} & -\\frac{1}{2}\\\\ \\frac{1}{2} & \\frac{\\sqrt{3}}{2}\\end{pmatrix}"
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "expected"),
+    [
+        # entries of a matrix or a tuple follow the scalar rule, entry by entry
+        (ROTATION, "\\begin{pmatrix}0.8660 & -0.5\\\\ 0.5 & 0.8660\\end{pmatrix}", 1.0),
+        (ROTATION, "\\left(\\begin{array}{cc}0.8660 & -0.5\\\\ 0.5 & 0.8660\\end{array}\\right)", 1.0),
+        (ROTATION, "\\begin{pmatrix}0.866 & -0.5\\\\ 0.5 & 0.866\\end{pmatrix}", 0.0),  # 3 significant digits
+        (ROTATION, "\\begin{pmatrix}0.8661 & -0.5\\\\ 0.5 & 0.8660\\end{pmatrix}", 0.0),  # one entry off
+        ("\\begin{pmatrix}1/8\\\\ 2/3\\end{pmatrix}", "\\begin{pmatrix}0.125\\\\ 0.6667\\end{pmatrix}", 1.0),
+        ("\\begin{pmatrix}1/8\\\\ 2/3\\end{pmatrix}", "\\begin{pmatrix}0.13\\\\ 0.6667\\end{pmatrix}", 0.0),
+        ("\\begin{pmatrix}1/3 & 2/3\\end{pmatrix}", "\\begin{pmatrix}0.3333 & 0.6666\\end{pmatrix}", 0.0),  # truncated
+        ("\\begin{pmatrix}0.87 & 1\\end{pmatrix}", "\\begin{pmatrix}\\frac{\\sqrt{3}}{2} & 1\\end{pmatrix}", 1.0),
+        ("(\\frac{\\sqrt{3}}{2}, -\\frac{1}{7})", "(0.8660, -0.1429)", 1.0),
+        ("(\\frac{\\sqrt{3}}{2}, -\\frac{1}{7})", "(0.8660, -0.143)", 0.0),
+        ("(\\frac{1}{3}, \\frac{600}{7})", "(0.3333, 85.71)", 1.0),
+        ("(\\frac{1}{3}, \\frac{600}{7})", "(85.71, 0.3333)", 0.0),  # a tuple keeps its order
+    ],
+)
+def test_rounded_entries_of_matrices_and_tuples(gold, response, expected):
+    assert verdict(gold, boxed(response)) == expected
+
+
+def test_rounded_entries_follow_the_settings_of_scalars():
+    gold, response = ROTATION, boxed("\\begin{pmatrix}0.8660 & -0.5\\\\ 0.5 & 0.8660\\end{pmatrix}")
+    assert verdict(gold, response, rounded_digits=5) == 0.0
+    assert verdict(gold, response, strict=True) == 0.0
 
 
 def test_rounded_digits_is_a_setting_and_strict_turns_it_off():
