@@ -12,6 +12,29 @@ written down here, because a reward is only as good as the reader's ability to p
 - a *bullet* is a line starting with ``*``, ``-`` or ``+`` and a space;
 - a *placeholder* is ``[text]``; a *highlight* is ``*text*`` or ``**text**`` on one line;
 - a *section* starts at ``marker`` followed by a number ("SECTION 1").
+
+Side by side with the IFEval instruction of the same intent (an instruction row gets IFEval's rule,
+:mod:`.google`), where they read a response differently:
+
+====================  ==========================================  ==============================================
+intent                own constraint (``{"type": ...}``)           IFEval's instruction (Google's rule)
+====================  ==========================================  ==============================================
+keyword present       ``keywords``: whole words, literal text      ``keywords:existence``: a case-insensitive regex
+                                                                  anywhere ("war" in "toward", "." any character)
+keyword count         ``keyword_frequency``: whole words           ``keywords:frequency``: regex matches anywhere
+forbidden word        ``keywords`` ``exclude``: whole words        ``keywords:forbidden_words``: ``\bword\b`` (same)
+sentences             ends at ``.!?`` + space ("Dr." ends one)     NLTK Punkt ("Dr. Smith" is one sentence)
+capital words         runs of ``\w`` in capitals ("HELLO-WORLD"   NLTK tokens in capitals ("HELLO-WORLD" is one
+                      is two)                                      token)
+all capitals / lower  ``uppercase`` / ``lowercase``: case only      ``change_case:english_*``: and langdetect says
+                                                                  English (an undetectable text passes)
+postscript            a line starting with the marker              the marker anywhere in the text
+bullets               ``*``/``-``/``+`` then a space or tab        a line ``*`` + not ``*``, or any line ``-...``
+highlights            ``*x*`` or ``**x**`` once each, "* *" is one  ``*x*`` and ``**x**``; a blank one is none
+quotation             straight or curly double quotes              straight double quotes only
+paragraphs (``***``)  non-empty blocks between separators           an empty inner block fails the count
+empty response        checked like any text                        follows no instruction (IFEval's framing)
+====================  ==========================================  ==============================================
 """
 
 from __future__ import annotations
