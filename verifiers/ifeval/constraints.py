@@ -22,9 +22,9 @@ intent                own constraint (``{"type": ...}``)           IFEval's inst
 keyword present       ``keywords``: whole words, literal text      ``keywords:existence``: a case-insensitive regex
                                                                   anywhere ("war" in "toward", "." any character)
 keyword count         ``keyword_frequency``: whole words           ``keywords:frequency``: regex matches anywhere
-forbidden word        ``keywords`` ``exclude``: whole words        ``keywords:forbidden_words``: ``\bword\b`` (same)
+forbidden word        ``keywords`` ``exclude``: whole words        ``keywords:forbidden_words``: ``\\bword\\b`` (same)
 sentences             ends at ``.!?`` + space ("Dr." ends one)     NLTK Punkt ("Dr. Smith" is one sentence)
-capital words         runs of ``\w`` in capitals ("HELLO-WORLD"   NLTK tokens in capitals ("HELLO-WORLD" is one
+capital words         runs of ``\\w`` in capitals ("HELLO-WORLD"   NLTK tokens in capitals ("HELLO-WORLD" is one
                       is two)                                      token)
 all capitals / lower  ``uppercase`` / ``lowercase``: case only      ``change_case:english_*``: and langdetect says
                                                                   English (an undetectable text passes)
