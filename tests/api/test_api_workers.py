@@ -2,25 +2,24 @@
 and a job submitted through one is polled through the other.
 
 Which process takes a connection is the kernel's choice, so the test opens a fresh connection per
-request and retries until both processes have answered (``X-Rewardhub-Pid`` on job answers,
-``pid`` in ``/healthz``).
+request (:func:`serve_support.fresh`) and retries until both processes have answered
+(``X-Rewardhub-Pid`` on job answers, ``pid`` in ``/healthz``).
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
+from serve_support import ATTEMPTS, api_workers
+from serve_support import fresh as _fresh
 
-from rewardhub.server import free_port
+pytestmark = pytest.mark.integration  # starts `rewardhub serve` (the tier's fixture scan does not see a Popen)
 
-ATTEMPTS = 400
 SLOW_PLUGIN = """
 import time
 
@@ -50,46 +49,10 @@ SAMPLES = [
 @pytest.fixture(scope="module")
 def two_api_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``rewardhub serve --api-workers 2 --workers 1``, as a user starts it, until both processes are ready."""
-    port = free_port()
     here = tmp_path_factory.mktemp("serve")
-    log = (here / "serve.log").open("w+")
     (here / "slow.py").write_text(SLOW_PLUGIN)
-    command = [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(port), "--workers", "1"]
-    command += ["--plugin", str(here / "slow.py")]
-    env = {**os.environ, "REWARDHUB_LOG_LEVEL": "warning"}
-    process = subprocess.Popen([*command, "--api-workers", "2"], stdout=log, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        ready: set[int] = set()
-        deadline = time.monotonic() + 180
-        while len(ready) < 2:
-            assert process.poll() is None and time.monotonic() < deadline, _tail(log)
-            try:
-                response = _fresh("GET", f"{url}/readyz")
-                if response.status_code == 200:
-                    ready.add(int(response.headers["X-Rewardhub-Pid"]))
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
+    with api_workers(here, 2, "--workers", "1", "--plugin", str(here / "slow.py")) as url:
         yield url
-    finally:
-        process.terminate()  # uvicorn's supervisor stops its workers, and they their pools
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
-
-
-def _tail(log) -> str:
-    log.seek(0)
-    return "rewardhub serve did not start; its log ends with:\n" + log.read()[-2000:]
-
-
-def _fresh(method: str, url: str, **kwargs: object) -> httpx.Response:
-    with httpx.Client(timeout=30) as client:  # one connection per request: the kernel picks the process
-        return client.request(method, url, **kwargs)  # type: ignore[arg-type]
 
 
 def test_both_api_processes_answer_on_the_one_port(two_api_workers: str) -> None:
