@@ -98,11 +98,21 @@ print(json.dumps({
 
 @pytest.mark.slow
 def test_the_wheel_installs_beside_the_registry_verifiers_and_serves_math_and_code(wheel: Path, tmp_path: Path):
+    """The wheel and the registry's ``verifiers`` install side by side into a fresh environment.
+
+    Both go in without dependencies; the dependencies are this environment's, reached through a
+    ``.pth`` line *after* the fresh site-packages (installing them again from the registry cost
+    most of this test's 90 s and proved nothing of ours). So rewardhub and ``verifiers`` must come
+    from the fresh environment, and the checkout is nowhere on the path.
+    """
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
+    [fresh_site] = (venv / "lib").glob("python3*/site-packages")
+    ours = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    (fresh_site / "zz_dependencies.pth").write_text("\n".join(ours) + "\n")
     subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", REGISTRY_VERIFIERS, str(wheel)],
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed", REGISTRY_VERIFIERS, str(wheel)],
         check=True,
         timeout=600,
     )

@@ -42,8 +42,10 @@ from celery_support import (
 from rewardhub.execution.local import LocalExecutor
 from rewardhub.settings import Settings
 
-LOAD_S = 24.0  # seconds of load per mode
 FIRST_FAULT_S, FAULT_EVERY_S = 3.0, 5.0
+FAULTS = int(os.environ.get("REWARDHUB_CHAOS_FAULTS", "2"))
+"""Faults per mode: two in CI (a short round); ``REWARDHUB_CHAOS_FAULTS=8`` for a longer soak."""
+LOAD_S = FIRST_FAULT_S + FAULT_EVERY_S * FAULTS  # seconds of load per mode
 BATCH = 36
 DOUBLE = {"inputs": ["1\n", "4\n"], "outputs": ["2\n", "8\n"]}
 CODE = {"name": "code", "config": {"scoring": "all_or_nothing"}}

@@ -69,9 +69,17 @@ def write(path: Path) -> Path:
 
 def test_evaluate_a_file_with_a_real_prm(tiny_models: dict[str, str], tmp_path: Path) -> None:
     scorer = local_scorer(ProcessRM(), ProcessRM.Config(model=tiny_models["prm"]))
-    report = evaluate_file(write(tmp_path / "pb.jsonl"), scorer)
-    assert report.n == 2 and report.n_failed == 0
-    assert 0.0 <= report.f1 <= 1.0
+    path = write(tmp_path / "pb.jsonl")
+    report = evaluate_file(path, scorer)
+    assert (report.n, report.n_error, report.n_correct, report.n_failed) == (2, 1, 1, 0)
+    # The tiny PRM's own step rewards, read directly, decide each earliest-error prediction; the
+    # file's report must be exactly ProcessBench's F1 of those predictions against the labels.
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    steps = [r.steps for r in scorer([ProcessBenchItem.model_validate(row).sample() for row in rows])]
+    assert all(s is not None and len(s) == 2 for s in steps)
+    predictions = [next((i for i, p in enumerate(s) if p < 0.5), -1) for s in steps]
+    f1, acc_err, acc_ok = processbench_f1(predictions, [row["label"] for row in rows])
+    assert (report.f1, report.error_accuracy, report.correct_accuracy) == (f1, acc_err, acc_ok)
 
 
 def test_through_the_http_contract(tiny_models: dict[str, str], tmp_path: Path) -> None:

@@ -40,6 +40,8 @@ def test_livecodebench_list_of_cases():
 def test_asserts():
     (plan,) = parse_tests({"assert": "assert f(1) == 2"})
     assert isinstance(plan, AssertPlan)
+    assert (plan.source, plan.setup, plan.leaves) == ("assert f(1) == 2", "", ("f(1)",))
+    assert plan.holds([2]) and not plan.holds([3])  # the comparison is ours, on the leaf's value
 
 
 def test_mbpp_test_list_with_setup_code():
