@@ -77,10 +77,9 @@ def test_verdicts_equal_ifbenchs_on_its_test_set_and_generated_responses(registr
     for (instruction, a, b), count in classes.most_common():
         print(f"disagreement {instruction}: IFBench {a}, ifeval {b}: {count}x")
     assert agree / len(cases) >= TARGET
-    assert {i for i, seen in outcomes.items() if seen != {True, False}} <= {
-        "custom:character_reverse",
-        "words:palindrome",
-    }
+    # demands no generated text meets (ten long palindromes; keywords exactly 1, 2, 3, 5 and 7 times; a reversed phrase)
+    rare = {"custom:character_reverse", "words:palindrome", "count:keywords_multiple"}
+    assert {i for i, seen in outcomes.items() if seen != {True, False}} <= rare
 
 
 def test_an_ifbench_id_without_a_rule_is_an_error_naming_it(registry):
