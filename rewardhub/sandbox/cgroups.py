@@ -34,10 +34,11 @@ class _Hierarchy:
     """The cgroup this process is in, on that hierarchy."""
 
 
-def cgroup_dirs() -> dict[str, _Hierarchy]:
-    """For each controller we use, the hierarchy that has it and this process's cgroup there."""
+def cgroup_dirs(pid: int | str = "self") -> dict[str, _Hierarchy]:
+    """For each controller we use, the hierarchy that has it and this process's cgroup there
+    (or another process's: a container's server, whose cgroups Docker made)."""
     membership: dict[str, str] = {}
-    for line in _read("/proc/self/cgroup").splitlines():
+    for line in _read(f"/proc/{pid}/cgroup").splitlines():
         _, controllers, path = line.split(":", 2)
         for controller in controllers.split(",") if controllers else [""]:
             membership[controller] = path
@@ -99,6 +100,20 @@ class SandboxCgroups:
             cgroups.remove()
             return None
         return cgroups
+
+    @classmethod
+    def of_process(cls, pid: int) -> SandboxCgroups | None:
+        """The memory and pids cgroups another process already lives in (a container's), to read
+        and set from here; None where they cannot be found or written."""
+        try:
+            hierarchies = cgroup_dirs(pid)
+        except OSError:
+            return None
+        if "memory" not in hierarchies or not os.access(hierarchies["memory"].own / "cgroup.procs", os.W_OK):
+            return None
+        pids = hierarchies.get("pids")
+        memory = hierarchies["memory"]
+        return cls((memory.version, memory.own), (pids.version, pids.own) if pids else None)
 
     @property
     def directories(self) -> list[Path]:
@@ -169,10 +184,14 @@ class SandboxCgroups:
             time.sleep(0.005)
         return True
 
-    def remove(self) -> None:
+    def close(self) -> None:
+        """Let go of the open counters file (the cgroups stay: for ones we did not make)."""
         if self._events_fd is not None:
             os.close(self._events_fd)
             self._events_fd = None
+
+    def remove(self) -> None:
+        self.close()
         self.kill()
         for directory in self.directories:
             _rmdir(directory)

@@ -16,21 +16,27 @@ programs' uid, where a program could kill it and turn its own failure into a mas
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import socket
+import struct
 import subprocess
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rewardhub.sandbox.cgroups import SandboxCgroups
 from rewardhub.sandbox.errors import SandboxError, SandboxUnavailable
-from rewardhub.sandbox.isolation import DRIVER_DIR, PROGRAM_ENV, Isolation, UidLease, spawn
+from rewardhub.sandbox.isolation import DRIVER_DIR, PROGRAM_ENV, Isolation, UidLease, kill_uid, spawn
+from rewardhub.sandbox.languages import LANGUAGES, SANDBOX_PATH
 from rewardhub.sandbox.limits import SANDBOX_OWN_TASKS, Limits
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sandbox.syscall_filter import write_docker_profile
 
-__all__ = ["DockerIsolation", "docker_command"]
+__all__ = ["DockerIsolation", "docker_command", "image_commands"]
 
 INSIDE_DRIVER_DIR = "/opt/rewardhub/inside"
 INSIDE_SOCKET_DIR = "/run/rewardhub"
@@ -62,14 +68,42 @@ def docker_command(
     argv += ["--pids-limit", str(max_processes + SANDBOX_OWN_TASKS)]
     argv += ["--memory", f"{memory_mb + MEMORY_OVERHEAD_MB}m", "--memory-swap", f"{memory_mb + MEMORY_OVERHEAD_MB}m"]
     argv += ["--cpus", f"{cpus:g}"]
-    argv += ["--tmpfs", f"/tmp:rw,nosuid,nodev,size={scratch_mb}m,mode=1777"]
-    argv += ["--tmpfs", f"/dev/shm:rw,nosuid,nodev,size={max(16, scratch_mb // 4)}m,mode=1777"]
+    # Docker mounts a tmpfs noexec unless told otherwise; compiled programs run from the scratch
+    argv += ["--tmpfs", f"/tmp:rw,exec,nosuid,nodev,size={scratch_mb}m,mode=1777"]
+    argv += ["--tmpfs", f"/dev/shm:rw,exec,nosuid,nodev,size={max(16, scratch_mb // 4)}m,mode=1777"]
     # read-only is enough to connect to a socket, and keeps the programs from writing to the host
     argv += ["--volume", f"{DRIVER_DIR}:{INSIDE_DRIVER_DIR}:ro", "--volume", f"{socket_dir}:{INSIDE_SOCKET_DIR}:ro"]
     for key, value in PROGRAM_ENV.items():
         argv += ["--env", f"{key}={value}"]
     argv += ["--workdir", "/tmp", image, CONTAINER_PYTHON, "-I", "-B", f"{INSIDE_DRIVER_DIR}/driver.py", *driver_args]
     return argv
+
+
+def image_commands(settings: SandboxSettings) -> Callable[[str], bool]:
+    """Whether the image has a command on the programs' PATH: what decides which languages a
+    container runs (the host's compilers are not in it). Asked of the image once, on first use."""
+    docker = shutil.which(settings.docker) or settings.docker
+    return lambda command: command in _commands_in(docker, settings.docker_image)
+
+
+_probe_lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=8)
+def _commands_in(docker: str, image: str) -> frozenset[str]:
+    wanted = sorted({command for lang in LANGUAGES for command in lang.commands})
+    script = 'for c in "$@"; do command -v "$c" >/dev/null 2>&1 && echo "$c"; done; exit 0'
+    argv = [docker, "run", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL", "--env"]
+    argv += [f"PATH={SANDBOX_PATH}", "--entrypoint", "/bin/sh", image, "-c", script, "sh", *wanted]
+    with _probe_lock:  # one probe at a time, however many threads ask first
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=120, check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise SandboxError(f"cannot ask image {image} for its toolchains: {exc}") from exc
+    if done.returncode != 0:
+        said = done.stderr.decode(errors="replace").strip()[-500:]
+        raise SandboxError(f"cannot ask image {image} for its toolchains: {said}")
+    return frozenset(done.stdout.decode().split())
 
 
 class DockerIsolation(Isolation):
@@ -87,6 +121,10 @@ class DockerIsolation(Isolation):
         self.socket_dir = Path(settings.docker_socket_dir) / self.name
         self._memory_mb = Limits().memory_mb
         self._max_processes = Limits().max_processes
+        self.cgroups: SandboxCgroups | None = None
+        """The container's own memory and pids cgroups, seen from this host (root): limits and
+        kill counts are then read and set as bubblewrap's are, with the same code."""
+        self._memory_bytes = 0
 
     def launch(self, driver_args: list[str]) -> tuple[subprocess.Popen[bytes], socket.socket]:
         self.socket_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -115,6 +153,7 @@ class DockerIsolation(Isolation):
             connection = self._accept(listener, process)
         finally:
             listener.close()
+        self.cgroups = SandboxCgroups.of_process(_peer_pid(connection))
         return process, connection
 
     def _accept(self, listener: socket.socket, process: subprocess.Popen[bytes]) -> socket.socket:
@@ -135,8 +174,26 @@ class DockerIsolation(Isolation):
             return connection
         raise SandboxError(f"container {self.name} did not connect within {self.settings.start_timeout_s:g}s")
 
+    baseline_bytes = MEMORY_OVERHEAD_MB << 20
+    """What the server and its tmpfs use before a program runs; measured once it is up."""
+
+    def measure_baseline(self) -> None:
+        if self.cgroups is not None:
+            self.baseline_bytes = self.cgroups.memory_usage() + (16 << 20)
+
     def apply(self, limits: Limits) -> None:
-        """A container's memory is fixed when it starts; a run that wants another size updates it."""
+        """The run's memory on top of what the server uses, and its processes, as with bubblewrap:
+        written to the container's cgroups where this host can, else ``docker update``."""
+        if self.cgroups is not None:
+            wanted = (limits.memory_mb << 20) + self.baseline_bytes
+            if wanted != self._memory_bytes:
+                self.cgroups.set_memory(wanted)
+                self._memory_bytes = wanted
+            processes = limits.max_processes + SANDBOX_OWN_TASKS
+            if processes != self._max_processes:
+                self.cgroups.set_max_processes(processes)
+                self._max_processes = processes
+            return
         if (limits.memory_mb, limits.max_processes) == (self._memory_mb, self._max_processes):
             return
         memory = f"{limits.memory_mb + MEMORY_OVERHEAD_MB}m"
@@ -147,7 +204,22 @@ class DockerIsolation(Isolation):
             raise SandboxError(f"docker update failed: {done.stderr.decode(errors='replace').strip()}")
         self._memory_mb, self._max_processes = limits.memory_mb, limits.max_processes
 
+    def oom_kills(self) -> int | None:
+        """None where the container's cgroup is out of reach (or gone with the container): then its
+        server's own count, if it still answers, decides."""
+        try:
+            return self.cgroups.oom_kills() if self.cgroups else None
+        except OSError:
+            return None
+
+    def kill_programs(self) -> None:
+        # no user namespace: the programs' uid in the container is that uid on the host
+        if os.geteuid() == 0:
+            kill_uid(self.program_uid)
+
     def destroy(self) -> None:
+        if self.cgroups is not None:
+            self.cgroups.close()  # Docker made them, and removes them with the container
         try:
             subprocess.run(
                 [self.docker or "docker", "rm", "-f", self.name], capture_output=True, timeout=60, check=False
@@ -158,4 +230,10 @@ class DockerIsolation(Isolation):
         super().destroy()
 
     def details(self) -> dict[str, Any]:
-        return {**super().details(), "container": self.name}
+        return {**super().details(), "uid": self.program_uid, "container": self.name}
+
+
+def _peer_pid(connection: socket.socket) -> int:
+    """The pid, in this host's namespace, of the process at the other end (the container's server)."""
+    pid, _uid, _gid = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+    return pid

@@ -20,6 +20,7 @@ TypeScript is transpiled, not type-checked, as ``tsx`` (what SandboxFusion runs 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rewardhub.sandbox.errors import UnsupportedLanguage
@@ -51,10 +52,17 @@ class Language:
     """Address space its runtime (and its compiler's) reserves but does not use: added to the
     RLIMIT_AS of the fallback memory limit, which counts reservations (a memory cgroup does not)."""
 
-    def available(self) -> bool:
-        """Whether this machine has the tools where the sandbox looks (the sandbox sees the host's /usr)."""
-        tools = [self.run[0], *([self.compile[0]] if self.compile else []), *self.tools]
-        return self.in_process or all(tool.startswith("./") or shutil.which(tool, path=SANDBOX_PATH) for tool in tools)
+    @property
+    def commands(self) -> tuple[str, ...]:
+        """The commands it needs on the programs' PATH."""
+        tools = (self.run[0], *((self.compile[0],) if self.compile else ()), *self.tools)
+        return tuple(tool for tool in tools if not tool.startswith("./"))
+
+    def available(self, has: Callable[[str], bool] | None = None) -> bool:
+        """Whether the sandbox has the tools where it looks: the host's /usr (bubblewrap sees it),
+        or ``has``, the backend's own answer (a container sees its image's)."""
+        found = has or (lambda tool: shutil.which(tool, path=SANDBOX_PATH) is not None)
+        return self.in_process or all(found(tool) for tool in self.commands)
 
     def run_argv(self, limits: Limits) -> tuple[str, ...]:
         """``run`` with this run's limits filled in."""
@@ -168,11 +176,12 @@ LANGUAGES: tuple[Language, ...] = (
 _BY_NAME = {name: lang for lang in LANGUAGES for name in (lang.name, *lang.aliases)}
 
 
-def language(name: str) -> Language:
-    """The language called ``name`` (or one of its aliases), if this machine can run it."""
+def language(name: str, has: Callable[[str], bool] | None = None) -> Language:
+    """The language called ``name`` (or one of its aliases), if this machine (or ``has``: see
+    :meth:`Language.available`) can run it."""
     found = _BY_NAME.get(name.strip().lower())
     if found is None:
         raise UnsupportedLanguage(f"unsupported language {name!r}", detail={"supported": sorted(_BY_NAME)})
-    if not found.available():
+    if not found.available(has):
         raise UnsupportedLanguage(f"language {found.name!r} is not installed on this server")
     return found

@@ -19,7 +19,7 @@ from typing import Any
 from rewardhub.sandbox.builds import BuildCache
 from rewardhub.sandbox.bwrap import BwrapIsolation, find_bwrap
 from rewardhub.sandbox.cgroups import sweep
-from rewardhub.sandbox.docker import DockerIsolation
+from rewardhub.sandbox.docker import DockerIsolation, image_commands
 from rewardhub.sandbox.errors import SandboxError
 from rewardhub.sandbox.isolation import CGROUP_PREFIX, Isolation, lease_uid, uid_taken
 from rewardhub.sandbox.jobs import Job
@@ -45,6 +45,8 @@ class SandboxPool:
                 bpf_program(self.settings.seccomp_python)
         if self.settings.backend != "docker" and os.geteuid() == 0:
             sweep(CGROUP_PREFIX, _held)  # cgroups of sandboxes whose worker was killed
+        self._has_command = image_commands(self.settings) if self.settings.backend == "docker" else None
+        """Where a container's image, not this host, decides which languages there are."""
         self.builds = BuildCache(self.settings.build_cache_mb << 20)
         """Compiled submissions, shared by every job of this pool (a submission compiles once)."""
         self._idle: deque[WarmSandbox] = deque()
@@ -57,7 +59,7 @@ class SandboxPool:
     @contextmanager
     def job(self, lang: str | Language, code: str) -> Iterator[Job]:
         """A warm sandbox for one submission; wiped and handed back when the block ends."""
-        chosen = lang if isinstance(lang, Language) else language(lang)
+        chosen = lang if isinstance(lang, Language) else language(lang, self._has_command)
         sandbox = self._acquire()
         try:
             yield Job(sandbox, chosen, code, self.builds)
@@ -103,17 +105,27 @@ class SandboxPool:
             sandbox.close()
 
     def _acquire(self) -> WarmSandbox:
-        with self._cond:
-            while True:
-                if self._closed:
-                    raise SandboxError("the sandbox pool is closed")
-                if self._idle:
-                    # the longest idle: its server is likeliest to have forked the next run's child
-                    return self._idle.popleft()
-                if self._live < self.settings.concurrency:
-                    self._live += 1
-                    break
-                self._cond.wait()
+        dead: list[WarmSandbox] = []
+        try:
+            with self._cond:
+                while True:
+                    if self._closed:
+                        raise SandboxError("the sandbox pool is closed")
+                    if self._idle:
+                        # the longest idle: its server is likeliest to have forked the next run's child
+                        sandbox = self._idle.popleft()
+                        if sandbox.alive:
+                            return sandbox
+                        dead.append(sandbox)  # killed while idle (a container removed, say): replace it
+                        self._live -= 1
+                        continue
+                    if self._live < self.settings.concurrency:
+                        self._live += 1
+                        break
+                    self._cond.wait()
+        finally:
+            for sandbox in dead:
+                sandbox.close()
         try:
             return self._start()
         except BaseException:

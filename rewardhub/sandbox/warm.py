@@ -12,6 +12,7 @@ import fcntl
 import json
 import marshal
 import os
+import select
 import socket
 import subprocess
 from dataclasses import dataclass, field
@@ -82,6 +83,16 @@ class WarmSandbox:
         self._control: socket.socket | None = None
         self._reset_answer: dict[str, Any] | None = None
         """The server's reset report, when the job's last run brought it (see ``Execution.last``)."""
+
+    @property
+    def alive(self) -> bool:
+        """Not broken, its first process (bubblewrap, or the ``docker run`` client, which exits with
+        its container) still running, and its control socket quiet: an idle server says nothing,
+        so a readable socket is its end closing. An idle sandbox killed from outside is not alive."""
+        if self.broken or self._control is None or self._process is None or self._process.poll() is not None:
+            return False
+        readable, _, _ = select.select([self._control], [], [], 0)
+        return not readable
 
     @property
     def scratch(self) -> str:
