@@ -20,6 +20,9 @@ instruction (``judge_empty_response=True`` checks it like any other, as NeMo-Gym
 The response is checked after its ``<think>…</think>`` block (``strip_think``), since instructions
 bind the answer, not the reasoning. It judges form only: a response can satisfy every instruction
 and say nothing useful.
+
+It has no ``warm_up``: NLTK and langdetect's profiles cost about 2 s of CPU and 170 MB to load, so
+a worker loads them on its first sample that needs them, not every fork server on every start.
 """
 
 from __future__ import annotations
@@ -38,7 +41,6 @@ from ..text import strip_think
 from . import google, ifbench, ifevalg  # noqa: F401 (each registers its rules in RULES)
 from .constraints import CONSTRAINT_TYPES, Verdict, parse_constraint
 from .rules import bind
-from .tokens import detect_language, sentences, word_tokens
 
 __all__ = ["IFEvalVerifier", "constraints_of", "instructions_of", "loose_variants"]
 
@@ -141,12 +143,6 @@ class IFEvalVerifier(Verifier):
             "true checks it like any other text (NeMo-Gym's instruction_following does).",
         )
         strip_think: bool = Field(True, description="Check only the text after a <think>...</think> block.")
-
-    @classmethod
-    def warm_up(cls) -> None:
-        """NLTK's Punkt model and tokenizer and langdetect's 55 profiles, loaded once in the fork server."""
-        word_tokens(sentences("Dr. Smith went home. He was tired.")[0])
-        detect_language("This is an English sentence.")
 
     def score(self, sample: Sample, config: Config) -> Result:
         checks, is_row = _checks(sample.reference)
