@@ -13,16 +13,43 @@ import yaml
 
 from rewardhub.trainer.cli import EXIT_CONFIG, EXIT_SERVICE, main
 
+ONE_TOKEN_ANSWERS = ["", *"0123456789+="]
+"""Every answer a policy given one new token can write: a character of the toy alphabet, or
+nothing (an end-of-sequence or other special token decodes to "")."""
+
 
 @pytest.fixture
 def config_file(tmp_path, make_config):
-    """Starts its own embedded service, as a newcomer's first run would."""
+    """Starts its own embedded service, as a newcomer's first run would.
+
+    Each step draws all four prompts. Two accept every one-token answer, so half the samples are
+    known to score 1; the other two accept only their sum.
+    """
+    known = tmp_path / "known.jsonl"
+    records = [
+        {"prompt": "1+2=", "reference": ONE_TOKEN_ANSWERS},
+        {"prompt": "2+2=", "reference": ONE_TOKEN_ANSWERS},
+        {"prompt": "3+4=", "reference": "7"},
+        {"prompt": "5+4=", "reference": "9"},
+    ]
+    known.write_text("".join(json.dumps(r) + "\n" for r in records))
     cfg = make_config(
-        steps=3, reward={"embedded": True, "verifier": "exact"}, eval={"every": 2, "samples_per_prompt": 2}
+        steps=3,
+        data={"train": str(known)},
+        rollout={"max_new_tokens": 1},
+        reward={"embedded": True, "verifier": "exact"},
+        eval={"every": 2, "samples_per_prompt": 2},
+        debug={"dump": True},
     )
     path = tmp_path / "train.yaml"
     path.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
     return path
+
+
+def exact(response: str, reference: str | list[str]) -> float:
+    """What `exact` must answer here: the toy alphabet has no letters, spaces or punctuation it
+    ignores, so its normalised match is string equality with the reference or one of its aliases."""
+    return float(response in (reference if isinstance(reference, list) else [reference]))
 
 
 @pytest.fixture
@@ -34,6 +61,7 @@ def url_config_file(tmp_path, make_config, service_url):
     return path
 
 
+@pytest.mark.integration  # a training run against a service it starts
 def test_train_against_the_embedded_service_then_plot(config_file, tmp_path, capsys):
     run = tmp_path / "cli_run"
     assert main([str(config_file), f"output_dir={run}", "rollout.group_size=4", "--quiet"]) == 0
@@ -42,7 +70,11 @@ def test_train_against_the_embedded_service_then_plot(config_file, tmp_path, cap
     for row in rows:
         assert row["reward/ok_frac"] == 1.0  # every sample judged by the service
         assert row["reward/verifier/exact/count"] == 16
-        assert 0.0 <= row["reward/mean"] <= 1.0
+        samples = [json.loads(line) for line in (run / "debug" / f"step_{row['step']:06d}.jsonl").open()]
+        expected = [exact(s["response"], s["reference"]) for s in samples]
+        assert [s["reward_score"] for s in samples] == expected  # the service's verdict on each sample
+        assert sum(expected) >= 8  # the two prompts that accept any answer
+        assert row["reward/mean"] == pytest.approx(sum(expected) / 16)
     assert "eval/reward_mean" in rows[1] and "eval/reward_mean" in rows[2]
     saved = yaml.safe_load((run / "config.yaml").read_text())
     assert saved["output_dir"] == str(run) and saved["reward"]["embedded"] is True
@@ -69,6 +101,7 @@ def test_a_bad_config_is_refused_before_anything_runs(config_file, capsys):
     assert "group_sise" in capsys.readouterr().err
 
 
+@pytest.mark.integration  # a training run against a service it starts
 def test_sigterm_stops_a_run_cleanly(tmp_path, make_config):
     cfg = make_config(steps=100_000, reward={"embedded": True, "verifier": "exact"}, data={"eval": None})
     path = tmp_path / "long.yaml"

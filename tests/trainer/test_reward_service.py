@@ -11,6 +11,7 @@ from rewardhub.trainer import reward_service
 from rewardhub.types import Sample
 
 
+@pytest.mark.integration  # starts a service
 @pytest.mark.parametrize("embedded_in", ["subprocess", "thread"])
 def test_an_embedded_service_scores_for_the_run_then_stops(make_config, embedded_in: str) -> None:
     cfg = make_config(reward={"embedded": True, "embedded_in": embedded_in, "embedded_workers": 1})
