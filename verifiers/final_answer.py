@@ -6,10 +6,12 @@ that appears *last* in the response wins (a "Final answer: 10,455" written after
 ``\\boxed{255}`` is the answer). The anchors (:data:`ANCHORS`):
 
 - ``boxed``: the last ``\\boxed{...}`` / ``\\fbox{...}``. Several boxes count as one list answer
-  only when nothing but a list separator stands between them (``\\boxed{1}, \\boxed{2}``,
-  ``\\boxed{a} \\quad\\text{and}\\quad \\boxed{b}``), never when prose does (``\\boxed{10} and then
-  \\boxed{42}`` answers 42); every distinct box is kept in :attr:`FinalAnswer.boxes`, for a gold
-  that lists several answers. A last box left unclosed means the response was cut off: no answer.
+  when they stand in one math formula with the last (``$$\\boxed{(3, 3)} \\text{ for part (a) and }
+  \\boxed{(1, 1)}$$``, as Math-Verify reads a formula) or when nothing but a list separator stands
+  between them (``\\boxed{1}, \\boxed{2}``, ``\\boxed{a} \\quad\\text{and}\\quad \\boxed{b}``), never
+  when prose outside a formula does (``\\boxed{10} and then \\boxed{42}`` answers 42). A box of
+  ``\\phantom`` or spacing only is no answer. A last box left unclosed means the response was cut
+  off: no answer.
 - ``hashes``: the last ``#### ...`` line (GSM8K style).
 - ``answer_tag``: the last closed ``<answer>...</answer>``; its content is read again by these
   rules (a box or an answer phrase inside it), else taken as a bare answer. An ``<answer>`` opened
@@ -70,6 +72,7 @@ _HASHES_WORDS = re.compile(r"####[ \t]*([^\n]*\S)")
 _ANSWER_TAG = re.compile(r"<answer>((?:(?!<answer>).)*?)</answer>", re.DOTALL | re.IGNORECASE)
 _TAG_MARKUP = re.compile(r"<\s*/?\s*answer\s*>", re.IGNORECASE)
 _TAG_OPEN = re.compile(r"<answer>", re.IGNORECASE)
+_INVISIBLE = re.compile(r"\\[hv]?phantom\s*\{[^{}]*\}|\\[hv]space\*?\s*\{[^{}]*\}")  # typesetting, not an answer
 _NEGATED_WORDS = re.compile(r"(?:not|never|unknown|unclear)\b", re.IGNORECASE)
 _CODE = re.compile(
     r"__\w+__|\blambda\b|\bimport\b|\w\(\s*\)|\w\(\s*['\"]|\)\(\s*\)|\bdef\b|\bexec\b|\beval\b|\bgetattr\b|\bglobals\b"
@@ -108,18 +111,16 @@ _BOX_SEPARATOR = re.compile(
 
 @dataclass(frozen=True)
 class FinalAnswer:
-    """The final answer as written in the text and the anchor that found it; ``boxes`` holds every
-    distinct box of the response, left to right, when it has more than one (``math`` reads them
-    together against a gold that lists several answers)."""
+    """The final answer as written in the text, and the anchor that found it."""
 
     text: str
     anchor: str
-    boxes: tuple[str, ...] = ()
 
 
 def prepare(response: str) -> str:
     """The part of a response that may hold its answer: before any end-of-turn token, after the
-    last ``</think>``, with doubled backslashes (``\\\\frac``) undone."""
+    last ``</think>``, with doubled backslashes (``\\\\frac``) undone and invisible typesetting
+    (``\\phantom{42}``, ``\\hspace{1cm}``) dropped."""
     for token in _END_TOKENS:
         cut = response.find(token)
         if cut >= 0:
@@ -128,6 +129,8 @@ def prepare(response: str) -> str:
         response = response.rsplit("</think>", 1)[1]
     if "matrix" not in response and "\\\\" in response:
         response = _DOUBLE_BACKSLASH.sub(r"\\", response)
+    if "phantom" in response or "space" in response:
+        response = _INVISIBLE.sub(" ", response)  # typeset invisibly: never part of an answer
     return response
 
 
@@ -162,15 +165,15 @@ def _read(text: str, anchors: tuple[str, ...], unanchored: bool, bare_numbers: b
             content = tag.group(1).strip()
             if not read and words and content and len(content) <= _WORDS_CAP and "\n" not in content:
                 read = [FinalAnswer(content, "answer_tag")]
-            found.append((tag.end(), [FinalAnswer(c.text, "answer_tag", c.boxes) for c in read]))
+            found.append((tag.end(), [FinalAnswer(c.text, "answer_tag") for c in read]))
         text = _TAG_MARKUP.sub(lambda markup: " " * len(markup.group()), text)  # markup, never an answer phrase
     if "boxed" in anchors:
         boxed = _last_boxed(text)
         if boxed is not None:
-            content, end, boxes = boxed
+            content, end = boxed
             if not content:
                 return []  # cut off inside its final box
-            found.append((end, [FinalAnswer(content, "boxed", boxes if len(boxes) > 1 else ())]))
+            found.append((end, [FinalAnswer(content, "boxed")]))
     if "hashes" in anchors:
         hashes = list((_HASHES_WORDS if words else _HASHES).finditer(text))
         if hashes and hashes[-1].group(1).strip():
@@ -203,12 +206,11 @@ def _last_tag(text: str) -> re.Match[str] | None:
 
 def extract_gold(gold: str) -> FinalAnswer:
     """The gold answer: its last box (with the same list rule) if boxed, the answer a worked
-    solution states if it is one, else the whole string. ``boxes`` holds every distinct box of a
-    gold with several."""
+    solution states if it is one, else the whole string."""
     text = prepare(gold).strip()
     boxed = _last_boxed(text, allow_unclosed=True)
     if boxed is not None and boxed[0]:
-        return FinalAnswer(boxed[0], "boxed", boxed[2] if len(boxed[2]) > 1 else ())
+        return FinalAnswer(boxed[0], "boxed")
     if len(text) > 120 and len(_prose_words(_without_spans(text))) > 12:
         phrased = _after_last_phrase(text, bare_numbers=True)
         if phrased is not None:
@@ -226,9 +228,9 @@ def find_boxed(text: str, allow_unclosed: bool = False) -> str | None:
     return None if found is None else found[0]
 
 
-def _last_boxed(text: str, allow_unclosed: bool = False) -> tuple[str, int, tuple[str, ...]] | None:
-    """The last box's content (joined with the boxes listed before it), where it ends, and the
-    distinct contents of all the boxes."""
+def _last_boxed(text: str, allow_unclosed: bool = False) -> tuple[str, int] | None:
+    """The last box's content (joined with the boxes of its formula and those listed right before
+    it) and where it ends."""
     opens = list(_BOX_OPEN.finditer(text))
     if not opens:
         return None
@@ -244,7 +246,7 @@ def _last_boxed(text: str, allow_unclosed: bool = False) -> tuple[str, int, tupl
                 if match is not opens[-1]:
                     continue
                 if not allow_unclosed:
-                    return "", match.start(), ()
+                    return "", match.start()
                 boxes.append((match.start(), len(text), text[brace + 1 :].strip()))
                 break
             boxes.append((match.start(), end + 1, text[brace + 1 : end].strip()))
@@ -254,17 +256,25 @@ def _last_boxed(text: str, allow_unclosed: bool = False) -> tuple[str, int, tupl
                 boxes.append((match.start(), brace + token.end(), token.group(0).rstrip(".,;$")))
     if not boxes:
         return None
+    formula = _enclosing_span(text, boxes[-1][0], boxes[-1][1])
     picked = [boxes[-1]]
     for previous in reversed(boxes[:-1]):
-        if not _is_list_separator(text[previous[1] : picked[0][0]]):
+        in_formula = formula is not None and previous[0] >= formula.start
+        if not in_formula and not _is_list_separator(text[previous[1] : picked[0][0]]):
             break
         picked.insert(0, previous)
     contents: list[str] = []
     for _, _, content in picked:
-        if not contents or contents[-1] != content:
+        if content and (not contents or contents[-1] != content):
             contents.append(content)
-    distinct = tuple(dict.fromkeys(content for _, _, content in boxes if content))
-    return ", ".join(contents), boxes[-1][1], distinct
+    return ", ".join(contents), boxes[-1][1]
+
+
+def _enclosing_span(text: str, start: int, end: int) -> _Span | None:
+    """The math span (``$...$``, ``$$...$$``, ``\\[...\\]``) that holds ``text[start:end]``, if any."""
+    spans = _spans(text)
+    k = bisect.bisect_right([span.start for span in spans], start) - 1
+    return spans[k] if k >= 0 and spans[k].end >= end else None
 
 
 def _is_list_separator(between: str) -> bool:

@@ -75,6 +75,7 @@ _SUBSTITUTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), replacement)
     for pattern, replacement in (
         (r"\\(?:display|text|script)style", ""),
+        (r"\\[hv]?phantom\s*\{[^{}]*\}|\\[hv]space\*?\s*\{[^{}]*\}", " "),  # invisible: never an answer
         (r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)\s*\.", ""),
         (r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big)(?![a-zA-Z])", ""),
         (r"\\\$", ""),

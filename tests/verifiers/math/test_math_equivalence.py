@@ -107,6 +107,21 @@ def test_separately_boxed_candidates_do_not_make_a_set(gold, response):
 
 
 @pytest.mark.parametrize(
+    ("gold", "response", "expected"),
+    [
+        ("(3, 3), (1, 1)", "$$\\boxed{(3, 3)} \\text{ for part (a) and } \\boxed{(1, 1)}$$", 1.0),
+        ("(3, 3), (1, 1)", "$$\\boxed{(3, 3)} \\text{ for part (a) and } \\boxed{(1, 2)}$$", 0.0),
+        ("\\{35, 4\\}", "$\\boxed{35 cm} ++++++ \\boxed{4}$", 1.0),
+        ("(2, 3)", "\\[ x = \\boxed{2} \\text{ and then } y = \\boxed{3} \\]", 1.0),
+        ("(2, 3)", "\\[ x = \\boxed{3} \\text{ and then } y = \\boxed{2} \\]", 0.0),  # a tuple keeps its order
+        ("3", "$$\\boxed{2} \\text{ or } \\boxed{3}$$", 0.0),  # a formula with two boxes answers both
+    ],
+)
+def test_boxes_in_one_formula_are_one_answer(gold, response, expected):
+    assert verdict(gold, response) == expected
+
+
+@pytest.mark.parametrize(
     ("gold", "response"),
     [
         ("(1, 2)", boxed("\\{2, 1\\}")),
