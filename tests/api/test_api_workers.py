@@ -15,10 +15,14 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from serve_support import ATTEMPTS, api_workers
+from serve_support import ATTEMPTS, api_workers, assert_expired_everywhere, every_process, finished_job
 from serve_support import fresh as _fresh
 
 pytestmark = pytest.mark.integration  # starts `rewardhub serve` (the tier's fixture scan does not see a Popen)
+
+RETENTION_S = 5
+"""``result_ttl_s`` of this file's server: short enough to wait out once, long enough that the other
+tests here read their jobs' results before they expire."""
 
 SLOW_PLUGIN = """
 import time
@@ -51,7 +55,8 @@ def two_api_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``rewardhub serve --api-workers 2 --workers 1``, as a user starts it, until both processes are ready."""
     here = tmp_path_factory.mktemp("serve")
     (here / "slow.py").write_text(SLOW_PLUGIN)
-    with api_workers(here, 2, "--workers", "1", "--plugin", str(here / "slow.py")) as url:
+    env = {"REWARDHUB_RESULT_TTL_S": str(RETENTION_S)}
+    with api_workers(here, 2, "--workers", "1", "--plugin", str(here / "slow.py"), env=env) as url:
         yield url
 
 
@@ -130,6 +135,14 @@ def test_metrics_from_either_process_count_the_requests_of_both(two_api_workers:
             break
     # each process's scrape counts every /v1/verifiers answer, whichever process gave it
     assert scrapes == {pid: made for pid in pids}
+
+
+def test_an_expired_job_is_the_same_404_from_both_processes(two_api_workers: str) -> None:
+    """The ``--api-workers 2`` case of ``tests/jobs/test_expired_everywhere.py`` (a sqlite journal)."""
+    job_id, submitted_at = finished_job(two_api_workers)
+    time.sleep(RETENTION_S + 0.5)  # past the retention (waiting for it, not timing anything)
+    answers = every_process(two_api_workers, f"/v1/jobs/{job_id}", 2)
+    assert_expired_everywhere(answers, job_id, RETENTION_S, submitted_at)
 
 
 def test_a_job_whose_process_is_killed_is_failed_with_the_reason_by_the_other(two_api_workers: str) -> None:
