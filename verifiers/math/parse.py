@@ -124,7 +124,7 @@ def _separator_stands_alone(text: str, i: int, separator: str) -> bool:
     return i + len(separator) >= len(text) or not text[i + len(separator)].isalpha()
 
 
-def _parse(text: str) -> Value:
+def _parse(text: str, commas: bool = True) -> Value:
     text = text.strip()
     if not text:
         raise Unparseable("empty answer")
@@ -132,7 +132,7 @@ def _parse(text: str) -> Value:
     if wrapped and not _is_words(wrapped.group(1).strip()):
         text = wrapped.group(1).strip()  # \text{(C)}, \text{E}, \text{10:30 a.m.}
     text = _TEXT_AND.sub(",", text)
-    for reader in (_choice, _time, _ambiguous_number):
+    for reader in (_choice, _time, _ambiguous_number) if commas else (_choice, _time):
         value = reader(text)
         if value is not None:
             return value
@@ -207,25 +207,41 @@ def _time(text: str) -> Value | None:
     return Time(hour, minute, meridiem)
 
 
-_AMBIGUOUS_COMMA = re.compile(r"^([-+]?\d+),(\d+)$")
+_AMBIGUOUS_COMMA = re.compile(
+    r"^(?P<label>[A-Za-z](?:_\{?\w+\}?)?\s*=\s*)?(?P<left>[-+]?\d+),(?P<right>\d+)"
+    r"(?P<unit>\s*(?:\\%|\^\\circ|\\text\{[^{}]*\}|[€£¥₹]|\\euro|[A-Za-z]{2,12}\.?|\s[mgslhLNJWVK]\.?))?$"
+)
 
 
 def _ambiguous_number(text: str) -> Value | None:
-    """``1,22`` and ``1,234``: a decimal comma or a thousands separator, or a list of two numbers.
+    """``1,22`` and ``1,234``: a decimal comma or a thousands separator, or a list of two numbers;
+    also after a label (``x = 2,74``) and before a unit, currency or percent sign (``2,74 €``).
 
-    One digit after the comma (``1,3``, ``-2,1``) is always a list: that is how short lists of
-    roots are written, and a decimal-comma reading would let ``0.1`` match the roots ``0,1``.
+    The readings that can be meant are all kept (the answer matches if any does). One digit after
+    the comma (``1,3``, ``-2,1``) is a list, as short lists of roots are written (a decimal-comma
+    reading would let ``0.1`` match the roots ``0,1``), unless the list cannot be meant: a unit or
+    percent sign follows (``1,5 m``, ``12,5 \\%``: roots carry none) or the first item would be
+    ``-0`` (``-0,5``).
     """
     match = _AMBIGUOUS_COMMA.match(text)
     if match is None:
         return None
-    left, right = match.groups()
-    as_list = Items((read_number(left), read_number(right)), "list")
+    label, left, right, unit = match.group("label") or "", match.group("left"), match.group("right"), match.group("unit")
+    decimal = _parse_plain(f"{label}{left}.{right}{unit or ''}")
+    if left in ("-0", "+0"):
+        return decimal  # "-0, 5" is no list anyone writes
+    as_list = _parse_plain(text)
+    readings = [decimal]
     if len(right) == 3 and len(left.lstrip("+-")) <= 3 and not left.lstrip("+-").startswith("0"):
-        return Either((read_number(left + right), as_list))
-    if len(right) == 1:
+        readings.insert(0, _parse_plain(f"{label}{left}{right}{unit or ''}"))
+    if len(right) == 1 and not unit:
         return as_list
-    return Either((read_number(f"{left}.{right}"), as_list))
+    return Either((*readings, as_list))
+
+
+def _parse_plain(text: str) -> Value:
+    """``_parse`` without the decimal-comma reading: the list a comma makes, or one number."""
+    return _parse(text, commas=False)
 
 
 # -- elements: labels, relations, brackets ---------------------------------------------------------

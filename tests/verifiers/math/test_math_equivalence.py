@@ -543,6 +543,29 @@ def test_a_comma_between_digits_is_read_both_ways_only_when_ambiguous(gold, resp
 
 
 @pytest.mark.parametrize(
+    ("gold", "response", "expected"),
+    [
+        # a decimal comma after a label, before a unit, a currency or a percent sign
+        ("2.74", "\\boxed{x = 2,74}", 1.0),
+        ("2.74", "The total is 2,74 €.", 1.0),
+        ("2.74", "\\boxed{2,74 \\text{ m}}", 1.0),
+        ("12.25\\%", "\\boxed{12,25\\%}", 1.0),
+        ("2.74", "\\boxed{2,75 €}", 0.0),
+        ("2, 74", "\\boxed{x = 2,74}", 1.0),  # still also the list it may be
+        # one digit after the comma is a decimal only where a list cannot be meant
+        ("1.5", "\\boxed{1,5 m}", 1.0),  # roots carry no unit
+        ("12.5\\%", "\\boxed{12,5 \\%}", 1.0),
+        ("-0.5", "\\boxed{-0,5}", 1.0),  # "-0, 5" is no list anyone writes
+        ("0, 5", "\\boxed{-0,5}", 0.0),
+        ("1.5", "\\boxed{1,5}", 0.0),  # the roots 1 and 5
+        ("0.1", "\\boxed{x = 0,1}", 0.0),
+    ],
+)
+def test_decimal_commas_where_a_list_cannot_be_meant(gold, response, expected):
+    assert verdict(gold, response) == expected
+
+
+@pytest.mark.parametrize(
     ("gold", "response"),
     [
         ("28\\%", "28"),
