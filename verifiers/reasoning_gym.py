@@ -232,10 +232,15 @@ def _answer(text: str, answer_format: str) -> str | None:
         return text.strip()
     from reasoning_gym.utils import extract_answer
 
-    tagged = extract_answer(text, tag_name="answer")
+    # The release's regexes rescan to the end from every opening that has no closing after it
+    # (twenty thousand "<answer>" cost a minute); cut after the last closing, their matches are
+    # the same and each opening finds its closing in one pass.
+    close = text.rfind("</answer>")
+    tagged = extract_answer(text[: close + len("</answer>")], tag_name="answer") if close >= 0 else None
     if tagged is not None or answer_format == "answer_tag":
         return tagged
-    boxed = _BOXED.search(text)
+    brace = text.rfind("}")
+    boxed = _BOXED.search(text[: brace + 1]) if brace >= 0 else None
     if boxed:
         return boxed.group(1).strip()
     return text.strip()

@@ -392,3 +392,16 @@ def test_over_http_a_click_is_scored_and_a_bad_reference_names_its_field(http) -
     audit = http.post("/v1/audit", json={"verifier": "grounding"}).json()["exploits"]
     assert audit["tried"] == len(load_corpus("grounding"))
     assert [e["id"] for e in audit["cases"] if e["rewarded"]] == []
+
+
+def test_elements_finds_what_the_lazy_regex_finds_in_linear_time() -> None:
+    from rewardhub.verifiers.elements import elements
+
+    rng = random.Random(5)
+    pieces = ["<answer>", "</answer>", "<ANSWER>", "a", " ", "<answer", ">", "</ans"]
+    for _ in range(400):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        expected = [m.group(1) for m in re.finditer(r"<answer>(.*?)</answer>", text, re.DOTALL | re.IGNORECASE)]
+        assert [body for _, _, body in elements(text, "answer")] == expected, text
+    flood = "<answer>" * 20_000 + "<point>(1, 2)</point>"  # quadratic for the regex; one pass here
+    assert read_shapes(flood) == [(1.0, 2.0)]

@@ -207,3 +207,17 @@ def test_over_http_an_entry_is_scored_in_a_worker_and_a_bad_one_names_its_field(
     assert second["status"] == "error" and "reference.task" in second["error"]
     audit = http.post("/v1/audit", json={"verifier": {"name": "reasoning_gym", "config": {"strict": True}}})
     assert [e["id"] for e in audit.json()["exploits"]["cases"] if e["rewarded"]] == []
+
+
+def test_reading_the_answer_gives_what_the_releases_extract_answer_gives() -> None:
+    import random
+
+    from reasoning_gym.utils import extract_answer
+
+    from rewardhub.verifiers.reasoning_gym import _answer
+
+    rng = random.Random(9)
+    pieces = ["<answer>", "</answer>", " ", "7", "x", "\n", "<answer", "</answer"]
+    for _ in range(500):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        assert _answer(text, "answer_tag") == extract_answer(text, tag_name="answer"), text

@@ -22,16 +22,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..elements import elements
 from ..text import strip_think
 
 __all__ = ["Detection", "answer_text", "read_detections", "read_shapes"]
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _NUMBERS = re.compile(_NUMBER)
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
-_TAGGED = re.compile(
-    r"<(point|box|bbox|points)\b[^>]*>(.*?)</\1>|<\|box_start\|>(.*?)<\|box_end\|>", re.DOTALL | re.IGNORECASE
-)
+_SHAPE_TAGS = ("point", "box", "bbox", "points")
 _CLICK = re.compile(
     rf"\b(?:click|tap|left_click|double_click|right_click|moveTo)\s*\(\s*(?:x\s*=\s*)?({_NUMBER})\s*,\s*(?:y\s*=\s*)?({_NUMBER})",
     re.IGNORECASE,
@@ -53,8 +51,8 @@ class Detection:
 def answer_text(response: str) -> str:
     """The part of a response that holds the answer: the last ``<answer>`` element, or the text."""
     text = strip_think(response)
-    answers = _ANSWER.findall(text)
-    return answers[-1] if answers else text
+    answers = elements(text, "answer")
+    return answers[-1][2] if answers else text
 
 
 def read_shapes(text: str) -> list[tuple[float, ...]]:
@@ -67,13 +65,27 @@ def read_shapes(text: str) -> list[tuple[float, ...]]:
 
 
 def _tagged(text: str) -> Iterator[tuple[float, ...]]:
-    for match in _TAGGED.finditer(text):
-        body = match.group(2) if match.group(2) is not None else match.group(3)
-        attributes = re.findall(rf"\b([xy])\d*\s*=\s*[\"']?({_NUMBER})", match.group(0).split(">", 1)[0])
-        if attributes and body is not None and not _NUMBERS.search(body):
+    found = [element for tag in _SHAPE_TAGS for element in elements(text, tag, attributes=True)]
+    found += _qwen_boxes(text)
+    for _, head, body in sorted(found, key=lambda element: element[0]):
+        attributes = re.findall(rf"\b([xy])\d*\s*=\s*[\"']?({_NUMBER})", head)
+        if attributes and not _NUMBERS.search(body):
             yield tuple(float(value) for _, value in attributes)  # <point x="12" y="34">label</point>
             continue
-        yield tuple(float(n) for n in _NUMBERS.findall(body or ""))
+        yield tuple(float(n) for n in _NUMBERS.findall(body))
+
+
+def _qwen_boxes(text: str) -> list[tuple[int, str, str]]:
+    """Qwen-VL's ``<|box_start|>…<|box_end|>`` markers, as :func:`elements` gives tags, in linear time."""
+    bodies: list[tuple[int, str, str]] = []
+    i = 0
+    while (start := text.find("<|box_start|>", i)) >= 0:
+        end = text.find("<|box_end|>", start)
+        if end < 0:
+            break
+        bodies.append((start, "", text[start + len("<|box_start|>") : end]))
+        i = end + len("<|box_end|>")
+    return bodies
 
 
 def _json_shapes(text: str) -> Iterator[tuple[float, ...]]:
@@ -123,15 +135,20 @@ def _tuples(text: str) -> Iterator[tuple[float, ...]]:
         yield tuple(float(n) for n in _NUMBERS.findall(match.group(0)))
 
 
+MAX_JSON_STARTS = 256
+"""Bracket positions tried as the start of JSON: a text of ten thousand ``[`` costs no more than this."""
+
+
 def _json_values(text: str) -> Iterator[Any]:
     """Each JSON object or array written in the text, outermost first, left to right."""
     decoder = json.JSONDecoder()
-    i = 0
-    while i < len(text):
+    i, tried = 0, 0
+    while i < len(text) and tried < MAX_JSON_STARTS:
         if text[i] in "[{":
+            tried += 1
             try:
                 value, end = decoder.raw_decode(text, i)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON here, or nested past the parser's depth
                 i += 1
                 continue
             yield value

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from ..elements import elements
 from .errors import QueryRefused
 
 __all__ = ["extract_sql", "single_statement"]
@@ -22,7 +23,7 @@ LEADING_KEYWORDS = ("SELECT", "WITH", "VALUES", "PRAGMA")
 # ```sqlite does not count) whose body holds a letter; a leading **bold** header is dropped.
 _SQL_FENCE = re.compile(r"(?:```sql\b)(.*?[a-zA-Z].*?)(?:```)", re.DOTALL | re.IGNORECASE)
 _ANY_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n?(.*?)```", re.DOTALL)
-_TAGS = re.compile(r"<(solution|answer|sql)>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
+_TAGS = ("solution", "answer", "sql")
 _BOLD_HEADER = re.compile(r"^\*\*.*\*\*")
 _WORD = re.compile(r"[A-Za-z_]+")
 
@@ -45,7 +46,8 @@ def extract_sql(text: str, answer_format: str) -> str | None:
     blocks = [block.strip() for block in _ANY_FENCE.findall(text) if block.strip()]
     if blocks:
         return blocks[-1]
-    tagged = [body.strip() for _, body in _TAGS.findall(text) if body.strip()]
+    found = sorted(element for tag in _TAGS for element in elements(text, tag))
+    tagged = [body.strip() for _, _, body in found if body.strip()]
     if tagged:
         return tagged[-1]
     return text.strip() or None

@@ -20,6 +20,8 @@ than SQLite's, or whether a query is efficient.
 
 from __future__ import annotations
 
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -137,7 +139,7 @@ def _reference(raw: Any) -> SqlReference:
         raise VerifierError(problems) from None
 
 
-def _database(reference: SqlReference, timeout_s: float):
+def _database(reference: SqlReference, timeout_s: float) -> Path:
     try:
         if reference.db_schema is not None:
             return inline_database(reference.db_schema, reference.rows, timeout_s)
@@ -151,13 +153,23 @@ def _database(reference: SqlReference, timeout_s: float):
         raise VerifierError(f"reference.{field}: {exc}") from None
 
 
-def _gold_rows(reference: SqlReference, path, limits: Limits) -> list[tuple[Any, ...]]:
+def _gold_rows(reference: SqlReference, path: Path, limits: Limits) -> list[tuple[Any, ...]]:
     if reference.gold_result is not None:
         return [tuple(row) for row in reference.gold_result]
     try:
-        return run_query(path, single_statement(reference.gold_sql or ""), limits)
+        return list(_gold_query_rows(str(path), path.stat().st_mtime_ns, reference.gold_sql or "", limits))
     except QueryError as exc:
         raise VerifierError(f"reference.gold_sql could not be run ({exc.reason}): {exc.message}") from None
+
+
+@lru_cache(maxsize=256)
+def _gold_query_rows(path: str, _mtime_ns: int, gold_sql: str, limits: Limits) -> tuple[tuple[Any, ...], ...]:
+    """The gold's rows, run once per process for the many samples of one prompt (a group shares its gold).
+
+    Keyed by the file's modification time too, so a database replaced under the data directory is
+    read anew; a gold that fails is not remembered.
+    """
+    return tuple(run_query(Path(path), single_statement(gold_sql), limits))
 
 
 def _match(rule: str, reference: SqlReference, gold: list, predicted: list) -> bool:
