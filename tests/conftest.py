@@ -22,7 +22,7 @@ from rewardhub.server import EmbeddedServer
 TESTS = Path(__file__).parent
 PLUGIN = TESTS / "plugins" / "testing_verifiers.py"
 
-STARTERS = ("EmbeddedServer(", "ServiceProcess(", "ServiceThread(", "CeleryService(", "PrivateRedis(", "Trainer(")
+STARTERS = ("EmbeddedServer(", "ServiceProcess(", "ServiceThread(", "CeleryService(", "PrivateRedis(", "Trainer(", "api_workers(")
 """What a fixture's code calls when it starts a service, a broker, a worker or a training run."""
 
 INTEGRATION_DIRS = ("celery", "contract", "deploy")
