@@ -72,6 +72,7 @@ _HASHES_WORDS = re.compile(r"####[ \t]*([^\n]*\S)")
 _ANSWER_TAG = re.compile(r"<answer>((?:(?!<answer>).)*?)</answer>", re.DOTALL | re.IGNORECASE)
 _TAG_MARKUP = re.compile(r"<\s*/?\s*answer\s*>", re.IGNORECASE)
 _TAG_OPEN = re.compile(r"<answer>", re.IGNORECASE)
+_CURRENCY_AFTER = re.compile(r"\d\s*(?<!\\)\$(?=\s|$)")  # "2,74 $": a lone dollar after an amount
 _INVISIBLE = re.compile(r"\\[hv]?phantom\s*\{[^{}]*\}|\\[hv]space\*?\s*\{[^{}]*\}")  # typesetting, not an answer
 _NEGATED_WORDS = re.compile(r"(?:not|never|unknown|unclear)\b", re.IGNORECASE)
 _CODE = re.compile(
@@ -556,8 +557,11 @@ def _last_stated(text: str, bare_numbers: bool) -> str | None:
 
 
 def _is_bare_answer(text: str, bare_numbers: bool) -> bool:
-    """A response that is nothing but an answer: short, one line, at most one prose word."""
+    """A response that is nothing but an answer: short, one line, at most one prose word, no
+    currency sign written after an amount ("Soucis : 2,74 $ a..": prose that states an amount)."""
     if len(text) > 200 or "\n" in text or _CODE.search(text) or _OTHER_SCRIPT.search(text):
+        return False
+    if len(re.findall(r"(?<!\\)\$", text)) % 2 and _CURRENCY_AFTER.search(text):
         return False
     if not re.search(r"[0-9A-Za-z\\]", text):
         return False

@@ -208,14 +208,15 @@ def _time(text: str) -> Value | None:
 
 
 _AMBIGUOUS_COMMA = re.compile(
-    r"^(?P<label>[A-Za-z](?:_\{?\w+\}?)?\s*=\s*)?(?P<left>[-+]?\d+),(?P<right>\d+)"
+    r"^(?P<label>[A-Za-z](?:_\{?\w+\}?)?\s*=\s*|[A-Za-z][A-Za-z ]*[A-Za-z]\s*:\s*)?(?P<left>[-+]?\d+),(?P<right>\d+)"
     r"(?P<unit>\s*(?:\\%|\^\\circ|\\text\{[^{}]*\}|[€£¥₹]|\\euro|[A-Za-z]{2,12}\.?|\s[mgslhLNJWVK]\.?))?$"
 )
 
 
 def _ambiguous_number(text: str) -> Value | None:
     """``1,22`` and ``1,234``: a decimal comma or a thousands separator, or a list of two numbers;
-    also after a label (``x = 2,74``) and before a unit, currency or percent sign (``2,74 €``).
+    also after a label (``x = 2,74``, ``Total: 2,74``) and before a unit, currency or percent sign
+    (``2,74 €``).
 
     The readings that can be meant are all kept (the answer matches if any does). One digit after
     the comma (``1,3``, ``-2,1``) is a list, as short lists of roots are written (a decimal-comma
