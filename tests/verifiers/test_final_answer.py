@@ -49,6 +49,8 @@ def first(response: str, **policy: object) -> tuple[str, str] | None:
         ("所以一共有3 + 10 = 13只鸟和鹳鸟。", ("13", "final_line")),
         ("donc 353 g - 79 g = 274 g. Donc, il a déjà 79 g de cire.", ("79", "final_line")),
         ("the number is not 10 which is 1,000.99€", ("1,000.99", "final_line")),
+        ("Soucis : 2,74 $ a..", ("2,74", "final_line")),  # an amount in prose ("2,74 $"), not a bare answer
+        ("$x^2+1", ("$x^2+1", "whole")),  # a lone $ before math is a broken delimiter, not a currency
         ("Express the answer as a percentage: 2 / 8 * 100% = 25%\nA: 25", ("25", "answer_phrase")),
     ],
 )

@@ -547,6 +547,8 @@ def test_a_comma_between_digits_is_read_both_ways_only_when_ambiguous(gold, resp
     [
         # a decimal comma after a label, before a unit, a currency or a percent sign
         ("2.74", "\\boxed{x = 2,74}", 1.0),
+        ("2.74", "Total: 2,74", 1.0),
+        ("2.74", "Soucis : 2,74 $ a..", 1.0),  # Math-Verify's test_all.py literal
         ("2.74", "The total is 2,74 €.", 1.0),
         ("2.74", "\\boxed{2,74 \\text{ m}}", 1.0),
         ("12.25\\%", "\\boxed{12,25\\%}", 1.0),
