@@ -6,9 +6,12 @@ W&B); this script puts empty modules in place of those few third-party packages,
 never call, and imports NeMo-Gym's own modules as released. It runs in a child process because
 importing ``nemo_gym`` changes the interpreter (``sys.path``, ``print``, Hugging Face cache variables).
 
-``python nemo_gym_side.py build`` prints the verify requests built with NeMo-Gym's task models;
+``python nemo_gym_side.py build`` prints the verify requests built with NeMo-Gym's task models
+and, for each server of :data:`ROLLOUT_SERVERS`, the verify requests of its shipped
+``data/example_rollouts.jsonl`` with the rewards recorded in them (see :func:`rollouts`);
 ``python nemo_gym_side.py check < answers.json`` validates rewardhub's answers with NeMo-Gym's
-response models and prints NeMo-Gym's own aggregate metrics for them.
+response models and prints NeMo-Gym's own aggregate metrics for them. The parent side is
+``nemo_gym_support.py``.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ NEMO_GYM_VERSION = "0.7.0"
 # installed beside math-verify (they pin different antlr4 runtimes).
 ABSENT = {"omegaconf", "hydra", "yappi", "pydot", "wandb", "ray", "orjson", "itsdangerous"}
 ABSENT |= {"verifiable_instructions", "defusedxml"}  # the IFEval server's checker, not its request model
+ABSENT |= {"xmltodict", "openapi_schema_validator", "reasoning_gym"}  # other servers' checkers, likewise
 
 
 class _Inert(type):
@@ -170,6 +174,90 @@ def build() -> dict[str, Any]:
     return {name: request.model_dump(mode="json") for name, request in requests.items()}
 
 
+ROLLOUT_SERVERS = {
+    # server: (its app's verify request model, the rollout field that holds the reward to reproduce)
+    "math_with_judge": ("LibraryJudgeMathVerifyRequest", "library_reward"),  # the judge is not called
+    "instruction_following": ("InstructionFollowingVerifyRequest", "reward"),
+    "ifbench": ("IFBenchVerifyRequest", "reward"),
+    "mcqa": ("MCQAVerifyRequest", "reward"),
+    "gpqa_diamond": ("MCQAVerifyRequest", "reward"),
+    "xlam_fc": ("XlamFcVerifyRequest", "reward"),
+    "example_single_tool_call": ("BaseVerifyRequest", "reward"),
+    "structured_outputs": ("StructuredOutputsVerifyRequest", "reward"),
+    "gui_coordinate": ("GuiCoordinateVerifyRequest", "reward"),
+    "reasoning_gym": ("ReasoningGymVerifyRequest", "reward"),
+}
+
+
+def _prompt_key(row: dict[str, Any]) -> str:
+    messages = row["responses_create_params"]["input"]
+    if isinstance(messages, str):
+        return messages
+    return json.dumps([(m.get("role"), m.get("content")) for m in messages if isinstance(m, dict)])
+
+
+def _schema_from_prompt(row: dict[str, Any]) -> str:
+    """structured_outputs' rollouts drop ``schema_str``; their prompts give the schema's ``properties``
+    as the first JSON object in the text. The schema is that object as an object's properties."""
+    decoder = json.JSONDecoder()
+    for message in row["responses_create_params"]["input"]:
+        text = message.get("content") if isinstance(message.get("content"), str) else ""
+        for start in (i for i, ch in enumerate(text) if ch == "{"):
+            try:
+                properties, _ = decoder.raw_decode(text, start)
+            except json.JSONDecodeError:
+                continue
+            return json.dumps({"type": "object", "properties": properties})
+    raise ValueError("no schema in the prompt")
+
+
+def _request(model: Any, row: dict[str, Any]) -> dict[str, Any]:
+    """The task's fields as the server's request model reads them (its defaults and migrations
+    applied, undeclared fields dropped), with the rollout's own input and output, as recorded."""
+    rollout = {"responses_create_params": row["responses_create_params"], "response": row["response"]}
+    stand_in = {"responses_create_params": params("").model_dump(), "response": response().model_dump()}
+    task = model.model_validate({**row, **stand_in}).model_dump(mode="json", exclude=set(stand_in))
+    return {**task, **rollout}
+
+
+def rollouts() -> dict[str, Any]:
+    """Each server's shipped rollouts as verify requests, built by that server's own request model.
+
+    A rollout file keeps the verify *response*, which drops some of the task's fields (mcqa's
+    ``options``, xlam's ``expected_answers``...). Where the rollout's prompt is one of the server's
+    ``data/example.jsonl`` rows, that row's fields are joined back; structured_outputs' rollouts match
+    no row, and their ``schema_str`` is rebuilt from the prompt (:func:`_schema_from_prompt`). A
+    request holds the fields the server's request model declares and nothing else, so the recorded
+    outcome (the reward, mcqa's ``extracted_answer``, xlam's ``num_correct``...) never reaches it.
+    The rollout's input and output are passed as recorded, not through the model: rollouts recorded
+    by earlier releases miss fields that 0.7.0 requires of the Responses-API objects
+    (``usage.input_tokens_details.cache_write_tokens``) or hold nulls it refuses (``tool_choice``).
+    """
+    import importlib
+    from pathlib import Path
+
+    import resources_servers
+
+    root = Path(next(iter(resources_servers.__path__)))
+    out = {}
+    for server, (model_name, recorded) in ROLLOUT_SERVERS.items():
+        app = importlib.import_module(f"resources_servers.{server}.app")
+        model = getattr(app, model_name)
+        data = root / server / "data"
+        examples = {_prompt_key(row): row for row in map(json.loads, (data / "example.jsonl").read_text().splitlines())}
+        requests, rewards, joined = [], [], 0
+        for row in map(json.loads, (data / "example_rollouts.jsonl").read_text().splitlines()):
+            task = examples.get(_prompt_key(row), {})
+            joined += bool(task)
+            body = {**task, **row}
+            if server == "structured_outputs" and "schema_str" not in body:
+                body["schema_str"] = _schema_from_prompt(row)
+            requests.append(_request(model, body))
+            rewards.append(row[recorded])
+        out[server] = {"requests": requests, "recorded": rewards, "joined": joined, "reward_field": recorded}
+    return out
+
+
 def check(answers: dict[str, Any]) -> dict[str, Any]:
     """Each answer through NeMo-Gym's response model; NeMo-Gym's own aggregate metrics of them all."""
     from nemo_gym.base_resources_server import BaseMultiRewardVerifyResponse, BaseVerifyResponse
@@ -189,5 +277,9 @@ if __name__ == "__main__":
     import nemo_gym  # noqa: F401  (its package set-up runs here, in this child process only)
 
     command = sys.argv[1]
-    result = build() if command == "build" else check(json.load(sys.stdin))
+    commands = {
+        "build": lambda: {"requests": build(), "rollouts": rollouts()},
+        "check": lambda: check(json.load(sys.stdin)),
+    }
+    result = commands[command]()
     sys.stdout.write("\n@@JSON@@" + json.dumps(result))

@@ -9,40 +9,19 @@ answers.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from functools import cache
-from importlib.util import find_spec
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from nemo_gym_support import built, needs_nemo_gym, nemo_gym
 
 from rewardhub.api.compat.nemo_gym.convert import NemoGymVerifyRequest, to_messages, to_sample
 
-SIDE = Path(__file__).with_name("nemo_gym_side.py")
 BASE = "/v1/compat/nemo-gym"
 
-needs_nemo_gym = pytest.mark.skipif(find_spec("nemo_gym") is None, reason="nemo-gym is not installed (see .ci/run)")
 
-
-def nemo_gym(command: str, stdin: Any = None) -> Any:
-    done = subprocess.run(
-        [sys.executable, str(SIDE), command],
-        input=None if stdin is None else json.dumps(stdin),
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=SIDE.parent,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.split("@@JSON@@", 1)[1])
-
-
-@cache
 def requests() -> dict[str, Any]:
-    return nemo_gym("build")
+    return built()["requests"]
 
 
 def verify(http: httpx.Client, verifier: str, body: dict[str, Any]) -> httpx.Response:
@@ -147,7 +126,6 @@ def test_task_fields_reach_the_verifier(http: httpx.Client, name: str, verifier:
 
 @needs_nemo_gym
 def test_structured_tool_calls_are_judged(http: httpx.Client) -> None:
-    pytest.importorskip("rewardhub.verifiers.call_reading", reason="tool_call reads structured calls (issue 16 item 2)")
     assert verify(http, "tool_call", requests()["tool_right"]).json()["reward"] == 1.0
     assert verify(http, "tool_call", requests()["tool_malformed"]).json()["reward"] == 0.0
 
@@ -300,6 +278,35 @@ def test_malformed_arguments_are_the_policys_zero_not_a_4xx(http: httpx.Client) 
     answer = verify(http, "tool_call", body)
     assert answer.status_code == 200, answer.text
     assert answer.json()["reward"] == 0.0
+
+
+def test_a_batch_is_answered_in_order_each_as_verify_answers_it(http: httpx.Client) -> None:
+    bodies = [
+        {"responses_create_params": {"input": "q"}, "response": {"output": [text(answer)]}, "expected_answer": "a"}
+        for answer in ("a", "b", "a")
+    ]
+    bodies[2]["verifier"] = {"name": "exact", "config": {"case_sensitive": True}}
+    batch = http.post(f"{BASE}/exact/verify_batch", json={"verify_requests": bodies})
+    assert batch.status_code == 200, batch.text
+    answers = batch.json()["verify_responses"]
+    assert [a["reward"] for a in answers] == [1.0, 0.0, 1.0]
+    one = verify(http, "exact", bodies[1]).json()
+    assert answers[1] == one
+    assert {k: v for k, v in answers[2].items() if k not in {"reward", "rewardhub"}} == bodies[2]
+
+
+@pytest.mark.parametrize(
+    ("body", "names"),
+    [
+        ({"verify_requests": []}, "verify_requests"),
+        ({"verify_requests": [{"responses_create_params": {"input": "q"}, "response": {"output": []}}, {}]}, "[1]"),
+        ({"requests": []}, "requests"),
+    ],
+)
+def test_a_batch_that_is_not_one_is_a_422_naming_the_request(http: httpx.Client, body: Any, names: str) -> None:
+    answer = http.post(f"{BASE}/exact/verify_batch", json=body)
+    assert answer.status_code == 422, answer.text
+    assert names in json.dumps(answer.json()["error"])
 
 
 def test_aggregate_metrics_refuses_what_is_not_a_list_of_responses(http: httpx.Client) -> None:

@@ -33,7 +33,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rewardhub.errors import InvalidRequest
 from rewardhub.types import Sample
 
-__all__ = ["NemoGymVerifyRequest", "ResponseItems", "reference_of", "to_messages", "to_sample"]
+from .servers import TEXT_READINGS, Server
+
+__all__ = ["NemoGymVerifyRequest", "ResponseItems", "output_turn", "reference_of", "to_messages", "to_sample"]
 
 PROTOCOL_FIELDS = frozenset({"responses_create_params", "response", "verifier", "_ng_rollout_id"})
 """Keys of the verify body that are not the task's own fields."""
@@ -105,13 +107,7 @@ class ResponseItems:
         self.messages.append(turn)
 
     def _function_call(self, item: dict[str, Any], where: str) -> None:
-        name, call_id = item.get("name"), item.get("call_id") or item.get("id")
-        if not isinstance(name, str) or not name:
-            raise InvalidRequest(f"{where} is a function_call without a name")
-        arguments = item.get("arguments", "{}")
-        if not isinstance(arguments, str | dict):
-            raise InvalidRequest(f"{where}.arguments must be a string (or an object)")
-        call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+        call = _call(item, where)
         last = self.messages[-1] if self.messages else None
         if last is not None and last["role"] == "assistant" and not self._reasoning:
             last.setdefault("tool_calls", []).append(call)
@@ -165,20 +161,69 @@ def reference_of(task: dict[str, Any]) -> Any:
     return None
 
 
-def to_sample(body: NemoGymVerifyRequest) -> Sample:
-    """One sample for the score pipeline; a conversation that is not one is a 422."""
+def to_sample(body: NemoGymVerifyRequest, server: Server | None = None) -> Sample:
+    """One sample for the score pipeline; a conversation that is not one is a 422.
+
+    Without ``server``, the rollout is the conversation and the reference comes from the task's
+    fields (see the module docstring); with one, the output is read as that NeMo-Gym server reads
+    it (:mod:`.servers`), and the sample names the server's verifier.
+    """
     task = {k: v for k, v in (body.model_extra or {}).items() if k not in PROTOCOL_FIELDS}
-    messages, skipped = to_messages(body.responses_create_params, body.response.output)
+    if server is not None:
+        # A server reads the output alone, so the input is not read (a screenshot may be in it).
+        turn, skipped = output_turn(body.response.output, server.text)
+        messages = [turn]
+        fields: dict[str, Any] = {"reference": server.reference(task), "verifier": server.spec(task)}
+    else:
+        messages, skipped = to_messages(body.responses_create_params, body.response.output)
+        fields = {"reference": reference_of(task)}
     if not any(m["role"] == "assistant" for m in messages):
         # A rollout that produced no assistant output (an empty output list) still gets a reward:
         # the empty answer, as NeMo-Gym's own servers read it.
         messages.append({"role": "assistant", "content": ""})
     metadata = {"nemo_gym": {"skipped_items": skipped}} if skipped else {}
     try:
-        return Sample(messages=messages, reference=reference_of(task), metadata=metadata)
+        return Sample(messages=messages, metadata=metadata, **fields)
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_context=False, include_input=False)
         raise InvalidRequest("the rollout is not a conversation rewardhub can score", detail=errors[:20]) from None
+
+
+def output_turn(output: list[dict[str, Any]], reading: str) -> tuple[dict[str, Any], list[str]]:
+    """The whole output as one assistant turn, as a resources server judges it: the text the server
+    reads (:data:`~.servers.TEXT_READINGS`) and every ``function_call`` item as its calls, in order.
+
+    Tool results and the turn boundaries between calls are dropped: the servers that judge calls
+    count every call the output made. Item types that are neither are named, as in :func:`to_sample`.
+    """
+    calls, reasoning, skipped = [], [], []
+    for index, item in enumerate(output):
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind == "function_call":
+            calls.append(_call(item, f"response.output[{index}]"))
+        elif kind == "reasoning":
+            reasoning.append(_reasoning_text(item))
+        elif kind not in ("message", "function_call_output"):
+            if not isinstance(kind, str):
+                raise InvalidRequest(f"response.output[{index}] has no 'type'")
+            skipped.append(kind)
+    turn: dict[str, Any] = {"role": "assistant", "content": TEXT_READINGS[reading](output)}
+    if calls:
+        turn["tool_calls"] = calls
+    if reasoning:
+        turn["reasoning_content"] = "\n".join(reasoning)
+    return turn, skipped
+
+
+def _call(item: dict[str, Any], where: str) -> dict[str, Any]:
+    """A ``function_call`` item as an OpenAI tool call (arguments kept as the model wrote them)."""
+    name, call_id = item.get("name"), item.get("call_id") or item.get("id")
+    if not isinstance(name, str) or not name:
+        raise InvalidRequest(f"{where} is a function_call without a name")
+    arguments = item.get("arguments", "{}")
+    if not isinstance(arguments, str | dict):
+        raise InvalidRequest(f"{where}.arguments must be a string (or an object)")
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 def _content_text(content: Any, where: str) -> str:

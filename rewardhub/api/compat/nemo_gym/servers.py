@@ -1,0 +1,291 @@
+"""NeMo-Gym resources servers that rewardhub stands in for: one verify request, read as that server reads it.
+
+``/v1/compat/nemo-gym/{name}/verify`` serves a rewardhub verifier by its name, reading the request
+generically (:mod:`.convert`). When ``{name}`` is the name of a NeMo-Gym resources server listed
+here, the request is read the way that server's ``verify`` reads it instead, so that pointing a
+NeMo-Gym config at ``{rewardhub}/v1/compat/nemo-gym/mcqa`` gives mcqa's reward:
+
+- **what text the server reads** (:data:`TEXT_READINGS`): every ``output_text`` part of the
+  output's messages joined (math_with_judge, mcqa, structured_outputs, reasoning_gym), the first
+  content part of the last output item (instruction_following, ifbench), the assistant messages
+  joined by lines (gui_coordinate), or no text at all (the tool-call servers, which read only the
+  ``function_call`` items);
+- the output is one assistant turn: that text, and every ``function_call`` of the output as its
+  calls, in order (the servers judge the whole output, not its last turn);
+- **which verifier and config** reproduce the server's rule, from the task's own fields (IFEval's
+  ``grading_mode``, mcqa's ``options``), and **what reference** the verifier gets.
+
+What each server's reward is measured against, and where rewardhub's rule differs, is in
+``docs/compat.md`` (tests/api/compat/test_nemo_gym_servers.py replays each server's own example
+rollouts). Not served: ``math_with_judge``'s LLM-judge fallback (the reward here is its library
+reward), mcqa's ``template_metadata`` regexes, structured_outputs' YAML, XML, TOML and CSV schemas
+and its tool-call mode (each a sample ``error`` naming the field, never a guessed 0).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rewardhub.errors import InvalidRequest
+from rewardhub.types import VerifierSpec
+
+__all__ = ["SERVERS", "Server", "TEXT_READINGS"]
+
+Task = dict[str, Any]
+
+
+def _output_text(output: list[dict[str, Any]]) -> str:
+    """The Responses API's ``output_text``: every ``output_text`` part of every message, joined."""
+    return "".join(
+        part["text"]
+        for item in output
+        if item.get("type") == "message"
+        for part in item.get("content") or []
+        if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str)
+    )
+
+
+def _last_item_text(output: list[dict[str, Any]]) -> str:
+    """The text of the first content part of the last output item ("" when it has none)."""
+    if not output:
+        return ""
+    content = output[-1].get("content")
+    if isinstance(content, list) and content and isinstance(content[0], dict):
+        text = content[0].get("text")
+        return text if isinstance(text, str) else ""
+    return ""
+
+
+def _assistant_lines(output: list[dict[str, Any]]) -> str:
+    """Every text of the assistant's messages, one per line, stripped."""
+    texts: list[str] = []
+    for item in output:
+        if item.get("type") != "message" or item.get("role") != "assistant":
+            continue
+        content = item.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts += [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return "\n".join(texts).strip()
+
+
+TEXT_READINGS: dict[str, Callable[[list[dict[str, Any]]], str]] = {
+    "output_text": _output_text,
+    "last_item": _last_item_text,
+    "assistant_lines": _assistant_lines,
+    "none": lambda output: "",
+}
+
+
+@dataclass(frozen=True)
+class Server:
+    """One NeMo-Gym resources server: how its verify request becomes a rewardhub sample.
+
+    ``spec`` and ``reference`` read the task's fields (the verify body without the rollout). A
+    field the server requires that is missing, or a feature of the server that is not served, is
+    :class:`~rewardhub.errors.InvalidRequest` (422, naming the field), as the server's own request
+    model refuses such a body; a reference the verifier cannot use is that sample's ``error``.
+    """
+
+    spec: Callable[[Task], VerifierSpec]
+    reference: Callable[[Task], Any]
+    text: str = "output_text"
+    note: str = ""  # where rewardhub's rule is known to differ from the server's, shown in the answer
+
+
+def _field(task: Task, name: str) -> Any:
+    if name not in task:
+        raise InvalidRequest(f"the verify request has no '{name}', which this NeMo-Gym server reads")
+    return task[name]
+
+
+# --- math_with_judge: math-verify's verdict on the last box; the LLM judge is not called ------------
+
+
+def _math_spec(task: Task) -> VerifierSpec:
+    # The server gives 0 to a response without a \boxed{} before any comparison.
+    return {"name": "math", "config": {"anchors": ["boxed"], "unanchored": False}}
+
+
+# --- instruction_following and ifbench: verifiable instructions ------------------------------------
+
+
+def _instruction_fields(task: Task) -> dict[str, Any]:
+    """The row's fields as the server reads them: ``verifier_metadata`` first, the top level as a fallback."""
+    metadata = task.get("verifier_metadata") if isinstance(task.get("verifier_metadata"), dict) else {}
+    fields = {k: task[k] for k in ("instruction_id_list", "kwargs", "prompt", "grading_mode") if k in task}
+    return {**fields, **metadata}
+
+
+def _instruction_row(task: Task) -> dict[str, Any]:
+    fields = _instruction_fields(task)
+    row = {"instruction_id_list": _field(fields, "instruction_id_list"), "kwargs": _field(fields, "kwargs")}
+    # The server treats a null kwargs entry as {} and leaves out null arguments.
+    row["kwargs"] = [{k: v for k, v in (kw or {}).items() if v is not None} for kw in row["kwargs"] or []]
+    if "prompt" in fields:
+        row["prompt"] = fields["prompt"]
+    return row
+
+
+def _grading(task: Task, default: str) -> str:
+    mode = _instruction_fields(task).get("grading_mode", default)
+    if mode not in ("binary", "fraction"):
+        raise InvalidRequest(f"grading_mode must be 'binary' or 'fraction', got {mode!r}")
+    return "all" if mode == "binary" else "fraction"
+
+
+def _instruction_following_spec(task: Task) -> VerifierSpec:
+    # NeMo-Gym checks an empty response like any other text and reads the whole of it (no think split).
+    config = {"mode": _grading(task, "binary"), "judge_empty_response": True, "strip_think": False}
+    return {"name": "ifeval", "config": config}
+
+
+def _ifbench_spec(task: Task) -> VerifierSpec:
+    # IFBench's server fails every instruction of an empty response, as IFEval does.
+    return {"name": "ifeval", "config": {"mode": _grading(task, "fraction"), "strip_think": False}}
+
+
+_UNKNOWN_ID_NOTE = (
+    "an instruction id ifeval has no rule for makes the sample an error (masked); the server counts it as not followed"
+)
+
+
+# --- mcqa and gpqa_diamond: one letter ---------------------------------------------------------------
+
+
+def _letters(task: Task) -> str:
+    """The option letters of mcqa's ``options`` (``[{"A": "text"}, ...]``; a null text is no option)."""
+    options = task.get("options") or []
+    letters = {
+        key.upper()
+        for entry in options
+        if isinstance(entry, dict)
+        for key, text in entry.items()
+        if isinstance(key, str) and len(key) == 1 and key.isalpha() and text is not None
+    }
+    return "".join(sorted(letters))
+
+
+def _mcqa_spec(task: Task) -> VerifierSpec:
+    if (task.get("template_metadata") or {}).get("output_regex"):
+        raise InvalidRequest("mcqa's template_metadata.output_regex is not served: no rewardhub verifier runs it")
+    letters = _letters(task)
+    if not letters:
+        raise InvalidRequest("mcqa needs 'options' ([{'A': 'text'}, ...]): without them no letter is allowed")
+    return {"name": "choice", "config": {"letters": letters}}
+
+
+def _gpqa_spec(task: Task) -> VerifierSpec:
+    # gpqa_diamond accepts any capital letter when the row has no options.
+    return {"name": "choice", "config": {"letters": _letters(task) or "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}}
+
+
+def _mcqa_gold(task: Task) -> str:
+    return str(task.get("expected_answer") or "").strip().upper()
+
+
+_CHOICE_NOTE = (
+    "rewardhub's choice rule reads the last boxed letter, else 'Answer: X', else a final line that is a "
+    "letter; the server's grading mode reads only its own anchor (strict_single_letter_boxed: the last \\boxed{})"
+)
+
+
+# --- the tool-call servers -------------------------------------------------------------------------
+
+
+def _xlam_answer(task: Task) -> list[dict[str, Any]]:
+    """xlam's ``expected_answers`` (``[{"name", "arguments"}]``) as a BFCL possible answer."""
+    expected = task.get("expected_answers") or []
+    answer = []
+    for index, call in enumerate(expected):
+        arguments = call.get("arguments", {}) if isinstance(call, dict) else None
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except json.JSONDecodeError:
+                arguments = {}  # the server reads unparsable expected arguments as none
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not isinstance(arguments, dict):
+            raise InvalidRequest(f"expected_answers[{index}] is not a call {{'name', 'arguments'}}")
+        answer.append({call["name"]: {key: [value] for key, value in arguments.items()}})
+    return answer
+
+
+# --- structured_outputs: JSON against the row's schema, made strict as the server makes it ------------
+
+
+def _strict(schema: Any) -> Any:
+    """The server's ``strictify_schema``: every object with properties requires them all and no others."""
+    if isinstance(schema, dict):
+        schema = {key: _strict(value) for key, value in schema.items()}
+        if "properties" in schema:
+            schema["required"] = list(schema["properties"])
+            schema["additionalProperties"] = False
+    return schema
+
+
+def _structured_spec(task: Task) -> VerifierSpec:
+    schema_type = task.get("schema_type", "json")
+    if schema_type != "json":
+        raise InvalidRequest(f"structured_outputs schema_type {schema_type!r} is not served: only 'json' is")
+    if task.get("response_mode", "text") not in ("text", None):
+        raise InvalidRequest(f"structured_outputs response_mode {task['response_mode']!r} is not served")
+    return {"name": "json_schema", "config": {"source": "full"}}
+
+
+def _structured_schema(task: Task) -> Any:
+    try:
+        return _strict(json.loads(_field(task, "schema_str")))
+    except json.JSONDecodeError as exc:
+        raise InvalidRequest(f"schema_str is not JSON: {exc}") from None
+
+
+# --- the table -------------------------------------------------------------------------------------
+
+SERVERS: dict[str, Server] = {
+    "math_with_judge": Server(
+        spec=_math_spec,
+        reference=lambda task: _field(task, "expected_answer"),
+        note="the library path only (the LLM judge the server asks when math-verify says no is not called), "
+        "with rewardhub's math conventions where they differ from math-verify's",
+    ),
+    "instruction_following": Server(
+        spec=_instruction_following_spec, reference=_instruction_row, text="last_item", note=_UNKNOWN_ID_NOTE
+    ),
+    "ifbench": Server(spec=_ifbench_spec, reference=_instruction_row, text="last_item", note=_UNKNOWN_ID_NOTE),
+    "mcqa": Server(spec=_mcqa_spec, reference=_mcqa_gold, note=_CHOICE_NOTE),
+    "gpqa_diamond": Server(spec=_gpqa_spec, reference=_mcqa_gold, note=_CHOICE_NOTE),
+    "xlam_fc": Server(
+        spec=lambda task: "tool_call",
+        reference=_xlam_answer,
+        text="none",
+        note="BFCL's rules: an argument the expected call does not name scores 0 (the server ignores it) and "
+        "strings compare by BFCL's normalisation (the server: exactly)",
+    ),
+    "example_single_tool_call": Server(
+        spec=lambda task: {"name": "tool_sequence", "config": {"required": ["get_weather"]}},
+        reference=lambda task: None,
+        text="none",
+    ),
+    "structured_outputs": Server(
+        spec=_structured_spec,
+        reference=_structured_schema,
+        note="JSON after a <think> block is read (the server parses the whole text)",
+    ),
+    "gui_coordinate": Server(
+        spec=lambda task: {"name": "grounding", "config": {"task": "click", "coordinates": "thousandths"}},
+        reference=lambda task: {
+            "expected_answer": _field(task, "expected_answer"),
+            "max_dist": task.get("max_dist", 0.15),
+        },
+        text="assistant_lines",
+    ),
+    "reasoning_gym": Server(
+        spec=lambda task: {"name": "reasoning_gym", "config": {"on_scorer_error": "zero"}},
+        reference=lambda task: {k: task.get(k) for k in ("question", "answer", "metadata")},
+    ),
+}
+"""The NeMo-Gym servers rewardhub stands in for, by the name NeMo-Gym gives them."""

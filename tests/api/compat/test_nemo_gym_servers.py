@@ -1,0 +1,186 @@
+"""The NeMo-Gym resources servers rewardhub stands in for, replayed on their own shipped rollouts.
+
+For each server of ``rewardhub.api.compat.nemo_gym.servers.SERVERS``, the ``data/example_rollouts.jsonl``
+of the pinned wheel (nemo-gym 0.7.0) is turned into verify requests by that server's own request
+model (``nemo_gym_side.rollouts``: the task's fields the rollout file dropped are joined back from
+the server's ``data/example.jsonl``), all of a server's rollouts are posted in one
+``/v1/compat/nemo-gym/{server}/verify_batch`` request, and each reward must equal the reward
+recorded in the rollout (``math_with_judge``: its ``library_reward``, since the LLM judge is not
+called). The only rollouts allowed to differ are those of :data:`EXPLAINED`, each with its reason,
+and each must still differ in the way its reason says.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from nemo_gym_support import built, needs_nemo_gym
+
+from rewardhub.api.compat.nemo_gym.convert import output_turn
+from rewardhub.api.compat.nemo_gym.servers import SERVERS
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "compat.md"
+
+_NO_IFBENCH_RULE = "IFBench's {} has no rule in ifeval yet: the sample is an error (masked), not a reward"
+EXPLAINED: dict[tuple[str, int], tuple[str, str]] = {
+    # (server, rollout index): (why it differs, a pattern the answer's error must show)
+    ("ifbench", 0): (_NO_IFBENCH_RULE.format("ratio:stop_words"), r"'ratio:stop_words' has no counterpart"),
+    ("ifbench", 1): (_NO_IFBENCH_RULE.format("words:start_verb"), r"'words:start_verb' has no counterpart"),
+    ("ifbench", 3): (_NO_IFBENCH_RULE.format("format:line_indent"), r"'format:line_indent' has no counterpart"),
+    ("ifbench", 4): (_NO_IFBENCH_RULE.format("words:start_verb"), r"'words:start_verb' has no counterpart"),
+}
+"""Rollouts whose reward differs from the recorded one, and why (docs/compat.md lists the classes)."""
+
+
+def replay(http: httpx.Client, server: str) -> tuple[list[dict[str, Any]], list[float]]:
+    shipped = built()["rollouts"][server]
+    answer = http.post(f"/v1/compat/nemo-gym/{server}/verify_batch", json={"verify_requests": shipped["requests"]})
+    assert answer.status_code == 200, answer.text
+    return answer.json()["verify_responses"], shipped["recorded"]
+
+
+def agrees(answer: dict[str, Any], recorded: float) -> bool:
+    """Judged (a masked sample is no reward, even when the recorded one is 0) and the same reward."""
+    return answer["rewardhub"]["status"] == "ok" and answer["reward"] == pytest.approx(recorded, abs=1e-12)
+
+
+@needs_nemo_gym
+@pytest.mark.parametrize("server", sorted(SERVERS))
+def test_each_server_gives_the_rewards_recorded_in_its_own_rollouts(
+    http: httpx.Client, server: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers, recorded = replay(http, server)
+    differ = [index for index, (a, r) in enumerate(zip(answers, recorded, strict=True)) if not agrees(a, r)]
+    explained = {index: reason for (name, index), reason in EXPLAINED.items() if name == server}
+    with capsys.disabled():
+        print(
+            f"\nNeMo-Gym {server}: {len(recorded)} rollouts, {len(recorded) - len(differ)} agree, {len(differ)} differ"
+        )
+        for index in differ:
+            print(f"  rollout {index}: {explained.get(index, ('NOT EXPLAINED',))[0]}")
+    unexplained = {
+        i: (recorded[i], answers[i]["reward"], answers[i]["rewardhub"]) for i in differ if i not in explained
+    }
+    assert unexplained == {}
+    for index, (why, shows) in explained.items():
+        assert index in differ, f"rollout {index} now agrees: drop it from EXPLAINED ({why})"
+        assert re.search(shows, answers[index]["rewardhub"]["error"] or ""), (why, answers[index]["rewardhub"])
+
+
+@needs_nemo_gym
+def test_the_servers_rows_are_joined_with_their_examples_where_the_rollouts_dropped_fields() -> None:
+    shipped = built()["rollouts"]
+    assert set(shipped) == set(SERVERS)
+    # mcqa's rollouts keep no options, xlam's no expected answers: without the join no reward is 1
+    assert shipped["mcqa"]["joined"] == len(shipped["mcqa"]["requests"])
+    assert all(request["options"] for request in shipped["mcqa"]["requests"])
+    assert all("expected_answers" in request for request in shipped["xlam_fc"]["requests"])
+    for server, data in shipped.items():
+        for request in data["requests"]:
+            assert "reward" not in request and "extracted_answer" not in request, server
+
+
+@needs_nemo_gym
+def test_docs_list_every_server_with_its_agreement() -> None:
+    section = DOCS.read_text().split("### NeMo-Gym resources servers", 1)[1].split("\n## ", 1)[0]
+    rows = dict(re.findall(r"^\| `(\w+)` \|.*?\| (\d+ / \d+ / \d+) \|", section, re.MULTILINE))
+    assert set(rows) == set(SERVERS)
+    for server, counts in rows.items():
+        total = len(built()["rollouts"][server]["recorded"])
+        explained = sum(name == server for name, _ in EXPLAINED)
+        assert counts == f"{total} / {total - explained} / {explained}", server
+
+
+# --- how a server's request is read -----------------------------------------------------------------
+
+
+def message(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
+
+
+OUTPUT = [
+    {"type": "reasoning", "id": "rs", "summary": [{"type": "summary_text", "text": "think"}]},
+    {"type": "function_call", "name": "get_weather", "arguments": '{"city": "Paris"}', "call_id": "c1"},
+    {"type": "function_call_output", "call_id": "c1", "output": "sunny"},
+    message("It is "),
+    message("sunny."),
+]
+
+
+@pytest.mark.parametrize(
+    ("reading", "text"),
+    [("output_text", "It is sunny."), ("last_item", "sunny."), ("assistant_lines", "It is \nsunny."), ("none", "")],
+)
+def test_the_output_is_one_turn_with_the_text_the_server_reads_and_every_call(reading: str, text: str) -> None:
+    turn, skipped = output_turn(OUTPUT, reading)
+    assert turn["content"] == text and skipped == []
+    assert [call["function"]["name"] for call in turn["tool_calls"]] == ["get_weather"]
+    assert turn["reasoning_content"] == "think"
+
+
+def test_structured_outputs_schema_is_made_strict_as_the_server_makes_it() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}}}}
+    strict = SERVERS["structured_outputs"].reference({"schema_str": json.dumps(schema)})
+    assert strict["required"] == ["a"] and strict["additionalProperties"] is False
+    assert strict["properties"]["a"]["required"] == ["b"] and strict["properties"]["a"]["additionalProperties"] is False
+
+
+def test_xlams_expected_answers_are_a_bfcl_possible_answer() -> None:
+    expected = [{"name": "f", "arguments": {"x": 1}}, {"name": "g", "arguments": '{"y": "z"}'}]
+    assert SERVERS["xlam_fc"].reference({"expected_answers": expected}) == [{"f": {"x": [1]}}, {"g": {"y": ["z"]}}]
+
+
+def test_instruction_rows_read_verifier_metadata_first_and_grading_mode_sets_the_score() -> None:
+    task = {
+        "instruction_id_list": ["old"],
+        "kwargs": [None],
+        "verifier_metadata": {
+            "instruction_id_list": ["new"],
+            "kwargs": [{"n": 2, "m": None}],
+            "grading_mode": "fraction",
+        },
+    }
+    assert SERVERS["instruction_following"].reference(task)["instruction_id_list"] == ["new"]
+    assert SERVERS["instruction_following"].reference(task)["kwargs"] == [{"n": 2}]  # nulls left out
+    assert SERVERS["instruction_following"].spec(task)["config"]["mode"] == "fraction"
+    assert SERVERS["instruction_following"].spec({})["config"]["mode"] == "all"  # the server's default: binary
+
+
+def verify_request(output: list[dict[str, Any]], **task: Any) -> dict[str, Any]:
+    return {"responses_create_params": {"input": "q"}, "response": {"output": output}, **task}
+
+
+def test_a_servers_verify_answers_with_its_reward_and_says_where_rewardhub_differs(http: httpx.Client) -> None:
+    options = [{"A": "one"}, {"B": "two"}]
+    answer = http.post(
+        "/v1/compat/nemo-gym/mcqa/verify",
+        json=verify_request([message("So \\boxed{B}")], options=options, expected_answer="B"),
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["reward"] == 1.0 and answer.json()["options"] == options  # the request, echoed
+    assert "strict_single_letter_boxed" in answer.json()["rewardhub"]["differs_from_server"]
+
+
+@pytest.mark.parametrize(
+    ("server", "task", "names"),
+    [
+        ("math_with_judge", {}, "expected_answer"),
+        ("mcqa", {"expected_answer": "A"}, "options"),
+        ("mcqa", {"options": [{"A": "x"}], "template_metadata": {"output_regex": "(A)"}}, "output_regex"),
+        ("structured_outputs", {"schema_str": "{}", "schema_type": "yaml"}, "schema_type"),
+        ("structured_outputs", {"schema_str": "{"}, "schema_str"),
+        ("xlam_fc", {"expected_answers": [{"arguments": {}}]}, "expected_answers"),
+        ("instruction_following", {"kwargs": []}, "instruction_id_list"),
+    ],
+)
+def test_what_a_server_needs_and_does_not_get_is_a_422_naming_it(
+    http: httpx.Client, server: str, task: dict[str, Any], names: str
+) -> None:
+    answer = http.post(f"/v1/compat/nemo-gym/{server}/verify", json=verify_request([message("x")], **task))
+    assert answer.status_code == 422, answer.text
+    assert names in answer.json()["error"]["message"]
