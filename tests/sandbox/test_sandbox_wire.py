@@ -12,9 +12,9 @@ import pytest
 
 from rewardhub.sandbox.inside.wire import (
     NotPlain,
-    _dumps,
     _loads,
     decode_value,
+    dumps,
     encode_value,
     recv_message,
     recv_run,
@@ -117,7 +117,7 @@ def test_control_messages_read_as_json_reads_them(message):
     try:
         send_message(left, message)
         assert recv_message(right)[0] == message
-        assert _dumps(message) == json.dumps(message, separators=(",", ":")).encode()
+        assert dumps(message) == json.dumps(message, separators=(",", ":")).encode()
     finally:
         left.close()
         right.close()

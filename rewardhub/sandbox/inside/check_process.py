@@ -42,9 +42,12 @@ from dataclasses import dataclass
 from typing import Any
 
 try:
-    from . import wire
+    from . import pristine, wire
 except ImportError:  # run as a plain script inside the sandbox
+    import pristine  # type: ignore[no-redef]
     import wire  # type: ignore[no-redef]
+
+pristine.seal(globals())  # the program process goes on with these functions after the program ran
 
 __all__ = ["Program", "run_whole_check"]
 
@@ -91,7 +94,7 @@ def run_whole_check(
         except SystemExit as exc:  # sys.exit() inside a function the test called
             status = program.exit_status(exc.code)
         finally:
-            os._exit(program.finish(status))
+            pristine.exit_now(program.finish(status))
     theirs.close()
     _forget_scratch(os.path.dirname(spec["path"]))
     outcome = _run_test(ours, spec["source"], builtins_snapshot)
@@ -133,9 +136,9 @@ def _run_test(sock: socket.socket, source: str, builtins_snapshot: dict[str, Any
     except ProgramGone as exc:
         return {"check": "failed", "message": str(exc)}
     except BaseException as exc:  # the test failed: its assert, or an error it ran into
-        traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None)
-        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         frames = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<test>"]
+        pristine.display(exc)
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         where = f" at line {frames[-1]} of the test" if frames else ""
         return {"check": "failed", "message": f"{text[:2000]}{where}"}
     return {"check": "passed"}
@@ -198,7 +201,7 @@ def _serve_program(sock: socket.socket, program: Program, names: list[str]) -> i
         except (EOFError, OSError, ValueError):
             return 0
         for fd in fds:
-            os.close(fd)
+            pristine.close(fd)
         _send(sock, _answer(module, message))
 
 
@@ -227,8 +230,12 @@ def _answer(module: types.ModuleType, message: dict[str, Any]) -> dict[str, Any]
     except SystemExit:
         raise  # the program asked to exit: it does, and the test sees it gone
     except BaseException as exc:  # the program's own error: the test decides what it means
-        traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None)
-        return {"raised": type(exc).__name__, "message": str(exc)[:2000]}
+        pristine.display(exc)
+        try:
+            message = str(exc)[:2000]
+        except BaseException:  # an exception whose __str__ fails
+            message = ""
+        return {"raised": type(exc).__name__, "message": message}
     try:
         return {"value": wire.encode_value(value)}
     except (wire.NotPlain, ValueError, RecursionError) as exc:

@@ -38,15 +38,17 @@ import signal
 import socket
 import sys
 import time
-import traceback
 from typing import Any
 
 try:
-    from . import child, wire
+    from . import child, pristine, wire
 except ImportError:  # run as a plain script inside the sandbox (-I keeps its folder off sys.path)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import child  # type: ignore[no-redef]
+    import pristine  # type: ignore[no-redef]
     import wire  # type: ignore[no-redef]
+
+pristine.seal(globals())  # a run's child ends in this file's code, after the program
 
 __all__ = ["main"]
 
@@ -260,10 +262,10 @@ class Server:
                 for other in self.spares:  # the burst's earlier children: not this one's business
                     other.sock.close()
                 status = child.wait_for_run(theirs, self)
-            except BaseException:  # a failure of the harness itself, before the program ran
-                traceback.print_exc()
+            except BaseException as exc:  # a failure of the harness itself
+                _harness_failed(exc)
             finally:
-                os._exit(status)
+                pristine.exit_now(status)  # never os._exit: the program may have rebound it
         theirs.close()
         return Spare(pid, ours)
 
@@ -378,6 +380,19 @@ class Server:
             return any(entry.stat(follow_symlinks=False).st_uid == self.program_uid for entry in entries)
         except OSError:
             return True
+
+
+def _harness_failed(exc: BaseException) -> None:
+    """Say on the run's stderr that the harness, not the program, failed: in one line, with no
+    frame or path of ours (those are for our tests, not for a client)."""
+    try:
+        what = f"{type(exc).__name__}: {exc}"
+    except BaseException:
+        what = type(exc).__name__
+    try:
+        pristine.write(2, f"sandbox harness error: {what[:500]}\n".encode(errors="replace"))
+    except OSError:
+        pass
 
 
 def _ipc_left(kind: str) -> bool:

@@ -17,20 +17,20 @@ Standard library only (with :mod:`wire`, which sits beside this file).
 
 from __future__ import annotations
 
-import atexit
-import json
 import os
 import sys
-import threading
 import traceback
 import types
 from typing import Any
 
 try:
-    from . import check_process, wire
+    from . import check_process, pristine, wire
 except ImportError:  # run as a plain script inside the sandbox
     import check_process  # type: ignore[no-redef]
+    import pristine  # type: ignore[no-redef]
     import wire  # type: ignore[no-redef]
+
+pristine.seal(globals())  # what runs after the program looks up nothing the program can rebind
 
 __all__ = ["RECORD_FD", "reseed", "run_python"]
 
@@ -44,6 +44,7 @@ COMPILE_ERROR_EXIT = 3
 def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
     """Execute the submission as ``__main__`` and then the test ``spec`` asks for; the exit status."""
     path = spec["path"]
+    pristine.forget_harness()
     module = types.ModuleType("__main__")
     module.__file__ = path
     module.__dict__["__builtins__"] = sys.modules["builtins"]
@@ -53,7 +54,7 @@ def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
     try:
         code = compile(spec["code"], path, "exec")
     except (SyntaxError, ValueError) as exc:  # ValueError: source with NUL bytes
-        traceback.print_exception(exc, limit=0)
+        traceback.print_exception(exc, limit=0)  # as Python prints it: no frame at all
         _record({"compile_error": "".join(traceback.format_exception_only(exc)).strip()})
         return _finish(COMPILE_ERROR_EXIT)
     mode = spec["mode"]
@@ -105,16 +106,17 @@ def _exec_main(code: types.CodeType, module: types.ModuleType) -> int:
         _exited = True
         return _exit_status(exc.code)
     except BaseException as exc:  # the program's own crash: report it as Python would
-        _print_program_error(exc)
-        _crashed = f"{type(exc).__name__}: {exc}"[:2000]
+        pristine.report_uncaught(exc)
+        _crashed = _described(exc)
         return 1
     return 0
 
 
-def _print_program_error(exc: BaseException) -> None:
-    """The traceback the program would have printed, without this harness's own frame on top."""
-    frames = exc.__traceback__
-    traceback.print_exception(type(exc), exc, frames.tb_next if frames is not None else None)
+def _described(exc: BaseException) -> str:
+    try:
+        return f"{type(exc).__name__}: {exc}"[:2000]
+    except BaseException:  # an exception whose __str__ fails
+        return type(exc).__name__
 
 
 def _exit_status(code: object) -> int:
@@ -133,15 +135,15 @@ def _call_test(module: types.ModuleType, fn_name: str, args: list[Any]) -> dict[
         try:
             function = getattr(module.__dict__["Solution"](), fn_name, None)
         except BaseException as exc:  # the program's constructor crashed
-            traceback.print_exception(exc)
-            return {"error": f"Solution() raised {type(exc).__name__}: {exc}"}
+            pristine.display(exc)
+            return {"error": f"Solution() raised {_described(exc)}"}
     if not callable(function):
         return {"error": f"the program defines no function {fn_name!r}"}
     try:
         value = function(*args)
     except BaseException as exc:  # includes SystemExit from inside the function
-        _print_program_error(exc)
-        return {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+        pristine.display(exc)
+        return {"error": _described(exc)}
     return _encoded(value)
 
 
@@ -158,14 +160,14 @@ def _assert_test(
     try:
         exec(compile(setup, "<test setup>", "exec"), namespace)
     except BaseException as exc:
-        traceback.print_exception(exc)
-        return {"error": f"test setup raised {type(exc).__name__}: {exc}"[:2000]}
+        pristine.display(exc)
+        return {"error": f"test setup raised {_described(exc)}"}
     values = []
     for leaf in leaves:
         try:
             values.append(_encoded(eval(compile(leaf, "<test>", "eval"), namespace)))
         except BaseException as exc:
-            values.append({"error": f"{type(exc).__name__}: {exc}"[:2000]})
+            values.append({"error": _described(exc)})
     return {"values": values}
 
 
@@ -178,11 +180,11 @@ def _encoded(value: Any) -> dict[str, Any]:
 
 def _record(record: dict[str, Any]) -> None:
     """Write the one record of this test and close the channel, so nothing can follow it."""
-    data = (json.dumps(record, separators=(",", ":")) + "\n").encode()
+    data = wire.dumps(record) + b"\n"
     try:
         while data:
-            data = data[os.write(RECORD_FD, data) :]
-        os.close(RECORD_FD)
+            data = data[pristine.write(RECORD_FD, data) :]
+        pristine.close(RECORD_FD)
     except OSError:  # the program closed or replaced fd 3: no record, so the test fails
         pass
 
@@ -190,13 +192,13 @@ def _record(record: dict[str, Any]) -> None:
 def _finish(status: int) -> int:
     """What the interpreter does on the way out: join threads, atexit, flush."""
     try:
-        threading._shutdown()  # type: ignore[attr-defined]
+        pristine.join_threads()
     except BaseException as exc:  # a thread's or a hook's own crash
-        traceback.print_exception(exc)
+        pristine.display(exc)
     try:
-        atexit._run_exitfuncs()
+        pristine.run_exitfuncs()
     except BaseException as exc:
-        traceback.print_exception(exc)
+        pristine.display(exc)
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

@@ -26,12 +26,20 @@ import struct
 import sys
 from typing import Any
 
+try:
+    from . import pristine
+except ImportError:  # run as a plain script inside the sandbox
+    import pristine  # type: ignore[no-redef]
+
+pristine.seal(globals())  # the program process of a whole check uses the wire after the program ran
+
 __all__ = [
     "MARSHAL_VERSION",
     "MAX_DEPTH",
     "MAX_MESSAGE",
     "NotPlain",
     "decode_value",
+    "dumps",
     "encode_value",
     "recv_message",
     "recv_run",
@@ -70,7 +78,8 @@ _encode_chunks = (
 )
 
 
-def _dumps(message: dict[str, Any]) -> bytes:
+def dumps(message: dict[str, Any]) -> bytes:
+    """``message`` as compact JSON bytes (what a control message and a test's record carry)."""
     if _encode_chunks is None:
         return json.dumps(message, separators=(",", ":")).encode()
     return "".join(_encode_chunks(message, 0)).encode()
@@ -87,7 +96,7 @@ def _loads(body: bytes | bytearray) -> Any:
 
 def send_message(sock: socket.socket, message: dict[str, Any], fds: tuple[int, ...] | list[int] = ()) -> None:
     """Send one JSON message; ``fds`` ride along with its first byte."""
-    _send_frame(sock, _dumps(message), fds)
+    _send_frame(sock, dumps(message), fds)
 
 
 def recv_message(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
@@ -146,11 +155,9 @@ def _recv_frame(sock: socket.socket) -> tuple[bytes | bytearray, list[int]]:
 
 
 def _close_all(fds: list[int]) -> None:
-    import os
-
     for fd in fds:
         try:
-            os.close(fd)
+            pristine.close(fd)
         except OSError:
             pass
 
