@@ -7,7 +7,9 @@ Each warm sandbox is one ``bwrap`` process tree:
   UTS and cgroup namespaces;
 - **filesystem**: an empty root with read-only binds of /usr, the few /etc files programs need,
   the interpreter's folders and the driver; a fresh /proc and /dev; size-capped private tmpfs on
-  /tmp and /dev/shm that vanish with the sandbox (and are emptied between jobs);
+  /tmp, /dev/shm and /mnt (:data:`~rewardhub.sandbox.isolation.JOB_FOLDERS`) that vanish with the
+  sandbox (and are emptied between jobs); an /etc/hosts of its own (:data:`HOSTS`), so
+  ``localhost`` resolves to the sandbox's own loopback;
 - **users**: run as root, bubblewrap keeps only CAP_SETUID, CAP_SETGID and CAP_KILL for the fork
   server, with ``no_new_privs``; every program drops to this sandbox's own uid (from
   ``uid_base``), which no other process on the host has. Run as a normal user, bubblewrap maps one
@@ -40,6 +42,7 @@ from rewardhub.sandbox.errors import SandboxUnavailable
 from rewardhub.sandbox.isolation import (
     CGROUP_PREFIX,
     DRIVER_DIR,
+    JOB_FOLDERS,
     PROGRAM_ENV,
     Isolation,
     UidLease,
@@ -56,7 +59,7 @@ __all__ = ["BwrapIsolation", "bwrap_command", "find_bwrap"]
 
 INSIDE_DRIVER_DIR = "/opt/rewardhub/inside"
 HOST_MOUNT = "/opt/rewardhub/host"  # host folders that the scratch mounts would cover
-SCRATCH_MOUNTS = ("/tmp", "/dev/shm")
+SCRATCH_MOUNTS = JOB_FOLDERS
 ETC_FILES = (
     "/etc/alternatives",
     "/etc/ld.so.cache",
@@ -67,7 +70,10 @@ ETC_FILES = (
     "/etc/group",
     "/etc/nsswitch.conf",
 )
-"""All of /etc a program gets: the dynamic loader's, the compilers' alternatives, names of users."""
+"""All of /etc a program gets from the host: the dynamic loader's, the compilers' alternatives, names of users."""
+HOSTS = "127.0.0.1\tlocalhost\n127.0.1.1\tsandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+"""The sandbox's /etc/hosts (Debian's, for the sandbox's hostname): ``localhost`` is its own loopback,
+as on any machine (a test server bound there is reached by name), and nothing of the host's names."""
 TOOLCHAIN_ETC = ("/etc/java-*",)
 """Configuration that toolchains keep in /etc (the JVM reads its jvm.cfg and security files there)."""
 
@@ -115,8 +121,10 @@ def bwrap_command(
     privileged: bool,
     program_uid: int,
     seccomp_fd: int | None = None,
+    hosts_fd: int | None = None,
 ) -> list[str]:
-    """The full bubblewrap command line for one fork server (a pure function: tested as such)."""
+    """The full bubblewrap command line for one fork server (a pure function: tested as such);
+    ``hosts_fd`` holds the sandbox's /etc/hosts."""
     argv = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
@@ -137,10 +145,13 @@ def bwrap_command(
         argv += ["--perms", "0755", "--dir", folder]
     for path in read_only:
         argv += ["--ro-bind-try" if path.startswith("/etc/") else "--ro-bind", path, inside[path]]
+    if hosts_fd is not None:
+        argv += ["--perms", "0644", "--ro-bind-data", str(hosts_fd), "/etc/hosts"]
     argv += ["--ro-bind", str(DRIVER_DIR), INSIDE_DRIVER_DIR]
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--perms", "1777", "--size", str(scratch_mb << 20), "--tmpfs", "/tmp"]
-    argv += ["--perms", "1777", "--size", str(max(16, scratch_mb // 4) << 20), "--tmpfs", "/dev/shm"]
+    for folder in JOB_FOLDERS[1:]:  # the other writable folders: a quarter of the scratch each
+        argv += ["--perms", "1777", "--size", str(max(16, scratch_mb // 4) << 20), "--tmpfs", folder]
     argv += ["--clearenv"]
     for key, value in PROGRAM_ENV.items():
         argv += ["--setenv", key, value]
@@ -171,6 +182,7 @@ def _ancestors(paths: list[str]) -> list[str]:
 
 class BwrapIsolation(Isolation):
     backend = "bwrap"
+    scratch = JOB_FOLDERS
 
     def __init__(self, settings: SandboxSettings, lease: UidLease) -> None:
         super().__init__(settings, lease)
@@ -200,6 +212,7 @@ class BwrapIsolation(Isolation):
         ]
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         filter_fd = sealed_fd(self.seccomp) if self.seccomp is not None else None
+        hosts_fd = sealed_fd(HOSTS.encode(), "rewardhub-hosts")
         command = bwrap_command(
             self.bwrap,
             python,
@@ -209,12 +222,13 @@ class BwrapIsolation(Isolation):
             self.privileged,
             self.program_uid,
             filter_fd,
+            hosts_fd,
         )
         wrapper = cgroup_wrapper(self.cgroups.join_files() if self.cgroups else [], stack_kb=STACK_LIMIT_KB)
         try:
             process = spawn(
                 wrapper + command,
-                pass_fds=(theirs.fileno(),) + ((filter_fd,) if filter_fd is not None else ()),
+                pass_fds=(theirs.fileno(), hosts_fd) + ((filter_fd,) if filter_fd is not None else ()),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -223,6 +237,7 @@ class BwrapIsolation(Isolation):
             )
         finally:
             theirs.close()
+            os.close(hosts_fd)
             if filter_fd is not None:
                 os.close(filter_fd)
         return process, ours

@@ -27,6 +27,7 @@ from rewardhub.sandbox.settings import SandboxSettings
 __all__ = [
     "CGROUP_PREFIX",
     "DRIVER_DIR",
+    "JOB_FOLDERS",
     "PROGRAM_ENV",
     "Isolation",
     "UidLease",
@@ -41,6 +42,11 @@ __all__ = [
 
 DRIVER_DIR = Path(__file__).resolve().parent / "inside"
 """The trusted code that runs inside the sandbox (mounted read-only there)."""
+
+JOB_FOLDERS = ("/tmp", "/dev/shm", "/mnt")
+"""The folders a job's programs may write, as they see them in a sandbox: /tmp (their working
+directory), /dev/shm, and /mnt, where SandboxFusion's programs write too. Each is a private tmpfs,
+emptied between jobs; a job's absolute file paths must lie in one of them."""
 
 CGROUP_PREFIX = "rewardhub-sandbox-"
 """Our cgroups are named this plus the sandbox's uid."""

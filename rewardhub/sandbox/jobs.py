@@ -117,8 +117,9 @@ class Job:
         return Build(compiler, artifacts)
 
     def fetch(self, paths: tuple[str, ...] | list[str], max_bytes: int = MAX_FETCH_BYTES) -> dict[str, Artifact]:
-        """The files at ``paths`` (relative to the working directory; a folder: every file in it) that
-        exist, read as the program's user. Raises SandboxError if they do not fit in ``max_bytes``."""
+        """The files at ``paths`` (relative to the working directory, or absolute in the job's folders,
+        ``JOB_FOLDERS``; a folder: every file in it) that exist, read as the program's user, each named
+        as asked. Raises SandboxError if they do not fit in ``max_bytes``."""
         if self._ended:
             raise SandboxError("this job's last run is over: its sandbox has been wiped")
         if self._unwritten is not None:  # nothing has run yet: what would be there is what we hold

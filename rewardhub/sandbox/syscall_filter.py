@@ -178,11 +178,12 @@ def _unavailable(python: str, why: str) -> SandboxUnavailable:
     )
 
 
-def sealed_fd(program: bytes) -> int:
-    """A file descriptor to read ``program`` from once (bubblewrap's ``--seccomp FD``); the caller closes it."""
-    fd = os.memfd_create("rewardhub-seccomp", 0) if sys.platform == "linux" else -1
+def sealed_fd(data: bytes, name: str = "rewardhub-seccomp") -> int:
+    """A file descriptor to read ``data`` from once (bubblewrap's ``--seccomp FD``, or the
+    ``--ro-bind-data FD`` of a file it makes); the caller closes it."""
+    fd = os.memfd_create(name, 0) if sys.platform == "linux" else -1
     if fd < 0:
-        raise SandboxUnavailable("the system-call filter needs Linux")
-    os.write(fd, program)
+        raise SandboxUnavailable("the sandbox needs Linux")
+    os.write(fd, data)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd

@@ -15,7 +15,7 @@ import pytest
 from sandbox_support import QUICK, sandbox_processes
 
 from rewardhub.sandbox import SandboxPool, SandboxSettings, SandboxUnavailable
-from rewardhub.sandbox.bwrap import bwrap_command
+from rewardhub.sandbox.bwrap import HOSTS, bwrap_command
 from rewardhub.sandbox.docker import docker_command
 
 
@@ -38,6 +38,14 @@ def test_bwrap_command_isolates_everything_the_issue_lists():
     assert "--bind" not in argv  # nothing of the host is writable
     caps = [argv[i + 1] for i, a in enumerate(argv) if a == "--cap-add"]
     assert caps == ["CAP_SETUID", "CAP_SETGID", "CAP_KILL"]
+
+
+def test_bwrap_command_gives_the_job_its_writable_folders_and_an_etc_hosts_of_its_own():
+    argv = bwrap_command("bwrap", "/usr/bin/python3", ["/usr"], [], 64, True, 62001, hosts_fd=7)
+    tmpfs = [argv[i + 1] for i, a in enumerate(argv) if a == "--tmpfs"]
+    assert tmpfs == ["/tmp", "/dev/shm", "/mnt"]
+    assert ["--perms", "0644", "--ro-bind-data", "7", "/etc/hosts"] == argv[argv.index("7") - 3 : argv.index("7") + 2]
+    assert "127.0.0.1\tlocalhost" in HOSTS.splitlines()
 
 
 def test_bwrap_command_opens_folders_above_a_bound_interpreter():

@@ -25,10 +25,13 @@ import socket
 from typing import Any
 
 try:
-    from . import harness, wire
+    from . import harness, pristine, wire
 except ImportError:  # run as a plain script inside the sandbox
     import harness  # type: ignore[no-redef]
+    import pristine  # type: ignore[no-redef]
     import wire  # type: ignore[no-redef]
+
+pristine.seal(globals())
 
 __all__ = ["WRITE_FAILED", "become_program", "drop_to", "wait_for_run"]
 
@@ -76,7 +79,7 @@ def become_program(message: dict[str, Any], fds: list[int], server: Any) -> int:
     payload = _read_payload(named.pop("payload")) if "payload" in named else {}
     _install_fds(named)
     kind = message["kind"]
-    if payload.get("files") and _write_files(server.scratch[0], payload["files"]) != 0:
+    if payload.get("files") and _write_files(server.scratch, payload["files"]) != 0:
         return WRITE_FAILED
     if "setup" in named:  # "the files are there", said (and closed) before any of the program runs
         os.write(SETUP_FD, b"ok")
@@ -88,7 +91,7 @@ def become_program(message: dict[str, Any], fds: list[int], server: Any) -> int:
         drop_to(server.program_uid)
     os.chdir(server.scratch[0])
     if kind == "fetch":
-        return _fetch(server.scratch[0], payload.get("paths", []), int(payload.get("max_bytes", 0)))
+        return _fetch(server.scratch, payload.get("paths", []), int(payload.get("max_bytes", 0)))
     if kind == "argv":
         for number in (signal.SIGPIPE, signal.SIGXFSZ):  # what a shell would give a native program
             signal.signal(number, signal.SIG_DFL)
@@ -159,36 +162,52 @@ def drop_to(uid: int) -> None:
     os.setresuid(uid, uid, uid)
 
 
-def _write_files(root: str, files: dict[str, Any]) -> int:
+def _write_files(roots: list[str], files: dict[str, Any]) -> int:
     """Write the run's input files, read-only, as the server's user (the program cannot change them).
 
-    A file is text, or ``{"base64": ..., "executable": bool}`` for bytes (binary inputs, a cached
-    build's program).
+    A name is relative to the working directory (``roots[0]``) or absolute, and either way lands in
+    one of the job's writable folders (``roots``: /tmp, /dev/shm, /mnt in a sandbox), with every
+    link in the way followed: ``..``, or a link an earlier run of the job left pointing elsewhere,
+    is refused. A file is text, or ``{"base64": ..., "executable": bool}`` for bytes (binary
+    inputs, a cached build's program).
     """
     os.umask(0o022)
-    inside = None
-    for relative, content in files.items():
+    for name, content in files.items():
         executable = False
         if isinstance(content, dict):
             data, executable = base64.b64decode(content["base64"]), bool(content.get("executable"))
         else:
             data = content.encode("utf-8")
-        path = os.path.join(root, relative)
-        if "/" not in relative and relative not in ("", ".", "..") and _create(path, data, executable):
-            continue  # a new name right in the scratch folder: created there, never through a link
-        inside = inside or os.path.realpath(root) + os.sep
-        if os.path.isabs(relative) or ".." in relative.split("/") or not os.path.realpath(path).startswith(inside):
-            os.write(2, f"refusing to write outside the scratch directory: {relative!r}\n".encode())
+        path = os.path.join(roots[0], name)  # an absolute name stays itself
+        if "/" not in name and name not in ("", ".", "..") and _create(path, data, executable):
+            continue  # a new name right in the working directory: created there, never through a link
+        if not _plain(name) or not _within(path, roots, strictly=True):
+            where = ", ".join(roots)
+            os.write(2, f"refusing to write outside the job's writable folders ({where}): {name!r}\n".encode())
             return 1
-        if "/" in relative:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         try:  # an earlier run's (read-only) input: replaced, never written through
             os.unlink(path)
         except FileNotFoundError:
             pass
         if not _create(path, data, executable):
-            raise FileExistsError(f"{relative!r} appeared while it was being written")
+            raise FileExistsError(f"{name!r} appeared while it was being written")
     return 0
+
+
+def _plain(name: str) -> bool:
+    """No ``..``, no NUL, not empty: a name that means one place, before links are followed."""
+    return bool(name) and "\0" not in name and ".." not in name.split("/")
+
+
+def _within(path: str, roots: list[str], strictly: bool = False) -> bool:
+    """Whether ``path``, every link in it followed, lies in one of ``roots`` (``strictly``: below it)."""
+    real = os.path.realpath(path)
+    for root in roots:
+        top = os.path.realpath(root)
+        if real.startswith(top.rstrip(os.sep) + os.sep) or (real == top and not strictly):
+            return True
+    return False
 
 
 def _create(path: str, data: bytes, executable: bool) -> bool:
@@ -207,14 +226,20 @@ def _create(path: str, data: bytes, executable: bool) -> bool:
     return True
 
 
-def _fetch(root: str, paths: list[str], max_bytes: int) -> int:
-    """Print ``{"files": {path: {"base64", "executable"}}}`` for the files (folders: every file in
-    them) under ``root`` that exist, as the program's user: nothing it could not have printed itself."""
+def _fetch(roots: list[str], paths: list[str], max_bytes: int) -> int:
+    """Print ``{"files": {name: {"base64", "executable"}}}`` for the files (folders: every file in
+    them) that exist at ``paths``, as the program's user: nothing it could not have printed itself.
+
+    A path is relative to the working directory or absolute, as in :func:`_write_files`; a file is
+    named as it was asked for (a folder's files: below the name asked for). Only what lies in the
+    job's writable folders, every link followed, comes back: a link the program left pointing at
+    /etc is not a way to read the system out.
+    """
     found: dict[str, dict[str, Any]] = {}
     total = 0
-    for relative in paths:
-        top = os.path.join(root, relative)
-        if os.path.isabs(relative) or ".." in relative.split("/"):
+    for asked in paths:
+        top = os.path.join(roots[0], asked)
+        if not _plain(asked) or not _within(top, roots):
             continue
         if os.path.isdir(top) and not os.path.islink(top):
             names = [os.path.join(folder, name) for folder, _, files in os.walk(top) for name in files]
@@ -222,7 +247,7 @@ def _fetch(root: str, paths: list[str], max_bytes: int) -> int:
             names = [top]
         for name in names:
             try:
-                if not os.path.isfile(name):
+                if not os.path.isfile(name) or not _within(name, roots, strictly=True):
                     continue
                 with open(name, "rb") as handle:
                     data = handle.read(max_bytes - total + 1)
@@ -234,7 +259,8 @@ def _fetch(root: str, paths: list[str], max_bytes: int) -> int:
                 os.write(2, f"the files to fetch exceed {max_bytes} bytes\n".encode())
                 return 1
             entry = {"base64": base64.b64encode(data).decode("ascii"), "executable": bool(mode & 0o111)}
-            found[os.path.relpath(name, root)] = entry
+            key = asked if name == top else os.path.join(asked, os.path.relpath(name, top))
+            found[os.path.normpath(key)] = entry
     view = memoryview(json.dumps({"files": found}).encode())
     while view:
         view = view[os.write(1, view[: 1 << 16]) :]
