@@ -21,7 +21,13 @@ name SandboxFusion does not know is refused as its server refuses it: 422 with F
 (``php``, ``lean`` ...) is what SandboxFusion answers when a runner cannot run: ``SandboxError``,
 with a message that says which languages run here.
 
-Where we are stricter, with a 4xx and a message: file paths must be plain relative paths, file
+File paths in ``files`` and ``fetch_files`` are relative to the program's working directory (/tmp)
+or absolute, as SandboxFusion's own tests write and fetch ``/mnt/b``; an absolute path must lie in
+one of the job's writable folders (``JOB_FOLDERS``: /tmp, /dev/shm, /mnt), and a fetched file comes
+back under the name it was asked for. Neither ``..`` nor a link the program made leads out of them.
+
+Where we are stricter, with a 4xx and a message: file paths must be normalised, without ``..``, and
+absolute ones inside the job's folders (SandboxFusion writes anywhere in its overlay), file
 contents valid base64, timeouts and memory within the server's caps, and the body within
 ``max_request_bytes`` (413). ``memory_limit_MB`` of -1 (SandboxFusion's "unlimited") gets
 ``DEFAULT_MEMORY_MB``. Empty code is run, as SandboxFusion runs it: refusing it would make a
@@ -59,6 +65,7 @@ from rewardhub.sandbox import (
 )
 from rewardhub.sandbox import Language as SandboxLanguage
 from rewardhub.sandbox import language as find_language
+from rewardhub.sandbox.isolation import JOB_FOLDERS
 from rewardhub.sandbox.service import run_with_pool
 
 __all__ = [
@@ -127,8 +134,19 @@ class RunCodeRequest(BaseModel):
 
 def _plain_path(path: str) -> None:
     normal = posixpath.normpath(path)
-    if not path or path.startswith("/") or normal != path or normal.startswith("..") or "\0" in path:
-        raise ValueError(f"file paths must be plain relative paths: {path!r}")
+    if not path or normal != path or ".." in path.split("/") or "\0" in path:
+        raise ValueError(f"file paths must be normalised, without '..': {path!r}")
+    if path.startswith("/") and not any(path.startswith(folder + "/") for folder in JOB_FOLDERS):
+        raise ValueError(f"an absolute file path must lie in the job's folders {', '.join(JOB_FOLDERS)}: {path!r}")
+
+
+WORKDIR = JOB_FOLDERS[0]
+"""The program's working directory: a relative path is relative to it."""
+
+
+def _relative(path: str) -> str:
+    """The path as the working directory sees it (``/tmp/a.txt`` is ``a.txt``)."""
+    return path[len(WORKDIR) + 1 :] if path.startswith(WORKDIR + "/") else path
 
 
 class CommandRunResult(BaseModel):
@@ -241,7 +259,7 @@ def _language(name: str) -> SandboxLanguage | str:
 def _clash(chosen: SandboxLanguage, body: RunCodeRequest) -> str | None:
     taken = {chosen.source, *(chosen.artifacts if chosen.compile else ())}
     for path in body.files:
-        if path in taken or path.split("/")[0] in taken:
+        if _relative(path) in taken or _relative(path).split("/")[0] in taken:
             return f"file {path!r} is where the program's own source or build goes"
     return None
 

@@ -1,7 +1,11 @@
-"""POST /run_code and GET /v1/ping: a SandboxFusion drop-in, proven with SandboxFusion's own client and
-verl's own scorer, unchanged, against a real service.
+"""POST /run_code and GET /v1/ping: a SandboxFusion drop-in, proven with SandboxFusion's own client,
+its own runner tests and verl's own scorer, unchanged, against a real service.
 
 - the ``sandbox-fusion`` client (PyPI, pinned in the dev extra) is imported as installed;
+- SandboxFusion's runner tests are data (``data/sandbox_fusion_runner_cases.json``): the request each
+  of its tests posts and what that test asserts, for every language this server runs (its
+  ``sandbox/tests/runners/test_{python,bash,cpp,nodejs,go,java,rust,typescript,isolation}.py``) and
+  its anti-hack headers (``sandbox/tests/datasets/test_antihack.py``), at the commit the file names;
 - verl's ``sandbox_fusion`` scorer is the folder ``verl/utils/reward_score/sandbox_fusion/`` of verl's
   released wheel (``VERL``), downloaded with ``--no-deps`` and loaded alone: nothing else of verl
   (nor torch) is needed, and not a line of it is changed.
@@ -12,11 +16,14 @@ from __future__ import annotations
 import base64
 import concurrent.futures
 import importlib.util
+import json
 import subprocess
 import sys
 import zipfile
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import httpx
 import pytest
@@ -24,7 +31,7 @@ import sandbox_fusion
 from sandbox_fusion import RunCodeRequest, RunStatus, SummaryMapping, summary_run_code_result
 
 from rewardhub.api.compat.sandbox_fusion import CommandRunResult, command_result, run_status
-from rewardhub.sandbox import RunResult, SandboxUnavailable, default_pool, language
+from rewardhub.sandbox import RunResult, SandboxUnavailable, UnsupportedLanguage, default_pool, language
 from rewardhub.server import EmbeddedServer
 
 VERL = "verl==0.9.1"
@@ -216,6 +223,32 @@ def test_files_go_in_as_base64_and_fetch_files_come_back(url):
     assert answer.files.keys() == {"out.txt", "deep/copy.bin"}  # what does not exist, or is a folder, is left out
 
 
+def test_absolute_paths_work_inside_the_jobs_folders_and_lead_nowhere_else(url):
+    """SandboxFusion's programs write and fetch ``/mnt/b``; here /tmp, /dev/shm and /mnt are the job's
+    own folders, and a link the program leaves pointing out of them brings nothing back."""
+    code = (
+        "import os\n"
+        "print(open('/mnt/in/given.txt').read(), open('/tmp/given.txt').read(), open('given.txt').read())\n"
+        "open('/dev/shm/made.txt', 'w').write('made')\n"
+        "os.symlink('/etc/passwd', 'passwd'); os.symlink('/etc', '/mnt/etc')\n"
+    )
+    inputs = {"/mnt/in/given.txt": b"mnt", "/tmp/given.txt": b"tmp"}
+    fetch = ["/dev/shm/made.txt", "/mnt/in/given.txt", "given.txt", "passwd", "/mnt/etc/passwd", "/mnt/etc"]
+    answer = run(
+        url,
+        code=code,
+        language="python",
+        files={path: base64.b64encode(data).decode() for path, data in inputs.items()},
+        fetch_files=fetch,
+    )
+    assert (answer.status, answer.run_result.stdout) == ("Success", "mnt tmp tmp\n"), answer
+    assert {path: base64.b64decode(data) for path, data in answer.files.items()} == {
+        "/dev/shm/made.txt": b"made",
+        "/mnt/in/given.txt": b"mnt",
+        "given.txt": b"tmp",
+    }
+
+
 def test_a_compiled_program_reads_input_files_too(url):
     code = '#include <fstream>\n#include <iostream>\nint main(){ std::ifstream f("data.txt"); int x; f >> x; std::cout << x * 2 << "\\n"; }\n'
     answer = run(url, code=code, language="cpp", files={"data.txt": base64.b64encode(b"21").decode()})
@@ -295,6 +328,9 @@ def post(url: str, body: bytes) -> httpx.Response:
         (b'{"code": "print(1)", "language": "python", "files": {"/etc/passwd": "eA=="}}', 422, "invalid_request"),
         (b'{"code": "print(1)", "language": "python", "files": {"../up": "eA=="}}', 422, "invalid_request"),
         (b'{"code": "print(1)", "language": "python", "fetch_files": ["/etc/shadow"]}', 422, "invalid_request"),
+        (b'{"code": "print(1)", "language": "python", "files": {"/mnt/../etc/x": "eA=="}}', 422, "invalid_request"),
+        (b'{"code": "print(1)", "language": "python", "fetch_files": ["/tmp/../etc/passwd"]}', 422, "invalid_request"),
+        (b'{"code": "1", "language": "python", "files": {"/tmp/main.py": "eA=="}}', 422, "invalid_request"),
         (b'{"code": "1", "language": "python", "files": {"main.py": "eA=="}}', 422, "invalid_request"),
         (b'{"code": "1", "language": "python", "run_timeout": 100000}', 422, "invalid_request"),
         (b'{"code": "1", "language": "python", "run_timeout": 0}', 422, "invalid_request"),
@@ -330,3 +366,98 @@ def test_empty_code_is_run_as_sandbox_fusion_runs_it(url):
     assert (python.status, python.run_result.stdout) == ("Success", "")
     assert (cpp.status, cpp.run_result) == ("Failed", None)
     assert "main" in cpp.compile_result.stderr
+
+
+# --- SandboxFusion's own runner tests, replayed ---------------------------------------------------
+# Every case must pass, except those the data marks ``excluded``, which are run too and must fail the
+# way their reason says (``excluded_shows``): lodash (test_nodejs_lodash_dep, test_typescript_lodash_dep)
+# and the javatuples jar (test_java_external_jar) are not in the sandbox image, and a sandbox never
+# reaches the internet (test_isolation_network_external_access).
+
+CASES_DATA = json.loads((Path(__file__).parent / "data" / "sandbox_fusion_runner_cases.json").read_text())
+CASES: list[dict[str, Any]] = CASES_DATA["cases"]
+EXCLUDED = {
+    "test_nodejs_lodash_dep",
+    "test_typescript_lodash_dep",
+    "test_java_external_jar",
+    "test_isolation_network_external_access",
+}
+
+
+def installed(case: dict[str, Any]) -> bool:
+    name = case["request"]["language"]
+    try:
+        return language(OURS.get(name, name)).available()
+    except UnsupportedLanguage:
+        return False
+
+
+def post_case(url: str, request: dict[str, Any]) -> Any:
+    return sandbox_fusion.run_code(RunCodeRequest(**request), endpoint=url, max_attempts=1, client_timeout=120)
+
+
+def mismatches(answer: Any, expect: dict[str, Any]) -> list[str]:
+    """What of ``expect`` (the keys ``expect_keys`` in the data explains) the answer does not meet."""
+    run, build = answer.run_result, answer.compile_result
+    checks = {
+        "status": lambda want: answer.status == want,
+        "compile_status": lambda want: build is not None and build.status == want,
+        "compile_failed": lambda want: build is not None and (build.return_code != 0) == want,
+        "compile_stderr_contains": lambda want: build is not None and want in (build.stderr or ""),
+        "no_run": lambda want: (run is None) == want,
+        "run_status": lambda want: run is not None and run.status == want,
+        "stdout": lambda want: run is not None and run.stdout == want,
+        "stdout_stripped": lambda want: run is not None and (run.stdout or "").strip() == want,
+        "stdout_contains": lambda want: run is not None and want in (run.stdout or ""),
+        "stderr_contains": lambda want: run is not None and want in (run.stderr or ""),
+        "files": lambda want: {k: base64.b64decode(v).decode() for k, v in answer.files.items()} == want,
+    }
+    return [f"{key}: wanted {want!r}" for key, want in expect.items() if not checks[key](want)]
+
+
+def replay(url: str, case: dict[str, Any]) -> list[str]:
+    """Post the case (its copies at once, if it has several) and say what did not come out as expected."""
+    request = case["request"]
+    if "prebuild" in case:  # built once with room, so the case's own short build is the cached one
+        post_case(url, {**request, "compile_timeout": 60, "run_timeout": 1})
+    expect = case["excluded_shows"] if "excluded" in case else case["expect"]
+    copies = case.get("concurrent", 1)
+    with concurrent.futures.ThreadPoolExecutor(copies) as workers:
+        answers = list(workers.map(lambda _: post_case(url, request), range(copies)))
+    problems = [problem for answer in answers for problem in mismatches(answer, expect)]
+    if problems:
+        run = answers[0].run_result
+        problems.append(
+            f"answer: {answers[0].status}, run: {run and (run.status, run.stdout[-300:], run.stderr[-300:])}"
+        )
+    return problems
+
+
+def test_the_data_names_its_source_and_every_case_says_what_it_expects():
+    assert CASES_DATA["repository"] == "https://github.com/bytedance/SandboxFusion"
+    assert len(CASES_DATA["commit"]) == 40
+    assert {case["name"] for case in CASES if "excluded" in case} == EXCLUDED
+    for case in CASES:
+        assert case["source"].startswith("sandbox/tests/") and case["expect"]
+        assert set(case["expect"]) <= set(CASES_DATA["expect_keys"])
+
+
+def test_sandbox_fusions_runner_cases_pass_here(url):
+    runnable = [case for case in CASES if installed(case)]
+    with concurrent.futures.ThreadPoolExecutor(3) as workers:
+        outcomes = dict(
+            zip([c["name"] for c in runnable], workers.map(lambda c: replay(url, c), runnable), strict=True)
+        )
+    failed = {name: problems for name, problems in outcomes.items() if problems}
+    expected = [name for name in outcomes if name not in EXCLUDED]
+    passed = [name for name in expected if name not in failed]
+    print(f"\nSandboxFusion runner cases ({CASES_DATA['commit'][:12]}): {len(passed)}/{len(expected)} pass here")
+    for case in CASES:
+        if case not in runnable:
+            print(f"  not run {case['name']}: {case['request']['language']} is not installed on this machine")
+    for name in sorted(EXCLUDED):
+        reason = next(case["excluded"] for case in CASES if case["name"] == name)
+        print(f"  excluded {name}: {reason}; {'fails as said' if name not in failed else 'NOT as said'}")
+    for name, problems in failed.items():
+        print(f"  FAILED {name}: {problems}")
+    assert failed == {}
