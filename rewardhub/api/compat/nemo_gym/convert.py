@@ -18,6 +18,10 @@ into one :class:`~rewardhub.types.Sample`:
   ``verifier_metadata``, as NeMo-Gym's own instruction-following server reads them),
   ``expected_call``.
 
+For a NeMo-Gym server rewardhub stands in for (:mod:`.servers`), :func:`to_sample` reads the
+request as that server does instead: the output alone, as one assistant turn (:func:`output_turn`),
+with the server's verifier, config and reference.
+
 Not covered: items that carry no text or function call (web search, computer use, MCP, shell,
 image generation) are skipped and named in the sample's metadata, since no rewardhub verifier
 reads them; image, audio and file input parts are refused (422) like any non-text content.
