@@ -10,8 +10,9 @@
 #   bash   (Bash programs)
 #   python3-seccomp (libseccomp's bindings for the system Python: builds the sandbox's system-call filter)
 #   chromium and chromium-driver (headless browser the tests of the operator page GET /ui drive)
-#   docker.io and debootstrap (the Docker sandbox backend and the compose deployment: the engine,
-#       and the tool that builds their images from Debian packages, scripts/build_sandbox_image.sh)
+#   docker.io, debootstrap and docker-compose (the Docker sandbox backend and the compose deployment:
+#       the engine, the tool that builds their images from Debian packages, scripts/build_sandbox_image.sh,
+#       and compose for tests/deploy/test_compose_smoke.py)
 # Debian/Ubuntu (apt-get) only; elsewhere it says what to install. Needs root, or sudo.
 #
 # A tool counts as present only where the sandbox can see it: programs run with
@@ -37,6 +38,8 @@ have chromedriver || missing="$missing chromium-driver"
 # Debian's engine; its package starts no daemon here (.ci/run starts dockerd, without a bridge)
 PATH=/usr/sbin:/usr/bin:/sbin:/bin command -v dockerd >/dev/null 2>&1 || missing="$missing docker.io"
 PATH=/usr/sbin:/usr/bin:/sbin:/bin command -v debootstrap >/dev/null 2>&1 || missing="$missing debootstrap"
+# compose for the deployment's smoke test: Debian's docker-compose (1.29) where no v2 plugin is there
+command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 || missing="$missing docker-compose"
 
 versions() {
     echo "system dependencies present: bwrap $(bwrap --version 2>/dev/null | cut -d' ' -f2), g++ $(g++ -dumpversion)," \
