@@ -41,3 +41,16 @@ def host_traces() -> set[str]:
             f"{root}/{name}" for name in os.listdir(root) if MARKER in name or name.startswith("rewardhub-unsafe")
         }
     return found
+
+
+def fill(prefix: str) -> str:
+    """A program that writes 8 MiB files at ``prefix-N`` until its folder is full, and says why it stopped."""
+    return f"""
+import itertools
+try:
+    for n in itertools.count():
+        with open(f"{prefix}-{{n}}", "wb") as f:
+            f.write(b"x" * (8 << 20))
+except OSError as exc:
+    print(type(exc).__name__, exc.errno)
+"""

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sandbox_support import QUICK, sandbox_processes
+from sandbox_support import MARKER, QUICK, fill, sandbox_processes
 
 from rewardhub.sandbox import SandboxPool, SandboxSettings, SandboxUnavailable
 from rewardhub.sandbox.bwrap import HOSTS, bwrap_command
@@ -46,6 +46,15 @@ def test_bwrap_command_gives_the_job_its_writable_folders_and_an_etc_hosts_of_it
     assert tmpfs == ["/tmp", "/dev/shm", "/mnt"]
     assert ["--perms", "0644", "--ro-bind-data", "7", "/etc/hosts"] == argv[argv.index("7") - 3 : argv.index("7") + 2]
     assert "127.0.0.1\tlocalhost" in HOSTS.splitlines()
+
+
+def test_bubblewraps_mnt_is_a_job_folder_of_its_own_size_wiped_between_jobs(pool):
+    """SandboxFusion's programs write /mnt: here it is a private tmpfs, like /tmp and /dev/shm."""
+    full = pool.run("python", fill(f"/mnt/{MARKER}"), limits=QUICK.with_(memory_mb=512, timeout_s=10.0))
+    after = pool.run("python", "import os\nprint(os.listdir('/mnt'))\n", limits=QUICK)
+    assert (full.verdict, full.stdout) == ("ok", "OSError 28\n")  # ENOSPC: its tmpfs, not the host's disk
+    assert after.stdout == "[]\n"
+    assert not [name for name in os.listdir("/mnt") if MARKER in name]
 
 
 def test_bwrap_command_opens_folders_above_a_bound_interpreter():
