@@ -73,3 +73,12 @@ def service_url(plugin_file: Path) -> Iterator[str]:
 def http(service_url: str) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=service_url, timeout=60) as client:
         yield client
+
+
+@pytest.fixture(scope="session")
+def composite_url() -> Iterator[str]:
+    """A service whose /get_reward answers with OpenRLHF's composite (``openrlhf_support.COMPOSITE``)."""
+    from openrlhf_support import COMPOSITE
+
+    with EmbeddedServer(workers=1, get_reward_verifier=COMPOSITE) as url:
+        yield url

@@ -2,7 +2,7 @@
 
 OpenRLHF makes a tensor of every value it gets back: ``torch.as_tensor`` on each shard's lists and
 ``torch.cat`` across shards on its batched path; ``torch.tensor([value])`` per key on its current
-single-sample path. Those two readers are reproduced below from its documented behaviour; a test
+single-sample path. Those two readers are in tests/openrlhf_support.py; a test
 that runs OpenRLHF's own executor runs too where OpenRLHF is installed.
 """
 
@@ -12,54 +12,14 @@ import asyncio
 import importlib.util
 import sys
 import types
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import torch
+from openrlhf_support import read_single
 
 import rewardhub.integrations.openrlhf_reward_func as reward_func_file
-from rewardhub.server import EmbeddedServer
-
-COMPOSITE = {"sum": [{"verifier": "exact", "weight": 0.8}, {"verifier": "format", "weight": 0.2}]}
-
-
-@pytest.fixture(scope="module")
-def composite_url() -> Iterator[str]:
-    """A service whose /get_reward answers with a weighted sum of exact (0.8) and format (0.2)."""
-    with EmbeddedServer(workers=1, get_reward_verifier=COMPOSITE) as url:
-        yield url
-
-
-def get_reward(url: str, queries: list[str], prompts: list[str], labels: list[Any]) -> dict[str, Any]:
-    response = httpx.post(
-        f"{url}/get_reward", json={"query": queries, "prompts": prompts, "labels": labels}, timeout=60
-    )
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def read_batched(shards: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
-    """OpenRLHF's batched reader: as_tensor per shard, cat across shards, for every key."""
-    merged = {
-        "rewards": torch.cat([torch.as_tensor(s["rewards"]) for s in shards]),
-        "scores": torch.cat([torch.as_tensor(s["scores"]) for s in shards]),
-    }
-    for key in shards[0]["extra_logs"]:
-        merged[key] = torch.cat([torch.as_tensor(s["extra_logs"][key]) for s in shards])
-    return merged
-
-
-def read_single(answer: dict[str, Any]) -> dict[str, torch.Tensor]:
-    """OpenRLHF's single-sample reader: torch.tensor([value]) for the reward, score and each log."""
-    info = {"reward": torch.tensor([answer["rewards"]]), "score": torch.tensor([answer["scores"]])}
-    for key, value in answer["extra_logs"].items():
-        if isinstance(value, torch.Tensor):
-            value = value.flatten()[0].item()
-        info[key] = torch.tensor([value])
-    return info
 
 
 def test_reward_func_file_loads_the_way_openrlhf_loads_it(composite_url: str, monkeypatch: pytest.MonkeyPatch) -> None:

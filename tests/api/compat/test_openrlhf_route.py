@@ -2,60 +2,18 @@
 
 OpenRLHF makes a tensor of every value it gets back: ``torch.as_tensor`` on each shard's lists and
 ``torch.cat`` across shards on its batched path; ``torch.tensor([value])`` per key on its current
-single-sample path. Those two readers are reproduced below from its documented behaviour; the
+single-sample path. Those two readers are in tests/openrlhf_support.py; the
 trainer side (``reward_func``, OpenRLHF's own executor) is tested in tests/integrations/test_openrlhf.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import httpx
 import pytest
-import torch
+from openrlhf_support import get_reward, read_batched, read_single
 
 from rewardhub.api.compat.openrlhf import openrlhf_answer, split_query, strip_special_tokens
-from rewardhub.server import EmbeddedServer
 from rewardhub.types import Result
-
-COMPOSITE = {"sum": [{"verifier": "exact", "weight": 0.8}, {"verifier": "format", "weight": 0.2}]}
-
-
-@pytest.fixture(scope="module")
-def composite_url() -> Iterator[str]:
-    """A service whose /get_reward answers with a weighted sum of exact (0.8) and format (0.2)."""
-    with EmbeddedServer(workers=1, get_reward_verifier=COMPOSITE) as url:
-        yield url
-
-
-def get_reward(url: str, queries: list[str], prompts: list[str], labels: list[Any]) -> dict[str, Any]:
-    response = httpx.post(
-        f"{url}/get_reward", json={"query": queries, "prompts": prompts, "labels": labels}, timeout=60
-    )
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def read_batched(shards: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
-    """OpenRLHF's batched reader: as_tensor per shard, cat across shards, for every key."""
-    merged = {
-        "rewards": torch.cat([torch.as_tensor(s["rewards"]) for s in shards]),
-        "scores": torch.cat([torch.as_tensor(s["scores"]) for s in shards]),
-    }
-    for key in shards[0]["extra_logs"]:
-        merged[key] = torch.cat([torch.as_tensor(s["extra_logs"][key]) for s in shards])
-    return merged
-
-
-def read_single(answer: dict[str, Any]) -> dict[str, torch.Tensor]:
-    """OpenRLHF's single-sample reader: torch.tensor([value]) for the reward, score and each log."""
-    info = {"reward": torch.tensor([answer["rewards"]]), "score": torch.tensor([answer["scores"]])}
-    for key, value in answer["extra_logs"].items():
-        if isinstance(value, torch.Tensor):
-            value = value.flatten()[0].item()
-        info[key] = torch.tensor([value])
-    return info
 
 
 @pytest.mark.parametrize(
