@@ -43,6 +43,7 @@ from rewardhub.sandbox import (
 )
 from rewardhub.sandbox import language as find_language
 from rewardhub.sandbox.asserts import AssertPlan, LeafFailed, WholeCheck
+from rewardhub.sandbox.batch import run_batch
 from rewardhub.sandbox.checkers import checker_session, include_files
 from rewardhub.sandbox.compare import same_output, same_value
 from rewardhub.sandbox.inside.wire import decode_value
@@ -96,6 +97,11 @@ class CodeVerifier(Verifier):
         )
         float_tolerance: float = Field(
             1e-6, ge=0, description="Numbers in outputs and results may differ by this much (0: exactly)."
+        )
+        batch: bool = Field(
+            True,
+            description="Python: all the tests in one sandboxed run, each in a fork of its own with its own "
+            "clock (false: one run per test, as for compiled languages).",
         )
         checker_timeout_s: float = Field(
             10.0, gt=0, le=120, description="Wall-clock limit of each run of a reference's checker (special judge)."
@@ -156,6 +162,8 @@ def _run_tests(
     outcomes: list[dict[str, Any]] = []
     with default_pool().job(lang, code) as job:
         build_failure = job.setup()
+        if lang.in_process and config.batch and build_failure is None:
+            return _run_batched(job, tests, limits, config, deadline, checked), job.details
         for test in tests:
             failed_before = stop_on_failure and outcomes and outcomes[-1]["verdict"] not in ("passed", "pending")
             if build_failure is not None or failed_before or time.monotonic() > deadline:
@@ -166,6 +174,47 @@ def _run_tests(
             if outcome["verdict"] == "compile_error":  # Python's parser: the same for every test
                 build_failure = RunResult("compile_error", None, "", outcome.get("stderr", ""), 0.0)
         return outcomes, job.details
+
+
+def _run_batched(
+    job: Job,
+    tests: list[TestCase],
+    limits: Limits,
+    config: CodeVerifier.Config,
+    deadline: float,
+    checked: bool,
+) -> list[dict[str, Any]]:
+    """All the tests in one sandboxed run, each in a fork of its own with its own clock (Python).
+
+    The sandbox stops after a test that surely failed (it timed out, crashed, left no record) when
+    failures stop the run; a wrong answer only this process can see, and the tests after it are
+    then counted as skipped here, as they are when each test is a run of its own.
+    """
+    stop_on_failure = _stop_on_failure(config)
+    runs = run_batch(
+        job, [_test_spec(t) for t in tests], limits, deadline - time.monotonic(), stop_on_failure, last=True
+    )
+    outcomes: list[dict[str, Any]] = []
+    for test, run in zip(tests, runs, strict=True):
+        failed_before = stop_on_failure and outcomes and outcomes[-1]["verdict"] not in ("passed", "pending")
+        if run is None or failed_before:
+            outcomes.append(_skipped(None))
+        elif run.verdict == "compile_error":
+            outcomes.append(_skipped(run))
+        else:
+            outcomes.append(_judged(test, run, config, checked))
+    return outcomes
+
+
+def _test_spec(test: TestCase) -> dict[str, Any]:
+    """What the sandbox needs of a test to run it: never its expected value."""
+    if isinstance(test, StdioTest):
+        return {"kind": "stdio", "stdin": test.stdin}
+    if isinstance(test, CallTest):
+        return {"kind": "call", "fn_name": test.fn_name, "args": test.args}
+    if isinstance(test, WholeCheck):
+        return {"kind": "check", "source": test.source, "names": list(test.names)}
+    return {"kind": "assert", "setup": test.setup, "leaves": list(test.leaves)}
 
 
 def _run_checker(
@@ -202,22 +251,28 @@ def _run_checker(
 def _run_one(
     job: Job, test: TestCase, limits: Limits, config: CodeVerifier.Config, checked: bool = False
 ) -> dict[str, Any]:
+    """One test as a run of its own."""
+    spec = _test_spec(test)
     if isinstance(test, StdioTest):
-        run = job.run(test.stdin, limits)
+        return _judged(test, job.run(test.stdin, limits), config, checked)
+    mode = spec.pop("kind")
+    return _judged(test, job.run(b"", limits, {"mode": mode, **spec}), config, checked)
+
+
+def _judged(test: TestCase, run: RunResult, config: CodeVerifier.Config, checked: bool = False) -> dict[str, Any]:
+    """A test's outcome from its run: the comparison with the expected value happens here."""
+    if isinstance(test, StdioTest):
         if checked and run.ok:  # the checker decides, later and elsewhere
             return {**_outcome(run, False), "verdict": "pending", "stdout_for_checker": run.stdout}
         passed = run.ok and same_output(run.stdout, test.expected, config.compare, config.float_tolerance)
         return _outcome(run, passed)
     if isinstance(test, CallTest):
-        run = job.run(b"", limits, {"mode": "call", "fn_name": test.fn_name, "args": test.args})
         value, problem = _record_value(run)
         passed = problem is None and same_value(value, test.expected, config.float_tolerance)
         return _outcome(run, passed, problem)
     if isinstance(test, WholeCheck):
-        run = job.run(b"", limits, {"mode": "check", "source": test.source, "names": list(test.names)})
         passed, problem = _check_passed(run)
         return {**_outcome(run, passed, problem, "whole test"), "why_whole": test.why}
-    run = job.run(b"", limits, {"mode": "assert", "setup": test.setup, "leaves": list(test.leaves)})
     passed, problem = _assert_holds(run, test)
     return _outcome(run, passed, problem, test.source)
 

@@ -24,8 +24,9 @@ import types
 from typing import Any
 
 try:
-    from . import check_process, pristine, wire
+    from . import batch, check_process, pristine, wire
 except ImportError:  # run as a plain script inside the sandbox
+    import batch  # type: ignore[no-redef]
     import check_process  # type: ignore[no-redef]
     import pristine  # type: ignore[no-redef]
     import wire  # type: ignore[no-redef]
@@ -57,6 +58,20 @@ def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
         traceback.print_exception(exc, limit=0)  # as Python prints it: no frame at all
         _record({"compile_error": "".join(traceback.format_exception_only(exc)).strip()})
         return _finish(COMPILE_ERROR_EXIT)
+    if spec["mode"] == "batch":  # every test of the submission in this one run, each in a fork of its own
+
+        def one(test: dict[str, Any]) -> int:
+            reseed()
+            return _run_test(code, module, {**spec, **test, "mode": test["kind"]}, builtins_snapshot)
+
+        return _finish(batch.run_batch(spec, one, _record))
+    return _run_test(code, module, spec, builtins_snapshot)
+
+
+def _run_test(
+    code: types.CodeType, module: types.ModuleType, spec: dict[str, Any], builtins_snapshot: dict[str, Any]
+) -> int:
+    """Run the compiled program and the one test ``spec`` asks for; the exit status."""
     mode = spec["mode"]
     if mode == "stdio":
         status = _exec_main(code, module)
