@@ -6,6 +6,10 @@ verifiers), or to a batch of samples each judged on its own (model verifiers' ``
 become statuses: the local pool's workers, the inline path, the micro-batcher and Celery workers
 all go through it, so a verifier never knows where it runs and every engine reports a crash, a
 bad value or a wrong count the same way.
+
+It is also where a verdict is signed with the verdict key of the code that made it (verifier
+name, version, config hash: ``details["verdict_key"]``), so a Celery worker running another
+release says so; the scorer adds the key to the results made elsewhere (a timeout, a lost worker).
 """
 
 from __future__ import annotations
@@ -63,8 +67,10 @@ def run_call(registry: Registry, call: Call) -> list[Result]:
     number is that sample's error.
     """
     started = time.perf_counter()
+    verdict_key: dict[str, str] | None = None
     try:
         verifier = registry.get(call.verifier)
+        verdict_key = type(verifier).verdict_key(call.config)
         if call.is_group:
             raw = verifier.score_group(list(call.samples), call.config)
         else:
@@ -79,7 +85,8 @@ def run_call(registry: Registry, call: Call) -> list[Result]:
     # A group's time is shared by its samples; each sample of a batch waited for the whole batch.
     elapsed_ms = round((time.perf_counter() - started) * 1000 / (len(call.samples) if call.is_group else 1), 3)
     return [
-        _checked(value, call.config, elapsed_ms, sample.id) for value, sample in zip(raw, call.samples, strict=True)
+        _checked(value, call.config, elapsed_ms, sample.id, verdict_key)
+        for value, sample in zip(raw, call.samples, strict=True)
     ]
 
 
@@ -94,7 +101,9 @@ def _explain(call: Call, exc: Exception) -> tuple[str, dict[str, str]]:
     return f"verifier {call.verifier!r} raised {type(exc).__name__}: {exc}", {"reason": "exception"}
 
 
-def _checked(value: object, config: VerifierConfig, elapsed_ms: float, sample_id: str | None) -> Result:
+def _checked(
+    value: object, config: VerifierConfig, elapsed_ms: float, sample_id: str | None, verdict_key: dict[str, str] | None
+) -> Result:
     """A verifier's value as a Result: a non-``ok`` status carries the failure score.
 
     The result carries its sample's id and time already, so a one-verifier request (the common
@@ -108,4 +117,7 @@ def _checked(value: object, config: VerifierConfig, elapsed_ms: float, sample_id
         result = Result.failed(f"verifier returned a non-finite score ({result.score})", score=config.failure_score)
     elif result.status != OK and result.score != config.failure_score:
         result = result.model_copy(update={"score": config.failure_score})
-    return result.model_copy(update={"elapsed_ms": elapsed_ms, "id": sample_id})
+    update: dict[str, object] = {"elapsed_ms": elapsed_ms, "id": sample_id}
+    if verdict_key is not None:
+        update["details"] = {**result.details, "verdict_key": verdict_key}
+    return result.model_copy(update=update)

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rewardhub.errors import InvalidConfig, RegistryError, UnknownVerifier
+from rewardhub.types import Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 
 __all__ = ["ENTRY_POINT_GROUP", "Registry", "load_plugin_file"]
@@ -101,6 +102,10 @@ class Registry:
     def describe(self) -> list[dict[str, Any]]:
         return [self._classes[name].describe() for name in self.names()]
 
+    def versions(self) -> dict[str, str]:
+        """Each verifier's version, by name: what a stored verdict is compared against."""
+        return {name: str(self._classes[name].version) for name in self.names()}
+
     def origin(self, name: str) -> str:
         return self._origins[name]
 
@@ -140,3 +145,8 @@ def _check_verifier_class(cls: Any, where: str) -> None:
         raise RegistryError(f"{where}: verifier class {cls.__qualname__} has no name")
     if not (inspect.isclass(cls.Config) and issubclass(cls.Config, VerifierConfig)):
         raise RegistryError(f"{where}: {cls.name}.Config must subclass rewardhub.verifier.VerifierConfig")
+    if not isinstance(cls.version, str | int) or not str(cls.version):
+        raise RegistryError(f"{where}: {cls.name}.version must be a non-empty string")
+    unknown = sorted(set(cls.reads) - set(Sample.model_fields))
+    if unknown:
+        raise RegistryError(f"{where}: {cls.name}.reads names {unknown}, which are not sample fields")

@@ -338,6 +338,7 @@ class Result(_Wire):
     details: dict[str, Any] = Field(default_factory=dict)
     steps: list[float] | None = None
     elapsed_ms: float = 0.0
+    cached: bool = False  # served from the reward cache (or from an identical sample of the request), not judged again
 
     @classmethod
     def ok(cls, score: float, steps: list[float] | None = None, **details: Any) -> Result:

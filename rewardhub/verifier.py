@@ -9,18 +9,31 @@ Verifiers never know where they run: the execution layer calls ``score_batch`` (
 scores each sample with ``score``; model verifiers override it to batch on the device) or
 ``score_group``, in a worker process, a Celery worker or, for ``inline`` verifiers, in place,
 always through :func:`rewardhub.calls.run_call`.
+
+Every verifier has a ``version``: a built-in bumps it whenever a change can alter its verdicts,
+and a plugin declares its own. With the name and a hash of the canonical config it makes the
+*verdict key* every result carries (``details["verdict_key"]``), so a verdict can be reproduced,
+compared across releases, and found again in the reward cache. ``reads`` names the sample
+fields a verdict depends on (two samples that differ elsewhere share a cache entry);
+``cacheable`` says whether a verdict may be served again at all: group verifiers (one sample's
+verdict depends on its group-mates) and verifiers that are not ``deterministic`` are not.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rewardhub.types import Result, Sample, VerifierKind
 
-__all__ = ["Verifier", "VerifierConfig", "as_result"]
+__all__ = ["SAMPLE_FIELDS_READ", "Verifier", "VerifierConfig", "as_result", "config_hash"]
+
+SAMPLE_FIELDS_READ: tuple[str, ...] = ("prompt", "response", "messages", "reference", "metadata")
+"""What a verifier reads unless it says otherwise: everything but the id, the spec and the group."""
 
 
 class VerifierConfig(BaseModel):
@@ -47,6 +60,15 @@ class Verifier:
     inline: ClassVar[bool] = False
     """Cheap and bounded enough to run in the API process without a pool round trip."""
 
+    version: ClassVar[str] = "1"
+    """Bumped whenever a change can alter a verdict: a cached or stored verdict of another version is not this one's."""
+    reads: ClassVar[tuple[str, ...]] = SAMPLE_FIELDS_READ
+    """The sample fields a verdict depends on (``Sample`` field names); the cache keys on these only."""
+    deterministic: ClassVar[bool] = True
+    """False for a verifier that samples (a judge at temperature > 0 that wants fresh draws)."""
+    cacheable: ClassVar[bool | None] = None
+    """May a verdict be served again? Unset: yes, unless the verifier is a group verifier or not deterministic."""
+
     Config: ClassVar[type[VerifierConfig]] = VerifierConfig
 
     def score(self, sample: Sample, config: Any) -> Result | float:
@@ -71,10 +93,24 @@ class Verifier:
         """
 
     @classmethod
+    def is_cacheable(cls) -> bool:
+        if cls.cacheable is not None:
+            return cls.cacheable
+        return cls.kind != "group" and cls.deterministic
+
+    @classmethod
+    def verdict_key(cls, config: VerifierConfig) -> dict[str, str]:
+        """Which verifier, which version and which config gave a verdict (``details["verdict_key"]``)."""
+        return {"verifier": cls.name, "version": str(cls.version), "config_hash": config_hash(config)}
+
+    @classmethod
     def describe(cls) -> dict[str, Any]:
         return {
             "name": cls.name,
             "kind": cls.kind,
+            "version": str(cls.version),
+            "cacheable": cls.is_cacheable(),
+            "reads": list(cls.reads),
             "description": cls.description or _first_paragraph(inspect.getdoc(cls)),
             "config_schema": cls.Config.model_json_schema(),
         }
@@ -85,6 +121,12 @@ def as_result(value: Result | float | int | bool) -> Result:
     if isinstance(value, Result):
         return value
     return Result.ok(float(value))
+
+
+def config_hash(config: VerifierConfig) -> str:
+    """A short hash of the canonical config: defaults filled in, keys sorted (``{}`` and the defaults agree)."""
+    canonical = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 def _first_paragraph(doc: str | None) -> str:
