@@ -11,17 +11,29 @@ metrics around it), by ``rewardhub score`` and by the Celery mode alike:
    says no);
 5. run group verifiers over all samples sharing a ``group``, after the per-sample ones;
 6. combine the leaves of each sample's tree into its result.
+
+Every result carries its verdict key (``details["verdict_key"]``: the verifier, its version, its
+config's hash; a composite's is ``sum`` or ``gate`` over its leaves' keys). With the cache on for a
+leaf (the request's ``cache``, else the ``cache_verifiers`` setting; never for an uncacheable
+verifier), steps 3 and 4 first look each (sample, leaf) up by its content address, score only
+the misses (one call per distinct address: a GRPO group's identical completions are judged once)
+and store what they return. This is the one place the cache is consulted, in the parent process,
+whichever engine runs the calls.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rewardhub.cache import RewardCache, cache_key, open_cache
 from rewardhub.calls import Call
-from rewardhub.compose import Leaf, Node, combine, leaves, resolve
+from rewardhub.compose import GateNode, Leaf, Node, SumNode, combine, leaves, resolve
 from rewardhub.errors import InvalidRequest, RewardhubError
 from rewardhub.execution.base import Executor, ProgressCallback
 from rewardhub.registry import Registry
@@ -34,10 +46,14 @@ MAX_RESOLVED = 1024  # distinct specs remembered; past this the memory starts ov
 
 
 class Scorer:
-    def __init__(self, registry: Registry, executor: Executor, settings: Settings) -> None:
+    def __init__(
+        self, registry: Registry, executor: Executor, settings: Settings, cache: RewardCache | None = None
+    ) -> None:
         self.registry = registry
         self.executor = executor
         self.settings = settings
+        self.cache = cache if cache is not None else open_cache(settings)
+        self._cache_by_default = frozenset(settings.cache_verifiers)
         self._leaf_info: dict[str, tuple[VerifierKind, float]] = {}
         # Resolved trees by canonical spec: the registry does not change while we serve, and a
         # trainer sends the same few specs all day (a one-sample request resolved its spec anew,
@@ -46,6 +62,7 @@ class Scorer:
         # Each leaf's escalation target (None: it has none), by leaf key: looked up once per leaf,
         # not once per sample (a 10,000-sample batch asked pydantic for the config's fields 10,000 times).
         self._escalations: dict[str, Node | None] = {}
+        self._verdict_keys: dict[str, dict[str, str]] = {}  # by leaf key
 
     def plan(self, samples: Sequence[Sample], default: VerifierSpec | None) -> list[Node]:
         """Each sample's resolved tree; a bad spec fails the request (422/404) before any work."""
@@ -54,6 +71,7 @@ class Scorer:
             cache.clear()
             self._leaf_info.clear()
             self._escalations.clear()
+            self._verdict_keys.clear()
         nodes = []
         for index, sample in enumerate(samples):
             spec = sample.verifier if sample.verifier is not None else default
@@ -76,7 +94,9 @@ class Scorer:
         default: VerifierSpec | None = None,
         nodes: Sequence[Node] | None = None,
         on_progress: ProgressCallback | None = None,
+        cache: bool | None = None,
     ) -> list[Result]:
+        """``cache``: True looks every cacheable leaf up, False none, None the ``cache_verifiers`` setting's."""
         nodes = list(nodes) if nodes is not None else self.plan(samples, default)
         leaf_results: list[dict[str, Result]] = [{} for _ in samples]
 
@@ -90,12 +110,12 @@ class Scorer:
                     [leaf for leaf in found if self._is_group(leaf)],
                 )
         per_sample = [(i, leaf) for i, node in enumerate(nodes) for leaf in per_node[id(node)][0]]
-        calls = [self._call(leaf, (samples[i],)) for i, leaf in per_sample]
-        for (i, leaf), results in zip(per_sample, await self.executor.run(calls, on_progress), strict=True):
-            leaf_results[i][leaf.key] = results[0]
+        judged = await self._run_leaves([(samples[i], leaf) for i, leaf in per_sample], cache, on_progress)
+        for (i, leaf), result in zip(per_sample, judged, strict=True):
+            leaf_results[i][leaf.key] = result
 
         distinct = {leaf.key: leaf for per_sample_leaves, _ in per_node.values() for leaf in per_sample_leaves}
-        await self._escalate(samples, per_sample, distinct.values(), leaf_results)
+        await self._escalate(samples, per_sample, distinct.values(), leaf_results, cache)
         await self._score_groups(samples, [per_node[id(node)][1] for node in nodes], leaf_results)
 
         out = []
@@ -107,10 +127,106 @@ class Scorer:
             else:
                 result = combine(node, leaf_results[i])
                 elapsed = round(sum(r.elapsed_ms for r in leaf_results[i].values()), 3)
-                if result.id != sample.id or result.elapsed_ms != elapsed:
-                    result = result.model_copy(update={"id": sample.id, "elapsed_ms": elapsed})
+                cached = all(r.cached for r in leaf_results[i].values())
+                details = {**result.details, "verdict_key": self._node_key(node)}
+                update = {"id": sample.id, "elapsed_ms": elapsed, "cached": cached, "details": details}
+                result = result.model_copy(update=update)
             out.append(result)
         return out
+
+    async def _run_leaves(
+        self,
+        wanted: Sequence[tuple[Sample, Leaf]],
+        cache: bool | None,
+        on_progress: ProgressCallback | None = None,
+    ) -> list[Result]:
+        """One result per (sample, per-sample leaf): from the cache where allowed, else from the executor."""
+        addresses = [self._address(sample, leaf, cache) for sample, leaf in wanted]
+        results: list[Result | None] = [None] * len(wanted)
+        looked_up = [j for j, address in enumerate(addresses) if address is not None]
+        if looked_up and self.cache is not None:
+            started = time.perf_counter()
+            queries = [(addresses[j], self._verdict_key(wanted[j][1])) for j in looked_up]
+            found = await self._cache_call(self.cache.lookup, queries)
+            lookup_ms = round((time.perf_counter() - started) * 1000 / len(looked_up), 3)
+            for j, hit in zip(looked_up, found, strict=True):
+                if hit is not None:
+                    results[j] = hit.model_copy(update={"id": wanted[j][0].id, "cached": True, "elapsed_ms": lookup_ms})
+            if on_progress is not None and (hits := sum(r is not None for r in results)):
+                on_progress(hits)
+        # One call per distinct address among the misses; samples without an address are scored each.
+        first_of: dict[str, int] = {}
+        to_run: list[int] = []
+        for j, address in enumerate(addresses):
+            if results[j] is not None:
+                continue
+            if address is None or address not in first_of:
+                if address is not None:
+                    first_of[address] = j
+                to_run.append(j)
+        calls = [self._call(wanted[j][1], (wanted[j][0],)) for j in to_run]
+        ran = await self.executor.run(calls, on_progress) if calls else []
+        stored: list[tuple[str, Result]] = []
+        for j, out in zip(to_run, ran, strict=True):
+            results[j] = self._stamped(wanted[j][1], out[0])
+            address = addresses[j]
+            if address is not None and results[j].details.get("verdict_key") == self._verdict_key(wanted[j][1]):
+                stored.append((address, results[j]))  # a worker of another release signs another key: not stored
+        for j, address in enumerate(addresses):
+            if results[j] is None:  # an identical sample of this request was judged: its verdict is this one's
+                source = results[first_of[address]]  # type: ignore[index]
+                results[j] = source.model_copy(update={"id": wanted[j][0].id, "cached": True})  # type: ignore[union-attr]
+                if on_progress is not None:
+                    on_progress(1)
+        if stored and self.cache is not None:
+            await self._cache_call(self.cache.store, stored)
+        return results  # type: ignore[return-value]
+
+    def _address(self, sample: Sample, leaf: Leaf, cache: bool | None) -> str | None:
+        """The sample's cache address under ``leaf``, or None when this leaf is not cached here."""
+        if self.cache is None or cache is False:
+            return None
+        cls = self.registry.verifier_class(leaf.name)
+        if not cls.is_cacheable() or (cache is None and leaf.name not in self._cache_by_default):
+            return None
+        return cache_key(self._verdict_key(leaf), sample, cls.reads)
+
+    async def _cache_call(self, method: Any, items: Any) -> Any:
+        """A cache call, in a thread when its backend blocks (sqlite, Redis)."""
+        assert self.cache is not None
+        return await asyncio.to_thread(method, items) if self.cache.blocking else method(items)
+
+    def _verdict_key(self, leaf: Leaf) -> dict[str, str]:
+        known = self._verdict_keys.get(leaf.key)
+        if known is None:
+            known = self._verdict_keys[leaf.key] = self.registry.verifier_class(leaf.name).verdict_key(leaf.config)
+        return known
+
+    def _stamped(self, leaf: Leaf, result: Result) -> Result:
+        """``result`` with its verdict key: run_call signs what it judged; a timeout or a lost call is signed here."""
+        if "verdict_key" in result.details:
+            return result
+        return result.model_copy(update={"details": {**result.details, "verdict_key": self._verdict_key(leaf)}})
+
+    def _node_key(self, node: Node) -> dict[str, str]:
+        """A composite's verdict key: ``sum`` or ``gate``, over its structure and its leaves' keys."""
+        canonical = json.dumps(self._node_structure(node), sort_keys=True, separators=(",", ":"))
+        label = "sum" if isinstance(node, SumNode) else "gate"
+        return {"verifier": label, "version": "1", "config_hash": hashlib.sha256(canonical.encode()).hexdigest()[:16]}
+
+    def _node_structure(self, node: Node) -> Any:
+        if isinstance(node, Leaf):
+            return self._verdict_key(node)
+        if isinstance(node, SumNode):
+            terms = [[self._node_structure(term), weight] for term, weight in node.terms]
+            return {"sum": terms, "clip": node.clip, "scale": node.scale}
+        assert isinstance(node, GateNode)
+        return {
+            "gate": self._node_structure(node.gate),
+            "then": self._node_structure(node.then),
+            "threshold": node.threshold,
+            "otherwise": node.otherwise,
+        }
 
     def _escalation(self, leaf: Leaf) -> Node | None:
         """The tree ``leaf``'s config escalates to, if any (resolved once per leaf)."""
@@ -125,6 +241,7 @@ class Scorer:
         per_sample: list[tuple[int, Leaf]],
         distinct: Iterable[Leaf],
         leaf_results: list[dict[str, Result]],
+        cache: bool | None = None,
     ) -> None:
         targets = {leaf.key: node for leaf in distinct if (node := self._escalation(leaf)) is not None}
         if not targets:
@@ -136,13 +253,13 @@ class Scorer:
                 wanted.append((i, leaf, targets[leaf.key]))
         if not wanted:
             return
-        judge_calls = []
+        judged: list[tuple[Sample, Leaf]] = []
         for i, _, node in wanted:
             if not isinstance(node, Leaf):
                 raise InvalidRequest("escalate_to must name a single verifier")
-            judge_calls.append(self._call(node, (samples[i],)))
-        for (i, leaf, _), results in zip(wanted, await self.executor.run(judge_calls), strict=True):
-            rule, judge = leaf_results[i][leaf.key], results[0]
+            judged.append((samples[i], node))
+        for (i, leaf, _), judge in zip(wanted, await self._run_leaves(judged, cache), strict=True):
+            rule = leaf_results[i][leaf.key]
             details = {
                 **rule.details,
                 "rule": {"score": rule.score, "status": rule.status},
@@ -172,7 +289,7 @@ class Scorer:
         ]
         for (leaf_key, g), results in zip(keys, await self.executor.run(calls), strict=True):
             for i, result in zip(groups[(leaf_key, g)], results, strict=True):
-                leaf_results[i][leaf_key] = result
+                leaf_results[i][leaf_key] = self._stamped(group_leaves[leaf_key], result)
 
     def _is_group(self, leaf: Leaf) -> bool:
         return self.registry.verifier_class(leaf.name).kind == "group"

@@ -119,6 +119,34 @@ class Settings(BaseSettings):
         description="The VerifierSpec that answers OpenRLHF's POST /get_reward and slime's POST /v1/compat/slime when the request names none.",
     )
 
+    # --- reward cache ---
+    cache_backend: str | None = Field(
+        None,
+        description="Where cached verdicts live: off, memory, sqlite:///PATH or redis://...; unset: the Celery "
+        "engine's Redis in celery mode, else memory (this process).",
+    )
+    cache_verifiers: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description='Verifiers whose verdicts are cached on every request (a request\'s "cache": false still opts out); '
+        'others only when a request says "cache": true.',
+    )
+    cache_max_entries: int = Field(
+        100_000, ge=1, description="Most entries the cache keeps (least recently used go first)."
+    )
+    cache_ttl_s: float = Field(7 * 24 * 3600.0, gt=0, description="Age past which a cached verdict is not served.")
+    cache_statuses: Annotated[list[Literal["ok", "timeout", "error"]], NoDecode] = Field(
+        default_factory=lambda: ["ok"],
+        description="Statuses whose results are cached (only ok by default: a timeout or a crash is judged again).",
+    )
+    cache_secret: str | None = Field(
+        None, description="Key of the MAC on each entry; entries written without it are ignored (set it with Redis)."
+    )
+    cache_namespace: str = Field(
+        "default",
+        pattern=r"^[A-Za-z0-9_.:-]{1,64}$",
+        description="Services sharing a cache store and namespace share entries.",
+    )
+
     # --- operator page (GET /ui) ---
     ui_enabled: bool = Field(True, description="Serve the live operator page at /ui and its JSON at /ui/api/*.")
     ui_show_samples: bool = Field(
@@ -145,7 +173,7 @@ class Settings(BaseSettings):
             )
         return value
 
-    @field_validator("api_keys", "plugins", mode="before")
+    @field_validator("api_keys", "plugins", "cache_verifiers", "cache_statuses", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):

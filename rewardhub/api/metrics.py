@@ -10,6 +10,11 @@
 | ``rewardhub_errors_total{verifier}`` | counter | samples whose verifier could not judge |
 | ``rewardhub_queue_depth`` | gauge | samples waiting or running in this process's engine |
 | ``rewardhub_rejected_total{reason}`` | counter | requests refused with 413/429 |
+| ``rewardhub_cache_lookups_total{outcome}`` | counter | reward cache lookups: ``hit``, ``miss``, ``corrupt`` (ignored, scored again) |
+| ``rewardhub_cache_stores_total`` | counter | verdicts written to the reward cache |
+| ``rewardhub_cache_evictions_total{reason}`` | counter | entries dropped: ``size`` (past cache_max_entries), ``ttl`` (past cache_ttl_s) |
+| ``rewardhub_cache_entries`` | gauge | entries in the reward cache (a shared store's whole count) |
+| ``rewardhub_cache_hit_ratio`` | gauge | hits over lookups since this process started |
 
 Several API processes (``uvicorn --workers N``, gunicorn) each keep their own counters; set
 ``PROMETHEUS_MULTIPROC_DIR`` to an empty directory shared by them (before they start: the
@@ -39,6 +44,7 @@ from prometheus_client import (
 )
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from rewardhub.cache import RewardCache
 from rewardhub.compose import Leaf, Node
 from rewardhub.types import ERROR, TIMEOUT, Result
 
@@ -76,6 +82,21 @@ class Metrics:
             "rewardhub_queue_depth", "Samples waiting or running", registry=r, multiprocess_mode="livesum"
         )
         self.rejected = Counter("rewardhub_rejected_total", "Requests refused for size or load", ["reason"], registry=r)
+        self.cache_lookups = Counter(
+            "rewardhub_cache_lookups_total", "Reward cache lookups by outcome", ["outcome"], registry=r
+        )
+        self.cache_stores = Counter("rewardhub_cache_stores_total", "Verdicts written to the reward cache", registry=r)
+        self.cache_evictions = Counter(
+            "rewardhub_cache_evictions_total", "Reward cache entries dropped", ["reason"], registry=r
+        )
+        self.cache_entries = Gauge(
+            "rewardhub_cache_entries", "Entries in the reward cache", registry=r, multiprocess_mode="livemax"
+        )
+        self.cache_hit_ratio = Gauge(
+            "rewardhub_cache_hit_ratio", "Reward cache hits over lookups", registry=r, multiprocess_mode="livemax"
+        )
+        self._cache: RewardCache | None = None
+        self._cache_seen: collections.Counter[str] = collections.Counter()
 
     def child(self, metric: Any, *labels: str) -> Any:
         """``metric.labels(*labels)``, remembered: prometheus_client validates and locks on every
@@ -99,6 +120,34 @@ class Metrics:
         if self.multiprocess and self._depth is not None:
             self.queue_depth.set(self._depth())
 
+    def watch_cache(self, cache: RewardCache | None) -> None:
+        self._cache = cache
+
+    def observe_cache(self) -> None:
+        """Carry the cache's own counts into the counters (what changed since the last call)."""
+        if self._cache is None:
+            return
+        stats = self._cache.stats()
+        now = collections.Counter(
+            {"hit": stats.hits, "miss": stats.misses, "corrupt": stats.corrupt, "store": stats.stores}
+        )
+        now.update({f"evicted:{reason}": n for reason, n in stats.evictions.items()})
+        for name, value in now.items():
+            delta = value - self._cache_seen[name]
+            if delta <= 0:
+                continue
+            if name == "store":
+                self.cache_stores.inc(delta)
+            elif name.startswith("evicted:"):
+                self.child(self.cache_evictions, name.removeprefix("evicted:")).inc(delta)
+            else:
+                self.child(self.cache_lookups, name).inc(delta)
+        self._cache_seen = now
+        if stats.entries >= 0:
+            self.cache_entries.set(stats.entries)
+        if stats.hit_rate is not None:
+            self.cache_hit_ratio.set(stats.hit_rate)
+
     def observe_results(self, nodes: Sequence[Node], results: Sequence[Result]) -> None:
         """Counts are summed per (verifier, status) first: one counter update per kind of outcome,
         not per sample; the time histogram takes every sample."""
@@ -119,6 +168,7 @@ class Metrics:
                 self.child(self.errors, name).inc(n)
 
     def render(self) -> bytes:
+        self.observe_cache()
         if not self.multiprocess:
             return generate_latest(self.registry)
         self.refresh()

@@ -41,12 +41,16 @@ class Admitted:
     samples: Sequence[Sample]
     nodes: Sequence[Node]
     run: str | None = None
+    cache: bool | None = None  # the request's ``cache``: None leaves it to the cache_verifiers setting
 
     async def score(self, on_progress: ProgressCallback | None = None) -> list[Result]:
         if not self.samples:
             return []
-        results = await self.pipeline.scorer.score(self.samples, nodes=self.nodes, on_progress=on_progress)
+        scorer = self.pipeline.scorer
+        results = await scorer.score(self.samples, nodes=self.nodes, on_progress=on_progress, cache=self.cache)
         self.pipeline.metrics.observe_results(self.nodes, results)
+        if scorer.cache is not None and self.cache is not False:
+            self.pipeline.metrics.observe_cache()
         if self.pipeline.stats is not None:
             self.pipeline.stats.observe(self.samples, self.nodes, results, self.run)
         return results
@@ -66,8 +70,15 @@ class ScorePipeline:
         self.metrics = metrics
         self.settings = settings
         self.stats = stats
+        metrics.watch_cache(scorer.cache)
 
-    def admit(self, samples: Sequence[Sample], default: VerifierSpec | None, run: str | None = None) -> Admitted:
+    def admit(
+        self,
+        samples: Sequence[Sample],
+        default: VerifierSpec | None,
+        run: str | None = None,
+        cache: bool | None = None,
+    ) -> Admitted:
         """Plan and admit, or refuse the request with its 4xx. ``run``: the body's tag, else the header's."""
         run = accept_run(run if run is not None else current_run())
         limit = self.settings.max_samples_per_request
@@ -82,10 +93,14 @@ class ScorePipeline:
         except Overloaded:
             self.metrics.rejected.labels("overloaded").inc()
             raise
-        return Admitted(self, samples, nodes, run)
+        return Admitted(self, samples, nodes, run, cache)
 
     async def score(
-        self, samples: Sequence[Sample], default: VerifierSpec | None, run: str | None = None
+        self,
+        samples: Sequence[Sample],
+        default: VerifierSpec | None,
+        run: str | None = None,
+        cache: bool | None = None,
     ) -> list[Result]:
         """Plan, admit, score and observe, in one go (a request that waits for its answer)."""
-        return await self.admit(samples, default, run).score()
+        return await self.admit(samples, default, run, cache).score()

@@ -54,7 +54,7 @@ async def score(request: Request, service: ServiceDep) -> Response:
     """Answered ahead of FastAPI's router by :mod:`rewardhub.api.hot_routes`, which calls this function."""
     started = time.perf_counter()
     body = parse_body(await read_body(request, service.settings.max_request_bytes), ScoreRequest)
-    results = await service.pipeline.score(body.samples, body.verifier, body.run)
+    results = await service.pipeline.score(body.samples, body.verifier, body.run, body.cache)
     answer = ScoreResponse(results=results, elapsed_ms=(time.perf_counter() - started) * 1000)
     return Response(answer.model_dump_json(), media_type="application/json")
 
@@ -62,7 +62,7 @@ async def score(request: Request, service: ServiceDep) -> Response:
 @protected.post("/v1/jobs", status_code=202)
 async def submit_job(request: Request, service: ServiceDep) -> JobAccepted:
     body = parse_body(await read_body(request, service.settings.max_request_bytes), ScoreRequest)
-    admitted = service.pipeline.admit(body.samples, body.verifier, body.run)
+    admitted = service.pipeline.admit(body.samples, body.verifier, body.run, body.cache)
     return JobAccepted(job_id=service.jobs.submit(len(admitted.samples), admitted.score))
 
 

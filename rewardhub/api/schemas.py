@@ -17,6 +17,7 @@ class ScoreRequest(_Body):
     verifier: VerifierSpec | None = None
     samples: list[Sample]
     run: str | None = None  # the training run these samples belong to (the operator page's per-run figures)
+    cache: bool | None = None  # true: serve and store cached verdicts; false: never; unset: the cache_verifiers setting
 
 
 class ScoreResponse(_Body):
