@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from rewardhub.api import audit_routes, sandbox_routes
+from rewardhub.api import audit_routes, sandbox_routes, session_routes
 from rewardhub.api.compat import ROUTERS as COMPAT_ROUTERS
 from rewardhub.api.errors import install_error_handlers
 from rewardhub.api.hot_routes import HotRoutes
@@ -64,6 +64,7 @@ def create_app(
     app.include_router(public)
     app.include_router(protected)
     app.include_router(sandbox_routes.router)
+    app.include_router(session_routes.router)
     app.include_router(audit_routes.router)
     for router in COMPAT_ROUTERS:  # OpenRLHF, slime, graders, NeMo-Gym, SandboxFusion: rewardhub.api.compat
         app.include_router(router)

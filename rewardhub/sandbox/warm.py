@@ -143,31 +143,7 @@ class WarmSandbox:
         writes_files = bool((execution.payload or {}).get("files"))
         names = ["stdin", "stdout", "stderr"] + (["record"] if execution.kind == "python" else [])
         names += ["setup"] if writes_files else []
-        pipes = {name: os.pipe() for name in names}
-        if execution.payload is not None:
-            pipes["payload"] = os.pipe()
-            _widen(pipes["payload"][1])
-        # the child gets stdin's and payload's read ends, the other pipes' write ends
-        theirs = [pipes[n][0] if n in ("stdin", "payload") else pipes[n][1] for n in pipes]
-        header = {
-            "op": "exec",
-            "kind": execution.kind,
-            "argv": list(execution.argv),
-            "env": execution.env,
-            "limits": limits.rlimits(self.isolation.memory_limit == "rlimit", self.isolation.other_tasks()),
-            "fds": list(pipes),
-            "reset": execution.last,
-        }
-        try:
-            wire.send_message(self._control, header, theirs)
-        except OSError as exc:
-            for read, write in pipes.values():
-                os.close(read)
-                os.close(write)
-            self.broken = True
-            raise SandboxError(f"the sandbox server is gone: {exc}") from exc
-        for fd in theirs:
-            os.close(fd)
+        pipes = self._send_exec(execution, names)
         writes = {pipes["stdin"][1]: execution.stdin}
         if execution.payload is not None:
             writes[pipes["payload"][1]] = _payload_bytes(execution.payload)
@@ -197,6 +173,64 @@ class WarmSandbox:
             oom_before = (seen.exited or {}).get("oom_kills_before")
             oom_after = (seen.exited or {}).get("oom_kills")
         return judge(seen, limits, (oom_before, oom_after), self.isolation.details())
+
+    def open_run(self, execution: Execution) -> dict[str, int]:
+        """Start a run that the caller drives itself (a session's kernel, which outlives any one call):
+        the parent's ends of its pipes by name (``stdin`` to write; ``stdout``, ``stderr`` and, for
+        Python, ``record`` to read). The caller closes them, reads the server's ``exited`` message on
+        :attr:`control` when the run ends, and stops it with :meth:`kill_run`."""
+        if self._control is None or self.broken:
+            raise SandboxError("sandbox is not running")
+        try:
+            self.isolation.apply(execution.limits)
+        except OSError as exc:
+            self.broken = True
+            raise SandboxError(f"cannot set the sandbox's limits: {exc}") from exc
+        names = ["stdin", "stdout", "stderr"] + (["record"] if execution.kind == "python" else [])
+        pipes = self._send_exec(execution, names)
+        if execution.payload is not None:  # small (a kernel's source): fits the widened pipe at once
+            os.write(pipes["payload"][1], _payload_bytes(execution.payload))
+            os.close(pipes["payload"][1])
+        return {name: pipes[name][1] if name == "stdin" else pipes[name][0] for name in names}
+
+    @property
+    def control(self) -> socket.socket | None:
+        """The control socket to the server (for :meth:`open_run`'s caller, which reads ``exited`` on it)."""
+        return self._control
+
+    def kill_run(self) -> None:
+        """Kill the running programs from outside and tell the server to (it then reports ``exited``)."""
+        self._kill_programs()
+
+    def _send_exec(self, execution: Execution, names: list[str]) -> dict[str, tuple[int, int]]:
+        """Hand the server one run with fresh pipes of these names (and the payload pipe); the pipes."""
+        limits = execution.limits
+        pipes = {name: os.pipe() for name in names}
+        if execution.payload is not None:
+            pipes["payload"] = os.pipe()
+            _widen(pipes["payload"][1])
+        # the child gets stdin's and payload's read ends, the other pipes' write ends
+        theirs = [pipes[n][0] if n in ("stdin", "payload") else pipes[n][1] for n in pipes]
+        header = {
+            "op": "exec",
+            "kind": execution.kind,
+            "argv": list(execution.argv),
+            "env": execution.env,
+            "limits": limits.rlimits(self.isolation.memory_limit == "rlimit", self.isolation.other_tasks()),
+            "fds": list(pipes),
+            "reset": execution.last,
+        }
+        try:
+            wire.send_message(self._control, header, theirs)  # type: ignore[arg-type]
+        except OSError as exc:
+            for read, write in pipes.values():
+                os.close(read)
+                os.close(write)
+            self.broken = True
+            raise SandboxError(f"the sandbox server is gone: {exc}") from exc
+        for fd in theirs:
+            os.close(fd)
+        return pipes
 
     def reset(self) -> bool:
         """End a job; True if the sandbox is clean enough to serve the next one."""

@@ -1,0 +1,378 @@
+"""Sessions: stateful sandboxes that live across calls, for tool-using agents.
+
+A session is one :class:`~rewardhub.sandbox.session_sandbox.SessionSandbox` (its own bubblewrap
+namespaces, uid, cgroups, seccomp filter, scratch), owned by the API key that created it and by this
+process: sandboxes are started with ``--die-with-parent`` from one long-lived thread, so a service
+killed with SIGKILL takes every session's processes and scratch (tmpfs in the sandbox's own mount
+namespace) with it; a later start sweeps the empty cgroups they leave. Session ids carry this
+process's boot token, so after a restart an old id is refused as lost, with the reason.
+
+What a session may use: a per-call timeout, an idle TTL, a hard lifetime (the reaper thread ends it
+on time, whatever it is doing), memory and process limits for its whole life, at most
+``max_per_key`` sessions per API key and ``max_sessions`` in this process, and a creation rate
+(token bucket) past which creating answers 429 with Retry-After. A session whose sandbox dies
+(killed from outside) ends alone: the others keep working, and its id answers "lost".
+
+How an ended session answers (never an empty success): expired (idle TTL or lifetime) is 410
+``session_expired``; deleted, lost (its sandbox died, or an earlier run of the service made it) or
+never known is 404, with ``error.type`` ``session_lost`` or ``session_not_found`` and a message
+that says which.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import re
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from rewardhub.errors import InvalidRequest, Overloaded, RewardhubError
+from rewardhub.sandbox.cgroups import sweep
+from rewardhub.sandbox.errors import SandboxError
+from rewardhub.sandbox.isolation import CGROUP_PREFIX, uid_taken
+from rewardhub.sandbox.session_sandbox import SessionLimits, SessionSandbox
+from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.sandbox.verdicts import RunResult
+
+__all__ = [
+    "RUNTIMES",
+    "Session",
+    "SessionExpired",
+    "SessionLost",
+    "SessionManager",
+    "SessionNotFound",
+    "SessionSettings",
+    "key_owner",
+]
+
+Runtime = Literal["python", "bash"]
+RUNTIMES: tuple[str, ...] = ("python", "bash")
+ID_SHAPE = re.compile(r"s-([0-9a-f]{8})-[0-9a-f]{16}")
+"""A session id: ``s-``, the boot token of the process that made it, and 64 random bits."""
+TOMBSTONES = 100_000
+"""Ended sessions remembered (to say why an id is gone); older ones answer "not found"."""
+
+
+class SessionSettings(BaseSettings):
+    """Host limits of sessions: ``REWARDHUB_SESSION_*`` environment variables."""
+
+    model_config = SettingsConfigDict(env_prefix="REWARDHUB_SESSION_", extra="forbid", frozen=True)
+
+    max_sessions: int = Field(256, ge=1, description="Live sessions in this service process.")
+    max_per_key: int = Field(64, ge=1, description="Live sessions per API key.")
+    create_rate_per_s: float = Field(20.0, gt=0, description="Sustained session creations per second (all keys).")
+    create_burst: int = Field(40, ge=1, description="Creations allowed at once before the rate applies.")
+    idle_ttl_s: float = Field(600.0, gt=0, description="Default and largest idle time before a session expires.")
+    max_lifetime_s: float = Field(4 * 3600.0, gt=0, description="Largest hard lifetime a session may ask for.")
+    max_call_timeout_s: float = Field(300.0, gt=0, description="Largest per-call timeout.")
+    max_memory_mb: int = Field(4096, ge=32, description="Largest memory a session may ask for.")
+    preload: tuple[str, ...] = Field(
+        ("json", "math", "re", "collections", "itertools", "functools"),
+        description="Modules each session's server imports once (fewer: less memory per idle session).",
+    )
+    reap_interval_s: float = Field(1.0, gt=0, description="How often expired and dead sessions are ended.")
+
+
+class SessionNotFound(RewardhubError):
+    status_code = 404
+    error_type = "session_not_found"
+
+
+class SessionLost(RewardhubError):
+    status_code = 404
+    error_type = "session_lost"
+
+
+class SessionExpired(RewardhubError):
+    status_code = 410
+    error_type = "session_expired"
+
+
+class SessionBusy(RewardhubError):
+    status_code = 409
+    error_type = "session_busy"
+
+
+def key_owner(token: str | None) -> str:
+    """Who owns a session: a digest of the caller's API key (never the key itself)."""
+    return hashlib.sha256((token or "").encode()).hexdigest()[:16]
+
+
+@dataclass
+class Session:
+    id: str
+    owner: str
+    runtime: str
+    limits: SessionLimits
+    idle_ttl_s: float
+    lifetime_s: float
+    box: SessionSandbox
+    created: float = field(default_factory=time.time)
+    last_used: float = field(default_factory=time.monotonic)
+    started: float = field(default_factory=time.monotonic)
+    calls: int = 0
+    busy: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def expires_in(self, now: float) -> float:
+        return min(self.last_used + self.idle_ttl_s, self.started + self.lifetime_s) - now
+
+    def describe(self, now: float | None = None) -> dict[str, Any]:
+        now = time.monotonic() if now is None else now
+        return {
+            "id": self.id,
+            "runtime": self.runtime,
+            "created_at": self.created,
+            "age_s": round(now - self.started, 3),
+            "idle_s": round(now - self.last_used, 3),
+            "calls": self.calls,
+            "busy": self.busy,
+            "idle_ttl_s": self.idle_ttl_s,
+            "lifetime_s": self.lifetime_s,
+            "expires_in_s": round(max(0.0, self.expires_in(now)), 3),
+            "limits": {"memory_mb": self.limits.memory_mb, "max_processes": self.limits.max_processes},
+        }
+
+
+@dataclass(frozen=True)
+class _Ended:
+    reason: str
+    expired: bool
+
+
+class SessionManager:
+    """Every live session of this process, their limits, and the reaper that ends them on time."""
+
+    def __init__(self, settings: SessionSettings | None = None, sandbox: SandboxSettings | None = None) -> None:
+        self.settings = settings or SessionSettings()
+        base = sandbox or SandboxSettings()
+        self.sandbox_settings = base.model_copy(update={"preload": self.settings.preload})
+        self.boot = secrets.token_hex(4)
+        """This process's token in every id it hands out: an id without it is from another run."""
+        self._sessions: dict[str, Session] = {}
+        self._ended: OrderedDict[str, _Ended] = OrderedDict()
+        self._lock = threading.Lock()
+        self._tokens = float(self.settings.create_burst)
+        self._tokens_at = time.monotonic()
+        self._starting = 0
+        self.created = 0
+        self._closed = threading.Event()
+        if os.geteuid() == 0 and self.sandbox_settings.backend != "docker":
+            sweep(CGROUP_PREFIX, _held)  # cgroups of sessions whose service was killed
+        self._reaper = threading.Thread(target=self._reap_forever, name="session-reaper", daemon=True)
+        self._reaper.start()
+        atexit.register(self.close)
+
+    # --- the API's operations -------------------------------------------------------------------
+
+    def create(
+        self,
+        owner: str,
+        runtime: str,
+        files: Mapping[str, str | bytes] | None = None,
+        limits: SessionLimits | None = None,
+        idle_ttl_s: float | None = None,
+    ) -> Session:
+        if runtime not in RUNTIMES:
+            raise InvalidRequest(f"unknown runtime {runtime!r}: one of {', '.join(RUNTIMES)}")
+        limits = limits or SessionLimits(lifetime_s=self.settings.max_lifetime_s)
+        if limits.lifetime_s > self.settings.max_lifetime_s:
+            raise InvalidRequest(f"lifetime_s may be at most {self.settings.max_lifetime_s:g}")
+        if limits.memory_mb > self.settings.max_memory_mb:
+            raise InvalidRequest(f"memory_mb may be at most {self.settings.max_memory_mb}")
+        ttl = self.settings.idle_ttl_s if idle_ttl_s is None else idle_ttl_s
+        if ttl > self.settings.idle_ttl_s:
+            raise InvalidRequest(f"ttl_s may be at most {self.settings.idle_ttl_s:g}")
+        self._admit(owner)
+        try:
+            box = SessionSandbox(self.sandbox_settings, limits)
+        except BaseException:
+            with self._lock:
+                self._starting -= 1
+            raise
+        try:
+            failed = box.write_files(files or {})
+        except BaseException:
+            box.close()
+            with self._lock:
+                self._starting -= 1
+            raise
+        if failed is not None:
+            box.close()
+            with self._lock:
+                self._starting -= 1
+            raise InvalidRequest(f"could not write the session's files: {failed.details.get('message', failed.stderr)}")
+        session = Session(
+            id=f"s-{self.boot}-{secrets.token_hex(8)}",
+            owner=owner,
+            runtime=runtime,
+            limits=limits,
+            idle_ttl_s=ttl,
+            lifetime_s=limits.lifetime_s,
+            box=box,
+        )
+        with self._lock:
+            self._starting -= 1
+            if self._closed.is_set():
+                box.close()
+                raise SandboxError("the service is shutting down")
+            self._sessions[session.id] = session
+            self.created += 1
+        return session
+
+    def get(self, session_id: str, owner: str) -> Session:
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is not None and session.owner == owner:
+                return session
+            ended = self._ended.get(session_id)
+        if session is not None:  # another key's: the same answer as an id that never was
+            raise SessionNotFound(f"no session {session_id!r}")
+        if ended is not None:
+            error = SessionExpired if ended.expired else SessionLost
+            raise error(f"session {session_id!r} {ended.reason}")
+        shape = ID_SHAPE.fullmatch(session_id)
+        if shape is not None and shape.group(1) != self.boot:
+            raise SessionLost(
+                f"session {session_id!r} was made by an earlier run of this service (or another of its "
+                "processes): sessions end with the service process that holds them"
+            )
+        raise SessionNotFound(f"no session {session_id!r}")
+
+    def run(self, session_id: str, owner: str, request: dict[str, Any], timeout_s: float) -> RunResult:
+        """One call in a session (one at a time per session: a second concurrent call is 409)."""
+        session = self.get(session_id, owner)
+        if timeout_s > self.settings.max_call_timeout_s:
+            raise InvalidRequest(f"timeout_s may be at most {self.settings.max_call_timeout_s:g}")
+        if not session.lock.acquire(blocking=False):
+            raise SessionBusy(f"session {session_id!r} is running another call; calls of a session run one at a time")
+        try:
+            session.busy = True
+            left = session.started + session.lifetime_s - time.monotonic()
+            if left <= 0:
+                raise SessionExpired(f"session {session_id!r} reached its lifetime of {session.lifetime_s:g} s")
+            try:
+                result: RunResult | None = session.box.call(request, min(timeout_s, left))
+            except SandboxError as exc:
+                result, failure = None, exc.message
+            session.calls += 1
+        finally:
+            session.busy = False
+            session.last_used = time.monotonic()
+            session.lock.release()
+        if result is None:
+            self._end(session, f"was lost: its sandbox failed ({failure})", expired=False)
+            raise SessionLost(f"session {session_id!r} was lost: its sandbox failed ({failure})")
+        if result.verdict == "sandbox_error" and not session.box.alive:
+            self._end(session, "was lost: its sandbox died during a call", expired=False)
+        return result
+
+    def run_tests(
+        self, session_id: str, owner: str, command: str, timeout_s: float, files: Mapping[str, str] | None = None
+    ) -> RunResult:
+        """Judge the session's final state: ``command`` on its files, in a fresh program (the kernel stops)."""
+        session = self.get(session_id, owner)
+        if not session.lock.acquire(blocking=False):
+            raise SessionBusy(f"session {session_id!r} is running another call")
+        try:
+            session.busy = True
+            return session.box.run_tests(command, min(timeout_s, self.settings.max_call_timeout_s), files)
+        finally:
+            session.busy = False
+            session.last_used = time.monotonic()
+            session.lock.release()
+
+    def delete(self, session_id: str, owner: str) -> None:
+        session = self.get(session_id, owner)
+        self._end(session, "was deleted", expired=False)
+
+    def list(self, owner: str | None = None) -> list[Session]:
+        with self._lock:
+            return [s for s in self._sessions.values() if owner is None or s.owner == owner]
+
+    def describe(self) -> dict[str, Any]:
+        now = time.monotonic()
+        by_owner: dict[str, list[dict[str, Any]]] = {}
+        for session in self.list():
+            by_owner.setdefault(session.owner, []).append(session.describe(now))
+        return {"live": sum(map(len, by_owner.values())), "created": self.created, "by_key": by_owner}
+
+    def close(self) -> None:
+        """End every session (the service is stopping)."""
+        self._closed.set()
+        with self._lock:
+            sessions = list(self._sessions.values())
+        for session in sessions:
+            self._end(session, "ended with the service", expired=False)
+
+    # --- limits and ends ------------------------------------------------------------------------
+
+    def _admit(self, owner: str) -> None:
+        with self._lock:
+            if self._closed.is_set():
+                raise SandboxError("the service is shutting down")
+            live = len(self._sessions) + self._starting
+            if live >= self.settings.max_sessions:
+                raise Overloaded(f"this host holds its maximum of {self.settings.max_sessions} sessions", retry_after=5.0)
+            mine = sum(1 for s in self._sessions.values() if s.owner == owner)
+            if mine >= self.settings.max_per_key:
+                raise Overloaded(
+                    f"this API key holds its maximum of {self.settings.max_per_key} sessions: delete one first",
+                    retry_after=5.0,
+                )
+            now = time.monotonic()
+            rate, burst = self.settings.create_rate_per_s, self.settings.create_burst
+            self._tokens = min(float(burst), self._tokens + (now - self._tokens_at) * rate)
+            self._tokens_at = now
+            if self._tokens < 1:
+                raise Overloaded(
+                    f"sessions are being created faster than {rate:g} per second", retry_after=(1 - self._tokens) / rate
+                )
+            self._tokens -= 1
+            self._starting += 1
+
+    def _end(self, session: Session, reason: str, expired: bool) -> None:
+        """Forget the session (its id answers ``reason`` from now on), stop a call in flight, close it."""
+        with self._lock:
+            if self._sessions.pop(session.id, None) is None:
+                return
+            self._ended[session.id] = _Ended(reason, expired)
+            while len(self._ended) > TOMBSTONES:
+                self._ended.popitem(last=False)
+        if not session.lock.acquire(blocking=False):
+            session.box.sandbox.kill_run()  # the call in flight answers at once (timeout, state lost)
+            session.lock.acquire(timeout=30.0)
+        try:
+            session.box.close()
+        finally:
+            session.lock.release()
+
+    def _reap_forever(self) -> None:
+        while not self._closed.wait(self.settings.reap_interval_s):
+            self.reap()
+
+    def reap(self) -> None:
+        """End sessions past their idle TTL or lifetime, and those whose sandbox died."""
+        now = time.monotonic()
+        for session in self.list():
+            if now >= session.started + session.lifetime_s:
+                self._end(session, f"expired: it reached its lifetime of {session.lifetime_s:g} s", expired=True)
+            elif not session.busy and now >= session.last_used + session.idle_ttl_s:
+                self._end(session, f"expired: idle for more than its TTL of {session.idle_ttl_s:g} s", expired=True)
+            elif not session.busy and not session.box.alive:
+                self._end(session, "was lost: its sandbox died (killed from outside?)", expired=False)
+
+
+def _held(cgroup_name: str) -> bool:
+    uid = cgroup_name.removeprefix(CGROUP_PREFIX)
+    return not uid.isdigit() or uid_taken(int(uid))
