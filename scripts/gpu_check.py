@@ -18,7 +18,9 @@ Every stage runs under its own time limit inside one overall budget, and each is
 when an earlier one failed. The summary table is printed at the end and written to
 ``OUT/summary.md`` (with ``OUT/summary.json`` and each stage's log beside it); the exit code is 1
 when any stage failed. ``--device cpu --quick`` is the shortened run CI makes
-(tests/scripts/test_gpu_check.py), so this script cannot rot without a GPU to run it on.
+(tests/scripts/test_gpu_check.py), so this script cannot rot without a GPU to run it on: every
+stage at its smallest, 3 trainer steps each with the service in the trainer's process.
+``--device cpu`` without ``--quick`` is the long CPU run: the full plan's stages and steps.
 
     scripts/gpu_check.sh [--device cuda] [--out runs/gpu_check] [--budget-s 420]
     scripts/gpu_check.sh --device cpu --quick
@@ -76,6 +78,10 @@ class Plan:
     def from_args(cls, args: argparse.Namespace) -> Plan:
         if args.quick:
             steps, train = 3, ("rollout.prompts_per_step=8", "rollout.group_size=4", "eval.max_prompts=2")
+            # the service inside the trainer's process, scored from a thread: two interpreters fewer
+            # to start per run (the default child processes are what the full run measures, and
+            # tests/trainer runs the CLI with them)
+            train += ("reward.embedded_in=thread", "reward.client_process=false")
             bench = ("--samples", "32", "--concurrency", "8", "--batch-size", "8", "--repeats", "1")
             bench += ("--hidden", "64", "--layers", "2")
         else:

@@ -39,6 +39,7 @@ def run(*args: str, out: Path) -> tuple[int, list[dict], str]:
 
 
 @pytest.mark.slow
+@pytest.mark.integration  # trainings and a service, each in its own process
 def test_the_quick_cpu_run_passes_every_stage_and_writes_the_table(tmp_path: Path) -> None:
     code, rows, output = run("--device", "cpu", "--quick", out=tmp_path)
     assert code == 0, output[-3000:]
@@ -105,3 +106,4 @@ def test_the_full_plan_sizes_each_stage_for_a_gpu() -> None:
     assert gpu.bench_args[gpu.bench_args.index("--samples") + 1] == "1024"
     quick = gpu_check.Plan.from_args(parse(device="cpu", quick=True, out="o", budget_s=420.0, steps=100))
     assert quick.train_steps == 3 and "--repeats" in quick.bench_args
+    assert "reward.embedded_in=thread" in quick.train_overrides  # no service process to start per quick run

@@ -1,29 +1,36 @@
 """The toy addition example learns: a shortened run of examples/toy_addition.yaml, against the
 service's `exact` verifier, raises the reward without collapsing the entropy.
 
-The full run (800 steps, held-out reward >= 0.9) is the example itself; this is its first 150
-steps, which take well under a minute on one CPU thread.
+The full run (1500 steps, held-out reward >= 0.9) is the example itself; this is its first 100
+steps (seeded, one CPU thread: the same 100 steps on every run), in which the reward goes from
+about 0.01 to about 0.19 while the entropy is still near 2. It runs without the reference model,
+which the example keeps only to report ``actor/ref_kl`` (its KL coefficient is 0): the steps are
+the same, each cheaper by the reference's forward pass.
 """
 
 import statistics
 
+import pytest
+
 from rewardhub.trainer.config import load_config
 from rewardhub.trainer.loop import Trainer
 
-STEPS = 150
+STEPS = 100
 
 
+@pytest.mark.integration  # a training run against a service it starts
 def test_toy_addition_reward_rises_without_entropy_collapse(tmp_path):
     cfg = load_config(
         "examples/toy_addition.yaml",
         [
             f"steps={STEPS}",
-            "optim.schedule=constant",  # the example's cosine would decay over these 150 steps instead of 800
+            "optim.schedule=constant",  # the example's cosine would decay over these steps instead of its 1500
             f"output_dir={tmp_path}",
             "threads=1",
             "data.eval=null",
             "logging.progress=false",
             "checkpoint.save_final=false",
+            "algorithm.kl.reference=false",  # reported only: the update is the same without it
         ],
     )
     rows = Trainer(cfg).run()
