@@ -115,3 +115,8 @@ def test_the_harness_is_off_the_programs_import_path(pool):
     result = run(pool, "import sys\nprint([p for p in sys.path if 'rewardhub' in p])\nimport wire\n")
     assert (result.verdict, result.stdout) == ("runtime_error", "[]\n")
     assert "No module named 'wire'" in result.stderr
+
+
+def test_the_command_line_the_program_sees_is_its_own(pool):
+    result = run(pool, "import sys\nprint(sys.argv, sys.orig_argv[1:])\n")
+    assert (result.verdict, result.stdout) == ("ok", "['/tmp/main.py'] ['/tmp/main.py']\n")

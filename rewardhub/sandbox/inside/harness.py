@@ -51,6 +51,7 @@ def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
     module.__dict__["__builtins__"] = sys.modules["builtins"]
     sys.modules["__main__"] = module
     sys.argv = [path, *spec.get("args", [])]
+    sys.orig_argv = [sys.executable, *sys.argv]  # as `python main.py` has it, not the server's command line
     sys.path.insert(0, os.path.dirname(path))
     try:
         code = compile(spec["code"], path, "exec")
