@@ -1,8 +1,10 @@
 """rewardhub-train: GRPO-family reinforcement learning against a rewardhub service.
 
-The trainer samples responses (transformers on CPU, vLLM on GPU), gets their rewards from the
-service through :mod:`rewardhub.client`, computes advantages and updates the policy with the pure
-functions of :mod:`rewardhub.trainer.algorithms`. Start with ``examples/toy_addition.yaml``.
+The trainer samples responses (a lean decoder for Llama-family models, else transformers, on the
+CPU or a GPU; vLLM colocated on a GPU with ``rollout.engine: vllm``), gets their rewards from the
+service over HTTP through :mod:`rewardhub.client`, computes advantages and updates the policy
+with the pure functions of :mod:`rewardhub.trainer.algorithms`. One step reads top to bottom in
+:mod:`rewardhub.trainer.step`. Start with ``examples/toy_addition.yaml``.
 """
 
 from .char_tokenizer import build_char_tokenizer

@@ -255,8 +255,8 @@ class AlgorithmConfig(_Section):
     mini_batches: int = Field(1, gt=0, description="Optimizer steps per pass; 1 with epochs 1 is pure on-policy.")
     old_logprobs: Literal["trainer", "rollout"] = Field(
         "trainer",
-        description="The PPO ratio's denominator: the trainer's log-probs before the update (on-policy: ratio exactly 1) "
-        "or the engine's (the behaviour policy itself).",
+        description="The PPO ratio's denominator, and pi_old of the KL in the reward: the trainer's log-probs before "
+        "the update (on-policy: ratio exactly 1) or the engine's (the behaviour policy itself).",
     )
 
     @property

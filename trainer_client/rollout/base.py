@@ -1,4 +1,4 @@
-"""What a rollout engine returns, and the interface the loop drives engines through.
+"""What a rollout engine returns, and the interface the trainer drives engines through.
 
 A :class:`Rollout` is a batch of prompts with one sampled response each: token ids, masks, and
 the engine's own log-probability of every sampled token. Those log-probs *are* the behaviour
