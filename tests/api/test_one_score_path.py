@@ -63,6 +63,7 @@ SCORING_ROUTES = {
     "/v1/compat/slime/batch": "compat/slime.py",
     "/v1/graders/run": "compat/graders/routes.py",
     "/v1/compat/nemo-gym/{verifier}/verify": "compat/nemo_gym/routes.py",
+    "/v1/compat/nemo-gym/{verifier}/verify_batch": "compat/nemo_gym/routes.py",
 }
 MAX_HANDLER_STATEMENTS = 5
 
