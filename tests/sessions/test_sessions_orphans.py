@@ -1,0 +1,117 @@
+"""Sessions die with the service: kill -9 of ``rewardhub serve`` leaves no sandbox process, no
+scratch (no process holds a session's mount namespace, where its tmpfs lives; so no task is left in
+a session's cgroups either, which the next start sweeps). That a service started again refuses the
+old ids as lost, saying why, is test_sessions_api's (an id with another boot token).
+
+One service start: on these loaded 2 cores it is most of the test's cost."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from rewardhub.sandbox import SandboxUnavailable
+from rewardhub.sandbox.bwrap import find_bwrap
+from rewardhub.server import free_port
+
+pytestmark = pytest.mark.integration
+
+
+@contextmanager
+def _serve(log_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    port = free_port()
+    log = log_path.open("w+")
+    command = [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(port)]
+    process = subprocess.Popen(
+        command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "REWARDHUB_LOG_LEVEL": "warning"}
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert process.poll() is None and time.monotonic() < deadline, log_path.read_text()[-2000:]
+            try:
+                if httpx.get(f"{url}/readyz", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        yield process, url
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        log.close()
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _mount_namespaces_in_use() -> set[str]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                found.add(os.readlink(entry / "ns" / "mnt"))
+            except OSError:
+                continue
+    return found
+
+
+def test_kill_9_of_the_service_leaves_no_session_behind(tmp_path):
+    try:
+        find_bwrap("bwrap")
+    except SandboxUnavailable as exc:
+        pytest.skip(f"no bubblewrap on this machine: {exc.message}")
+    with _serve(tmp_path / "first.log") as (service, url):
+        ids = []
+        for _ in range(2):
+            answer = httpx.post(f"{url}/v1/sessions", json={"runtime": "python"}, timeout=60)
+            assert answer.status_code == 201, answer.text
+            ids.append(answer.json()["id"])
+        # a process the session keeps running between calls, and a file in its scratch
+        keep = "import subprocess; p = subprocess.Popen(['sleep', '600']); open('scratch.txt', 'w').write('x')"
+        answer = httpx.post(f"{url}/v1/sessions/{ids[0]}/run", json={"code": keep}, timeout=60).json()
+        assert answer["status"] == "ok", answer
+        ours = _descendants(service.pid)
+        namespaces = {os.readlink(f"/proc/{pid}/ns/mnt") for pid in ours if _alive(pid)}
+        namespaces.discard(os.readlink(f"/proc/{service.pid}/ns/mnt"))
+        assert len(namespaces) >= 2, "each session has a mount namespace of its own"
+        os.kill(service.pid, signal.SIGKILL)
+        service.wait()
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in ours) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [pid for pid in ours if _alive(pid)] == []
+        assert namespaces & _mount_namespaces_in_use() == set()  # their tmpfs scratch went with them
