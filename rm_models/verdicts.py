@@ -10,8 +10,9 @@ A verdict is read from a fixed place, never searched for: "The answer is not tru
 - :func:`verdict_probability`: P(true word) / (P(true word) + P(false word)) at the first
   generated token, from its top log-probabilities.
 
-Anything else raises :class:`~rewardhub.models.errors.VerdictError`: an unreadable verdict is an error
-status, not a score.
+:func:`last_line_choice` and :func:`choice_probabilities` are the first and the last for more than
+two words (a pairwise verdict: A, B or tie). Anything else raises
+:class:`~rewardhub.models.errors.VerdictError`: an unreadable verdict is an error status, not a score.
 """
 
 from __future__ import annotations
@@ -23,7 +24,15 @@ from collections.abc import Sequence
 from .backends.base import TokenAlternatives
 from .errors import VerdictError
 
-__all__ = ["choice_verdict", "expected_grade", "last_line_grade", "last_line_verdict", "verdict_probability"]
+__all__ = [
+    "choice_probabilities",
+    "choice_verdict",
+    "expected_grade",
+    "last_line_choice",
+    "last_line_grade",
+    "last_line_verdict",
+    "verdict_probability",
+]
 
 _PREFIX = re.compile(
     r"^(?:final\s+)?(?:verdict|answer|judg(?:e)?ment|decision|score|rating|grade)\s*[:=]\s*", re.IGNORECASE
@@ -58,6 +67,16 @@ def last_line_verdict(text: str, true_word: str = "True", false_word: str = "Fal
     raise VerdictError(f"judge verdict is not exactly {true_word!r} or {false_word!r}: {_last_line(text)[:200]!r}")
 
 
+def last_line_choice(text: str, choices: Sequence[str]) -> str:
+    """The choice that the last line exactly is (case-insensitive), read as :func:`last_line_verdict` reads."""
+    line = _last_line(text)
+    word = _bare(line).lower()
+    for choice in choices:
+        if word == choice.lower():
+            return choice
+    raise VerdictError(f"judge verdict is not exactly one of {list(choices)}: {line[:200]!r}")
+
+
 def choice_verdict(text: str, choices: Sequence[str]) -> str:
     """The choice that the whole output is (case-insensitive, surrounding blanks and period ignored)."""
     bare = text.strip().rstrip(".").strip().lower()
@@ -77,6 +96,20 @@ def verdict_probability(first_token: TokenAlternatives, true_word: str = "True",
     if p_true + p_false == 0.0:
         raise VerdictError(f"neither {true_word!r} nor {false_word!r} is among the judge's top first tokens")
     return p_true / (p_true + p_false)
+
+
+def choice_probabilities(first_token: TokenAlternatives, choices: Sequence[str]) -> dict[str, float]:
+    """P(choice) / Σ P(choices) for each choice, over the alternatives of the first generated token
+    (variants of a word summed, as in :func:`verdict_probability`)."""
+    mass = {choice: 0.0 for choice in choices}
+    for token, lp in first_token:
+        for choice in choices:
+            if token.strip().lower() == choice.lower():
+                mass[choice] += math.exp(lp)
+    total = sum(mass.values())
+    if total == 0.0:
+        raise VerdictError(f"none of {list(choices)} is among the judge's top first tokens")
+    return {choice: p / total for choice, p in mass.items()}
 
 
 _NUMBER = re.compile(r"^(-?\d+(?:\.\d+)?)(?:\s*/\s*\d+(?:\.\d+)?)?$")
