@@ -1,4 +1,4 @@
-"""``rewardhub serve | worker | score | audit | verifiers``."""
+"""``rewardhub serve | worker | score | audit | reverify | verifiers``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardhub.audit.command import add_arguments as add_audit_arguments
+from rewardhub.audit.reverify_command import add_arguments as add_reverify_arguments
 from rewardhub.errors import RewardhubError
 from rewardhub.logging import LOG_FORMATS, configure_logging
 from rewardhub.settings import Settings
@@ -92,6 +93,10 @@ def _parser() -> argparse.ArgumentParser:
     add_audit_arguments(audit)
     audit.set_defaults(func=_audit)
 
+    reverify = sub.add_parser("reverify", help="score stored samples again and show which verdicts flipped")
+    add_reverify_arguments(reverify)
+    reverify.set_defaults(func=_reverify)
+
     listing = sub.add_parser("verifiers", help="list the installed verifiers")
     listing.add_argument("--plugin", action="append", default=None, metavar="FILE.py")
     listing.add_argument("--json", action="store_true", help="full descriptions with config schemas, as JSON")
@@ -138,7 +143,10 @@ def _verifiers(args: argparse.Namespace) -> int:
         print(json.dumps(registry.describe(), indent=2))
         return 0
     for info in registry.describe():
-        print(f"{info['name']:<22} {info['kind']:<6} {info['description'][:90]}  [{registry.origin(info['name'])}]")
+        print(
+            f"{info['name']:<22} {info['kind']:<6} v{info['version']:<4} {info['description'][:90]}  "
+            f"[{registry.origin(info['name'])}]"
+        )
     return 0
 
 
@@ -146,6 +154,12 @@ def _audit(args: argparse.Namespace) -> int:
     from rewardhub.audit.command import audit_command
 
     return audit_command(args)
+
+
+def _reverify(args: argparse.Namespace) -> int:
+    from rewardhub.audit.reverify_command import reverify_command
+
+    return reverify_command(args)
 
 
 def _score(args: argparse.Namespace) -> int:
