@@ -79,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.kill_scope == "pidns" and os.stat("/proc/self/ns/pid").st_ino == INITIAL_PID_NAMESPACE:
         parser.error("--kill-scope pidns outside a pid namespace would kill(-1) the whole machine")
     preloaded = _preload([name for name in args.preload.split(",") if name])
+    pristine.remember_harness()
     if args.connect:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(args.connect)

@@ -47,6 +47,7 @@ __all__ = [
     "forget_harness",
     "join_threads",
     "ours",
+    "remember_harness",
     "report_uncaught",
     "run_exitfuncs",
     "seal",
@@ -105,12 +106,22 @@ def report_uncaught(exc: BaseException) -> None:
         display(exc)
 
 
+_harness_modules: list[str] = []
+
+
+def remember_harness() -> None:
+    """Note which of ``sys.modules`` are the harness's, once in the server: a run's child then drops
+    them by name (looking through every module there would write to hundreds of shared pages)."""
+    _harness_modules[:] = [name for name, module in sys.modules.items() if ours(getattr(module, "__file__", "") or "")]
+
+
 def forget_harness() -> None:
-    """Take the harness out of the program's sight: its modules (by file) out of ``sys.modules``,
-    its folder off ``sys.path``. Its functions keep their own globals and go on working."""
-    for name, module in list(sys.modules.items()):
-        if ours(getattr(module, "__file__", None) or ""):
-            del sys.modules[name]
+    """Take the harness out of the program's sight: its modules out of ``sys.modules``, its folder
+    off ``sys.path``. Its functions keep their own globals and go on working."""
+    if not _harness_modules:
+        remember_harness()
+    for name in _harness_modules:
+        sys.modules.pop(name, None)
     sys.path[:] = [entry for entry in sys.path if entry != HARNESS_DIR]
 
 
