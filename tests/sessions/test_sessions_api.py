@@ -8,8 +8,8 @@ import signal
 import time
 
 import pytest
-from conftest import SMALL, session_app
 from fastapi.testclient import TestClient
+from session_support import SMALL, session_app
 
 from rewardhub.sandbox.sessions import SessionManager, SessionSettings
 
