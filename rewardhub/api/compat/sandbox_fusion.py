@@ -128,15 +128,16 @@ class RunCodeRequest(BaseModel):
     @classmethod
     def _fetch_files(cls, paths: list[str]) -> list[str]:
         for path in paths:
-            _plain_path(path)
+            _plain_path(path, folder_too=True)  # a folder itself brings nothing back, as in SandboxFusion
         return paths
 
 
-def _plain_path(path: str) -> None:
+def _plain_path(path: str, folder_too: bool = False) -> None:
     normal = posixpath.normpath(path)
     if not path or normal != path or ".." in path.split("/") or "\0" in path:
         raise ValueError(f"file paths must be normalised, without '..': {path!r}")
-    if path.startswith("/") and not any(path.startswith(folder + "/") for folder in JOB_FOLDERS):
+    below = any(path.startswith(folder + "/") for folder in JOB_FOLDERS)
+    if path.startswith("/") and not (below or (folder_too and path in JOB_FOLDERS)):
         raise ValueError(f"an absolute file path must lie in the job's folders {', '.join(JOB_FOLDERS)}: {path!r}")
 
 

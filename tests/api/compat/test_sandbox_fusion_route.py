@@ -233,7 +233,7 @@ def test_absolute_paths_work_inside_the_jobs_folders_and_lead_nowhere_else(url):
         "os.symlink('/etc/passwd', 'passwd'); os.symlink('/etc', '/mnt/etc')\n"
     )
     inputs = {"/mnt/in/given.txt": b"mnt", "/tmp/given.txt": b"tmp"}
-    fetch = ["/dev/shm/made.txt", "/mnt/in/given.txt", "given.txt", "passwd", "/mnt/etc/passwd", "/mnt/etc"]
+    fetch = ["/dev/shm/made.txt", "/mnt/in/given.txt", "given.txt", "passwd", "/mnt/etc/passwd", "/mnt/etc", "/mnt"]
     answer = run(
         url,
         code=code,
@@ -246,7 +246,7 @@ def test_absolute_paths_work_inside_the_jobs_folders_and_lead_nowhere_else(url):
         "/dev/shm/made.txt": b"made",
         "/mnt/in/given.txt": b"mnt",
         "given.txt": b"tmp",
-    }
+    }  # a folder (/mnt) brings nothing back, as in SandboxFusion
 
 
 def test_a_compiled_program_reads_input_files_too(url):
