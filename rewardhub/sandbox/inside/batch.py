@@ -53,84 +53,284 @@ _POLL_S = 0.005
 
 
 def run_batch(
-    spec: dict[str, Any], run_one: Callable[[dict[str, Any]], int], record: Callable[[dict[str, Any]], None]
+    spec: dict[str, Any],
+    run_one: Callable[[dict[str, Any]], int],
+    run_series: Callable[[list[tuple[int, dict[str, Any]]], Callable[[int, dict[str, Any]], None]], int],
+    record: Callable[[dict[str, Any]], None],
 ) -> int:
-    """Run ``spec["tests"]`` one after another, each forked off this process; the exit status.
+    """Run ``spec["tests"]`` in order, forked off this process; the exit status.
+
+    Assert and call tests in a row share one test process (:data:`SERIES`): ``run_series`` runs the
+    program once and then each test, reporting each as it ends; a test that hangs, crashes its
+    process or runs over its output is stopped alone, and a fresh test process goes on with the
+    next. Other tests (stdin/stdout, whole checks) get a test process each (``run_one``).
 
     ``spec``: ``timeout_s`` (each test's wall clock), ``budget_s`` (no test starts after it, none
     runs past it), ``stop`` (stop after the first test that surely failed: timed out, crashed or
     left no record), ``max_output`` (a test's stdout and stderr together).
     """
     _undumpable()
-    started = time.monotonic()
-    end = started + float(spec.get("budget_s", 1e9))
-    timeout_s = float(spec["timeout_s"])
-    max_output = int(spec.get("max_output", 1 << 20))
+    end = time.monotonic() + float(spec.get("budget_s", 1e9))
+    limits = _Clock(end, float(spec["timeout_s"]), int(spec.get("max_output", 1 << 20)))
+    tests: list[dict[str, Any]] = list(spec["tests"])
     entries: list[dict[str, Any]] = []
-    for test in spec["tests"]:
-        now = time.monotonic()
-        if now >= end:
-            break
-        entry = _run_test(test, run_one, min(now + timeout_s, end), max_output)
-        entries.append(entry)
-        if spec.get("stop") and _surely_failed(entry, test):
+    while len(entries) < len(tests) and time.monotonic() < end:
+        index = len(entries)
+        if tests[index].get("kind") in SERIES:
+            stop = index
+            while stop < len(tests) and tests[stop].get("kind") in SERIES:
+                stop += 1
+            done = _run_series(list(enumerate(tests))[index:stop], run_series, limits, bool(spec.get("stop")))
+        else:
+            done = [_run_single(tests[index], run_one, limits)]
+        entries += done
+        if spec.get("stop") and any(_surely_failed(entry) for entry in done):
             break
     record({"batch": entries})
     return 0
 
 
-def _surely_failed(entry: dict[str, Any], test: dict[str, Any]) -> bool:
+SERIES = ("assert", "call")
+"""Tests that run in the program's process after its body: several share one test process."""
+
+
+class _Clock:
+    def __init__(self, end: float, timeout_s: float, max_output: int) -> None:
+        self.end = end
+        self.timeout_s = timeout_s
+        self.max_output = max_output
+
+    def deadline(self) -> float:
+        return min(time.monotonic() + self.timeout_s, self.end)
+
+
+def _surely_failed(entry: dict[str, Any]) -> bool:
     """A test the parent cannot pass whatever the expected values are (wrong answers it finds itself)."""
     if entry.get("killed") or entry.get("status") != 0:
         return True
-    return test.get("kind") != "stdio" and (entry.get("record") is None or "error" in entry["record"])
+    return entry.get("series", False) and (entry.get("record") is None or "error" in entry["record"])
 
 
-def _run_test(
-    test: dict[str, Any], run_one: Callable[[dict[str, Any]], int], deadline: float, cap: int
-) -> dict[str, Any]:
-    """One test in a fork of its own, on pipes of its own (stdin, stdout, stderr, record)."""
-    pipes = [os.pipe() for _ in range(4)]
-    ours = [pipes[0][1], pipes[1][0], pipes[2][0], pipes[3][0]]
-    theirs = {0: pipes[0][0], 1: pipes[1][1], 2: pipes[2][1], RECORD_FD: pipes[3][1]}
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
-    clock = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        status = 1
-        try:
-            os.setpgid(0, 0)
-            _become_test(ours, theirs)
-            status = run_one(test)
-        except BaseException as exc:  # a failure of the harness itself, not the program's
-            _say(f"sandbox harness error: {type(exc).__name__}\n")
-        finally:
-            pristine.exit_now(status)
-    for fd in theirs.values():
-        os.close(fd)
-    try:
-        os.setpgid(pid, pid)  # the child does it too: whichever comes first, no race with its forks
-    except OSError:
-        pass
-    stdin_fd, out_r, err_r, record_r = ours
-    streams = {out_r: bytearray(), err_r: bytearray(), record_r: bytearray()}
-    try:
-        status, killed = _watch(pid, streams, record_r, stdin_fd, _as_bytes(test.get("stdin", b"")), deadline, cap)
-    finally:
-        for fd in (out_r, err_r, record_r):
-            os.close(fd)
-    entry: dict[str, Any] = {"elapsed_ms": round((time.monotonic() - clock) * 1000.0, 3), "status": status}
-    if killed:
-        entry["killed"] = killed
-    entry.update(_one_record(bytes(streams[record_r])))
+def _run_single(test: dict[str, Any], run_one: Callable[[dict[str, Any]], int], clock: _Clock) -> dict[str, Any]:
+    """One test in a test process of its own."""
+    started = time.monotonic()
+    process = _Process(lambda: run_one(test), _as_bytes(test.get("stdin", b"")))
+    why = process.wait(clock.deadline(), clock.max_output, want_line=False)
+    status = process.close()
+    entry: dict[str, Any] = {"elapsed_ms": _ms_since(started), "status": None if why in _KILLED else status}
+    if why in _KILLED:
+        entry["killed"] = why
+    entry.update(_one_record(bytes(process.record)))
     if test.get("kind") == "stdio":
-        entry["stdout"] = bytes(streams[out_r]).decode("utf-8", errors="replace")
-    entry["stderr"] = bytes(streams[err_r][-STDERR_CAP:]).decode("utf-8", errors="replace")
+        entry["stdout"] = bytes(process.stdout).decode("utf-8", errors="replace")
+    entry["stderr"] = process.stderr_tail()
     return entry
+
+
+def _run_series(
+    tests: list[tuple[int, dict[str, Any]]],
+    run_series: Callable[[list[tuple[int, dict[str, Any]]], Callable[[int, dict[str, Any]], None]], int],
+    clock: _Clock,
+    stop: bool,
+) -> list[dict[str, Any]]:
+    """Entries for ``tests`` run in as few test processes as their failures allow."""
+    entries: list[dict[str, Any]] = []
+    while len(entries) < len(tests) and time.monotonic() < clock.end:
+        rest = tests[len(entries) :]
+        process = _Process(lambda rest=rest: run_series(rest, _report))
+        try:
+            for index, _test in rest:
+                started = time.monotonic()
+                why = process.wait(clock.deadline(), clock.max_output, want_line=True)
+                entry: dict[str, Any] = {"elapsed_ms": _ms_since(started), "series": True, "index": index}
+                if why == "line":
+                    line = process.take_line()
+                    entry.update(status=0, **_series_record(line, index))
+                    _spoil_earlier(entries, line)
+                    entry["stderr"] = process.stderr_tail()
+                    process.mark()
+                    entries.append(entry)
+                    if entry["record"] is not None and not (stop and _surely_failed(entry)):
+                        continue
+                    break  # a forged or broken record: this process is not trusted with the next test
+                status = process.close()
+                entry["status"] = None if why in _KILLED else status
+                if why in _KILLED:
+                    entry["killed"] = why
+                entry.update(record=None, stderr=process.stderr_tail())
+                entries.append(entry)
+                break
+        finally:
+            process.close()
+        if entries and stop and _surely_failed(entries[-1]):
+            break
+    return entries
+
+
+_KILLED = ("timeout", "output_limit")
+
+
+def _report(index: int, record: dict[str, Any]) -> None:
+    """In a series' test process: one test's record, as one line on the result channel."""
+    data = json.dumps({"i": index, "r": record}, separators=(",", ":")).encode() + b"\n"
+    try:
+        while data:
+            data = data[pristine.write(RECORD_FD, data) :]
+    except OSError:  # the program closed or replaced fd 3: no record, so the test fails
+        pass
+
+
+FORGED = "result records out of place (the program wrote on the result channel)"
+
+
+def _series_record(line: bytes, index: int) -> dict[str, Any]:
+    """Test ``index``'s record from its line: exactly ``{"i": index, "r": {...}}``."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return {"record": None, "record_problem": f"the result record is not JSON: {FORGED}"}
+    if not isinstance(message, dict) or message.get("i") != index or not isinstance(message.get("r"), dict):
+        return {"record": None, "record_problem": FORGED}
+    return {"record": message["r"]}
+
+
+def _spoil_earlier(entries: list[dict[str, Any]], line: bytes) -> None:
+    """A second record for a test already recorded: someone else wrote one of the two, so it fails."""
+    try:
+        index = json.loads(line).get("i")
+    except (ValueError, AttributeError):
+        return
+    for position, entry in enumerate(entries):
+        if entry.get("index") == index:
+            entries[position] = {**entry, "record": None, "record_problem": FORGED}
+
+
+def _ms_since(started: float) -> float:
+    return round((time.monotonic() - started) * 1000.0, 3)
+
+
+class _Process:
+    """A forked test process on pipes of its own: stdin, stdout, stderr, and the result channel on fd 3."""
+
+    def __init__(self, body: Callable[[], int], stdin: bytes = b"") -> None:
+        pipes = [os.pipe() for _ in range(4)]
+        ours = [pipes[0][1], pipes[1][0], pipes[2][0], pipes[3][0]]
+        theirs = {0: pipes[0][0], 1: pipes[1][1], 2: pipes[2][1], RECORD_FD: pipes[3][1]}
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                os.setpgid(0, 0)
+                _become_test(ours, theirs)
+                status = body()
+            except BaseException as exc:  # a failure of the harness itself, not the program's
+                _say(f"sandbox harness error: {type(exc).__name__}\n")
+            finally:
+                pristine.exit_now(status)
+        for fd in theirs.values():
+            os.close(fd)
+        try:
+            os.setpgid(pid, pid)  # the child does it too: whichever comes first, no race with its forks
+        except OSError:
+            pass
+        self.pid = pid
+        self.stdin_fd: int | None = ours[0]
+        self.pending = memoryview(stdin)
+        os.set_blocking(ours[0], False)
+        if not self.pending:
+            self._close_stdin()
+        self.out_r, self.err_r, self.record_r = ours[1:]
+        self.stdout, self.stderr, self.record = bytearray(), bytearray(), bytearray()
+        self.streams = {self.out_r: self.stdout, self.err_r: self.stderr, self.record_r: self.record}
+        self.open_reads = set(self.streams)
+        self.output_mark = 0
+        self.stderr_mark = 0
+        self.exited = False
+        self.status: int | None = None
+        try:
+            self.pidfd: int | None = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            self.pidfd = None
+
+    def wait(self, deadline: float, cap: int, want_line: bool) -> str:
+        """Until a whole result line is there (``want_line``), it exits, or it runs out of time or output."""
+        while True:
+            if want_line and b"\n" in self.record:
+                return "line"
+            if self.exited:
+                return "exited"
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return "timeout"
+            waits = list(self.open_reads) + ([self.pidfd] if self.pidfd is not None else [])
+            writes = [self.stdin_fd] if self.stdin_fd is not None else []
+            readable, writable, _ = select.select(waits, writes, [], min(left, _POLL_S) if self.pidfd is None else left)
+            if writable:
+                self._feed()
+            for fd in readable:
+                if fd in self.open_reads:
+                    _read_into(fd, self.streams, self.open_reads)
+            if len(self.stdout) + len(self.stderr) - self.output_mark > cap:
+                return "output_limit"
+            if os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:  # exited, not reaped
+                for fd in list(self.open_reads):  # what it wrote before it exited; a leftover's pipe is not waited for
+                    os.set_blocking(fd, False)
+                    while fd in self.open_reads and _read_into(fd, self.streams, self.open_reads):
+                        pass
+                self.exited = True
+
+    def take_line(self) -> bytes:
+        line, _, rest = bytes(self.record).partition(b"\n")
+        self.record[:] = rest
+        return line
+
+    def mark(self) -> None:
+        """The next test's output and stderr start here."""
+        self.output_mark = len(self.stdout) + len(self.stderr)
+        self.stderr_mark = len(self.stderr)
+
+    def stderr_tail(self) -> str:
+        return bytes(self.stderr[max(self.stderr_mark, len(self.stderr) - STDERR_CAP) :]).decode(
+            "utf-8", errors="replace"
+        )
+
+    def close(self) -> int | None:
+        """Kill its group (the zombie keeps the group's id ours until it is reaped), reap it; its wait status."""
+        if self.pid is None:
+            return self.status
+        _kill_group(self.pid)
+        _, self.status = os.waitpid(self.pid, 0)
+        self.pid = None  # type: ignore[assignment]
+        self._close_stdin()
+        for fd in (self.out_r, self.err_r, self.record_r, self.pidfd):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        return self.status
+
+    def _feed(self) -> None:
+        if self.stdin_fd is None:
+            return
+        try:
+            self.pending = self.pending[os.write(self.stdin_fd, self.pending[: 1 << 16]) :]
+        except BlockingIOError:
+            return
+        except OSError:  # the program closed its stdin: what is left is not read, as for a run
+            self.pending = self.pending[:0]
+        if not self.pending:
+            self._close_stdin()
+
+    def _close_stdin(self) -> None:
+        if self.stdin_fd is not None:
+            os.close(self.stdin_fd)
+            self.stdin_fd = None
 
 
 def _become_test(ours: list[int], theirs: dict[int, int]) -> None:
@@ -141,72 +341,6 @@ def _become_test(ours: list[int], theirs: dict[int, int]) -> None:
     for target, fd in theirs.items():
         os.dup2(fd, target, inheritable=target != RECORD_FD)
     os.closerange(RECORD_FD + 1, max(RECORD_FD + 2, resource.getrlimit(resource.RLIMIT_NOFILE)[0]))
-
-
-def _watch(
-    pid: int,
-    streams: dict[int, bytearray],
-    record_fd: int,
-    stdin_fd: int | None,
-    stdin: bytes,
-    deadline: float,
-    cap: int,
-) -> tuple[int | None, str | None]:
-    """Feed stdin, read the pipes, until the test process exits (then drain) or runs out of time or
-    output; kill its group. Its wait status (None if killed by us) and why it was killed."""
-    try:
-        pidfd: int | None = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        pidfd = None
-    pending = memoryview(stdin)
-    if stdin_fd is not None:
-        os.set_blocking(stdin_fd, False)
-        if not pending:
-            os.close(stdin_fd)
-            stdin_fd = None
-    open_reads = set(streams)
-    killed: str | None = None
-    status: int | None = None
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                killed = "timeout"
-                break
-            waits = list(open_reads) + ([pidfd] if pidfd is not None else [])
-            writes = [stdin_fd] if stdin_fd is not None else []
-            readable, writable, _ = select.select(waits, writes, [], min(left, _POLL_S) if pidfd is None else left)
-            if writable and stdin_fd is not None:
-                try:
-                    pending = pending[os.write(stdin_fd, pending[: 1 << 16]) :]
-                except BlockingIOError:
-                    pass
-                except OSError:  # the program closed its stdin: what is left is not read, as for a run
-                    pending = pending[:0]
-                if not pending:
-                    os.close(stdin_fd)
-                    stdin_fd = None
-            for fd in readable:
-                if fd in open_reads:
-                    _read_into(fd, streams, open_reads)
-            if sum(len(data) for fd, data in streams.items() if fd != record_fd) > cap:
-                killed = "output_limit"
-                break
-            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:  # exited, not reaped
-                for fd in list(open_reads):  # what it wrote before it exited; a leftover's pipe is not waited for
-                    os.set_blocking(fd, False)
-                    while fd in open_reads and _read_into(fd, streams, open_reads):
-                        pass
-                break
-    finally:
-        _kill_group(pid)  # its leftovers (the zombie keeps the group's id ours until it is reaped)
-        _, reaped = os.waitpid(pid, 0)
-        status = None if killed else reaped
-        if stdin_fd is not None:
-            os.close(stdin_fd)
-        if pidfd is not None:
-            os.close(pidfd)
-    return status, killed
 
 
 def _read_into(fd: int, streams: dict[int, bytearray], open_reads: set[int]) -> bool:

