@@ -234,3 +234,18 @@ def test_registered_as_a_group_verifier():
     assert ep.load() is PairwiseJudge and PairwiseJudge.describe()["kind"] == "group"
     own = set(PairwiseJudge.Config.model_fields) - set(PairwiseJudge.Config.__mro__[1].model_fields)
     assert own and all(PairwiseJudge.Config.model_fields[name].description for name in own)
+
+
+def test_through_the_service_a_group_is_judged_together(http, fake_judge: FakeJudge):
+    """POST /v1/score: the group's samples reach one pairwise_judge call in a CPU worker; an ungrouped one errs."""
+    fake_judge.responder = prefers_quality
+    spec = {"name": "pairwise_judge", "config": {"model": "judge", "base_url": fake_judge.url, "api_key_env": None}}
+    samples = [s.model_dump(exclude_none=True) for s in group("quality 1", "quality 3", "quality 2")]
+    body = http.post("/v1/score", json={"verifier": spec, "samples": [*samples, {"response": "quality 9"}]}).json()
+    scores = [(r["status"], r["score"]) for r in body["results"]]
+    # circular over 3: (0,1) (1,2) (2,0): 3 wins both, 2 beats 1 and loses to 3, 1 loses both
+    assert scores[:3] == [("ok", 0.0), ("ok", 1.0), ("ok", 0.5)]
+    assert scores[3] == ("error", 0.0) and "this group has 1" in body["results"][3]["error"]
+    bad_spec = {"name": "pairwise_judge", "config": {**spec["config"], "strategy": "star"}}
+    bad = http.post("/v1/score", json={"verifier": bad_spec, "samples": samples})
+    assert bad.status_code == 422 and "strategy" in bad.text
