@@ -7,9 +7,10 @@ become statuses: the local pool's workers, the inline path, the micro-batcher an
 all go through it, so a verifier never knows where it runs and every engine reports a crash, a
 bad value or a wrong count the same way.
 
-It is also where a verdict is signed with the verdict key of the code that made it (verifier
-name, version, config hash: ``details["verdict_key"]``), so a Celery worker running another
-release says so; the scorer adds the key to the results made elsewhere (a timeout, a lost worker).
+It is also where a verdict is signed with its verdict key (verifier name, version, config hash:
+``details["verdict_key"]``): the one the scorer put on the call (worked out once per leaf), else
+the key of the code that runs it (a Celery worker, which may run another release, signs its
+own); the scorer adds the key to the results made elsewhere (a timeout, a lost worker).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class Call:
     samples: tuple[Sample, ...]  # one sample, a whole group (group verifiers), or a batch (model verifiers)
     kind: VerifierKind
     timeout_s: float
+    verdict_key: dict[str, str] | None = None  # the scorer's, worked out once per leaf; else run_call's own
 
     @property
     def is_group(self) -> bool:
@@ -70,7 +72,7 @@ def run_call(registry: Registry, call: Call) -> list[Result]:
     verdict_key: dict[str, str] | None = None
     try:
         verifier = registry.get(call.verifier)
-        verdict_key = type(verifier).verdict_key(call.config)
+        verdict_key = call.verdict_key or type(verifier).verdict_key(call.config)
         if call.is_group:
             raw = verifier.score_group(list(call.samples), call.config)
         else:

@@ -296,7 +296,7 @@ class Scorer:
 
     def _call(self, leaf: Leaf, samples: tuple[Sample, ...]) -> Call:
         kind, timeout_s = self._kind_and_timeout(leaf)
-        return Call(leaf.name, leaf.config, samples, kind, timeout_s)
+        return Call(leaf.name, leaf.config, samples, kind, timeout_s, self._verdict_key(leaf))
 
     def _kind_and_timeout(self, leaf: Leaf) -> tuple[VerifierKind, float]:
         known = self._leaf_info.get(leaf.key)

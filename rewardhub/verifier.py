@@ -100,8 +100,24 @@ class Verifier:
 
     @classmethod
     def verdict_key(cls, config: VerifierConfig) -> dict[str, str]:
-        """Which verifier, which version and which config gave a verdict (``details["verdict_key"]``)."""
-        return {"verifier": cls.name, "version": str(cls.version), "config_hash": config_hash(config)}
+        """Which verifier, which version and which config gave a verdict (``details["verdict_key"]``).
+
+        Remembered per (class, config) where the config hashes: a worker signs every call, and the
+        canonical JSON and its SHA-256 cost more than many a rule verifier's whole verdict."""
+        try:
+            memo = (cls, config)
+            known = _VERDICT_KEYS.get(memo)
+        except TypeError:  # a config holding lists or dicts does not hash: computed each time
+            return {"verifier": cls.name, "version": str(cls.version), "config_hash": config_hash(config)}
+        if known is None:
+            if len(_VERDICT_KEYS) >= 4096:
+                _VERDICT_KEYS.clear()
+            known = _VERDICT_KEYS[memo] = {
+                "verifier": cls.name,
+                "version": str(cls.version),
+                "config_hash": config_hash(config),
+            }
+        return known
 
     @classmethod
     def describe(cls) -> dict[str, Any]:
@@ -114,6 +130,9 @@ class Verifier:
             "description": cls.description or _first_paragraph(inspect.getdoc(cls)),
             "config_schema": cls.Config.model_json_schema(),
         }
+
+
+_VERDICT_KEYS: dict[tuple[type[Verifier], VerifierConfig], dict[str, str]] = {}
 
 
 def as_result(value: Result | float | int | bool) -> Result:

@@ -138,7 +138,8 @@ async def test_results_and_floats_both_come_back_as_results(batcher: MicroBatche
         batcher.score("length_model", CFG, Sample(response="detailed")),
         batcher.score("length_model", CFG, Sample(response="ab")),
     )
-    assert detailed.details == {"n": 2} and plain.score == 2.0 and plain.elapsed_ms > 0
+    assert detailed.details == {"n": 2, "verdict_key": LengthModel.verdict_key(CFG)}
+    assert plain.score == 2.0 and plain.elapsed_ms > 0
 
 
 async def test_different_configs_are_never_mixed_in_one_batch(batcher: MicroBatcher) -> None:
