@@ -33,13 +33,10 @@ from collections import OrderedDict
 from typing import Any
 from uuid import uuid4
 
-from verl.tools.base_tool import BaseTool
-from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
-
 from rewardhub.integrations.common import service_spec
 from rewardhub.integrations.sessions import Session, observation
 
-__all__ = ["DEFAULT_SCHEMA", "RewardhubSessionTool"]
+__all__ = ["DEFAULT_SCHEMA"]  # and RewardhubSessionTool, built on first use (see __getattr__)
 
 DEFAULT_SCHEMA = {
     "type": "function",
@@ -55,10 +52,28 @@ DEFAULT_SCHEMA = {
 }
 
 
-class RewardhubSessionTool(BaseTool):
-    def __init__(self, config: dict, tool_schema: OpenAIFunctionToolSchema | None = None) -> None:
+def __getattr__(name: str) -> Any:
+    """``RewardhubSessionTool`` is built on first use, on verl's ``BaseTool``: importing this module
+    needs no verl (a caller module must import without its trainer), getting the class does."""
+    if name != "RewardhubSessionTool":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from verl.tools.base_tool import BaseTool
+
+    tool = type("RewardhubSessionTool", (_SessionTool, BaseTool), {"__module__": __name__, "__doc__": __doc__})
+    globals()["RewardhubSessionTool"] = tool
+    return tool
+
+
+class _SessionTool:
+    """The tool's methods; :func:`__getattr__` puts them on verl's ``BaseTool``."""
+
+    config: dict[str, Any]
+
+    def __init__(self, config: dict, tool_schema: Any = None) -> None:
+        from verl.tools.schemas import OpenAIFunctionToolSchema
+
         schema = tool_schema or OpenAIFunctionToolSchema.model_validate(config.get("tool_schema") or DEFAULT_SCHEMA)
-        super().__init__(config, schema)
+        super().__init__(config, schema)  # type: ignore[call-arg]
         self.runtime = config.get("runtime", "python")
         self.timeout_s = float(config.get("timeout_s", 10.0))
         self.ttl_s = config.get("ttl_s")
@@ -69,14 +84,16 @@ class RewardhubSessionTool(BaseTool):
         self.max_sessions = int(config.get("max_sessions", 256))
         """Trajectory sessions kept open by this tool; past it the least recently used is deleted."""
 
-    async def create(self, instance_id: str | None = None, **kwargs: Any) -> tuple[str, ToolResponse]:
+    async def create(self, instance_id: str | None = None, **kwargs: Any) -> tuple[str, Any]:
+        from verl.tools.schemas import ToolResponse
+
         instance_id = instance_id or str(uuid4())
         self._instances[instance_id] = dict(kwargs.get("create_kwargs") or {})
         return instance_id, ToolResponse()
 
-    async def execute(
-        self, instance_id: str, parameters: dict[str, Any], **kwargs: Any
-    ) -> tuple[ToolResponse, float, dict]:
+    async def execute(self, instance_id: str, parameters: dict[str, Any], **kwargs: Any) -> tuple[Any, float, dict]:
+        from verl.tools.schemas import ToolResponse
+
         code = parameters.get("code")
         if not isinstance(code, str):
             return ToolResponse(text="the tool needs a string argument 'code'"), 0.0, {"status": "invalid_call"}
