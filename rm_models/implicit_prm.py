@@ -46,6 +46,7 @@ class ImplicitPRM(ModelVerifier):
     """Implicit PRM (PRIME): β-scaled log-likelihood ratio of a policy LM over a reference LM."""
 
     name: ClassVar[str] = "implicit_prm"
+    version: ClassVar[str] = "1"
 
     class Config(ModelConfig):
         ref_model: str = Field(

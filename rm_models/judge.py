@@ -41,6 +41,7 @@ class Judge(ModelVerifier):
     """LLM judge: reference-based True/False verification or reference-free grading."""
 
     name: ClassVar[str] = "judge"
+    version: ClassVar[str] = "1"
     kind: ClassVar[VerifierKind] = "judge"
 
     class Config(JudgeConfig):

@@ -28,6 +28,7 @@ class OutcomeRM(ModelVerifier):
     """Outcome reward model: a sequence classifier's logit for (prompt, response)."""
 
     name: ClassVar[str] = "outcome_rm"
+    version: ClassVar[str] = "1"
 
     class Config(ModelConfig):
         normalize: Literal["raw", "standardize", "sigmoid"] = Field(

@@ -132,6 +132,7 @@ class PairwiseJudge(Verifier):
     """Group verifier: a judge compares the group's responses pairwise; rewards from win rates or Bradley–Terry."""
 
     name: ClassVar[str] = "pairwise_judge"
+    version: ClassVar[str] = "1"
     kind: ClassVar[VerifierKind] = "group"
 
     class Config(JudgeConfig):

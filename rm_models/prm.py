@@ -37,6 +37,7 @@ class ProcessRM(ModelVerifier):
     """Process reward model: per-step correctness probabilities and their aggregate."""
 
     name: ClassVar[str] = "prm"
+    version: ClassVar[str] = "1"
 
     class Config(ModelConfig):
         style: Literal["qwen", "math_shepherd"] = Field(

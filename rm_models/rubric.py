@@ -63,6 +63,7 @@ class RubricJudge(ModelVerifier):
     """Rubric judge: weighted criteria checked one by one (explicit) or all at once (implicit)."""
 
     name: ClassVar[str] = "rubric"
+    version: ClassVar[str] = "1"
     kind: ClassVar[VerifierKind] = "judge"
 
     class Config(JudgeConfig):

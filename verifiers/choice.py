@@ -47,6 +47,7 @@ class ChoiceVerifier(Verifier):
     """Multiple-choice letter extraction ("(B)", "Answer: B", "B.", boxed letters) and comparison."""
 
     name = "choice"
+    version = "1"
     kind = "rule"
     inline = True
 

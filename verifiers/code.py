@@ -69,6 +69,7 @@ class CodeVerifier(Verifier):
     """Runs the response's last code block against the reference tests in the sandbox."""
 
     name = "code"
+    version = "1"
     kind = "code"
 
     class Config(VerifierConfig):

@@ -20,6 +20,7 @@ class ExactVerifier(Verifier):
     """Normalised string match of the response against the reference (or a list of aliases)."""
 
     name = "exact"
+    version = "1"
     kind = "rule"
     inline = True
 

@@ -56,6 +56,7 @@ class FormatVerifier(Verifier):
     """R1-style ``<think>...</think>`` followed by an answer (configurable tags)."""
 
     name = "format"
+    version = "1"
     kind = "rule"
     inline = True
 

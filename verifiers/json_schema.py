@@ -103,6 +103,7 @@ class JsonSchemaVerifier(Verifier):
     """The response (or its last fenced JSON block) parses as JSON and validates against the reference schema."""
 
     name = "json_schema"
+    version = "1"
     kind = "rule"
 
     class Config(VerifierConfig):

@@ -139,6 +139,7 @@ class LanguageConsistencyVerifier(Verifier):
     """Fraction of the response's letters written in the expected script(s); penalises language mixing."""
 
     name = "language_consistency"
+    version = "1"
     kind = "rule"  # not inline: a per-character pass over a long response belongs in the pool
 
     class Config(VerifierConfig):

@@ -44,6 +44,7 @@ class LengthVerifier(Verifier):
     """Overlong / length penalty shaping (DAPO's soft overlong punishment)."""
 
     name = "length"
+    version = "1"
     kind = "rule"
     inline = True
 

@@ -199,6 +199,7 @@ class LengthPassRateVerifier(Verifier):
     """Linear length penalty scaled by the group's pass rate (prime-rl), a term to add to correctness."""
 
     name: ClassVar[str] = "length_pass_rate"
+    version: ClassVar[str] = "1"
     kind: ClassVar[VerifierKind] = "group"
 
     class Config(ShapingConfig):
@@ -228,6 +229,7 @@ class LengthGroupRelativeVerifier(Verifier):
     """Group-relative length reward (Kimi k1.5): shorter than the group helps only correct answers."""
 
     name: ClassVar[str] = "length_group_relative"
+    version: ClassVar[str] = "1"
     kind: ClassVar[VerifierKind] = "group"
 
     class Config(ShapingConfig):
@@ -258,6 +260,7 @@ class CosineLengthVerifier(Verifier):
     """Cosine-scaled reward (Yeo et al., 2025): correctness and length in one reward."""
 
     name: ClassVar[str] = "cosine_length"
+    version: ClassVar[str] = "1"
     kind: ClassVar[VerifierKind] = "rule"
 
     class Config(ShapingConfig):

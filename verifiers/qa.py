@@ -127,6 +127,7 @@ class F1Verifier(Verifier):
     """SQuAD-style token F1 between the extracted answer and the best of the reference's aliases."""
 
     name = "f1"
+    version = "1"
     kind = "rule"
 
     class Config(QAConfig):
@@ -143,6 +144,7 @@ class QAMatchVerifier(Verifier):
     """1 when the extracted answer equals one of the aliases after SQuAD normalisation."""
 
     name = "qa_match"
+    version = "1"
     kind = "rule"
 
     class Config(QAConfig):

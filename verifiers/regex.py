@@ -62,6 +62,7 @@ class RegexVerifier(Verifier):
     """Scores 1 when the response matches a pattern (search, match, fullmatch or a match count)."""
 
     name = "regex"
+    version = "1"
     kind = "rule"
 
     class Config(VerifierConfig):

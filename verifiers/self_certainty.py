@@ -123,6 +123,7 @@ class SelfCertaintyVerifier(Verifier):
     """INTUITOR's self-certainty (or negative token entropy) from the top-k log-probs the request carries."""
 
     name: ClassVar[str] = "self_certainty"
+    version: ClassVar[str] = "1"
     kind: ClassVar[VerifierKind] = "rule"
 
     class Config(VerifierConfig):

@@ -83,6 +83,7 @@ class StepsVerifier(Verifier):
     """Per-turn rewards: a rule verifier applied to each assistant turn, in ``steps``."""
 
     name = "steps"
+    version = "1"
     kind = "rule"
 
     class Config(VerifierConfig):

@@ -32,6 +32,7 @@ class StringCheckVerifier(Verifier):
     """Case-sensitive equality, inequality or containment of the reference in the response."""
 
     name = "string_check"
+    version = "1"
     kind = "rule"
     inline = True  # one comparison: cheaper than a pool round trip, bounded by the body size
 

@@ -41,6 +41,7 @@ class TextSimilarityVerifier(Verifier):
     """Similarity of the response to the reference in [0, 1]: fuzzy match, BLEU, GLEU or ROUGE."""
 
     name = "text_similarity"
+    version = "1"
     kind = "rule"
 
     class Config(VerifierConfig):

@@ -108,6 +108,7 @@ class ToolCallVerifier(Verifier):
     """The response calls the reference's tool with arguments that validate and match the expected values."""
 
     name = "tool_call"
+    version = "1"
     kind = "rule"
 
     class Config(VerifierConfig):

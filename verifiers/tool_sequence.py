@@ -85,6 +85,7 @@ class ToolSequenceVerifier(Verifier):
     """Required and forbidden tools, their order and the call budget, over a whole trajectory."""
 
     name = "tool_sequence"
+    version = "1"
     kind = "rule"
 
     class Config(VerifierConfig, SequenceRules):

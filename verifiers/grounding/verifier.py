@@ -118,6 +118,7 @@ class GroundingVerifier(Verifier):
     """Point-in-box or polygon, NeMo-Gym's click reward, box IoU and COCO detection mAP, from the answer text."""
 
     name = "grounding"
+    version = "1"
     kind = "rule"
     exploit_corpus = "grounding"
 

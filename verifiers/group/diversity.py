@@ -47,6 +47,7 @@ class DiversityVerifier(Verifier):
     """Bonus in [0, 1] for how much a sample's word n-grams differ from the rest of its group."""
 
     name = "diversity"
+    version = "1"
     kind = "group"
 
     class Config(VerifierConfig):

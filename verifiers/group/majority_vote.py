@@ -49,6 +49,7 @@ class MajorityVoteVerifier(Verifier):
     """1 for a sample whose final answer agrees with the majority answer of its group (test-time RL)."""
 
     name = "majority_vote"
+    version = "1"
     kind = "group"
 
     class Config(VerifierConfig):

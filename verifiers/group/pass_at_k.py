@@ -56,6 +56,7 @@ class PassAtKVerifier(Verifier):
     """Pass@k reward shaping: each sample's expected pass@k credit within its group."""
 
     name = "pass_at_k"
+    version = "1"
     kind = "group"
 
     class Config(VerifierConfig):

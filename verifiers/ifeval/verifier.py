@@ -126,6 +126,7 @@ class IFEvalVerifier(Verifier):
     """The fraction (or all-or-nothing) of the reference's instructions the response follows."""
 
     name = "ifeval"
+    version = "1"
     kind = "rule"
 
     class Config(VerifierConfig):

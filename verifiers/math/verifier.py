@@ -51,6 +51,7 @@ class MathVerifier(Verifier):
     """Final-answer extraction and mathematical equivalence with math-verify and sympy."""
 
     name = "math"
+    version = "1"
     kind = "rule"
 
     class Config(VerifierConfig):

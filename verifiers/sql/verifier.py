@@ -82,6 +82,7 @@ class SqlVerifier(Verifier):
     """The predicted SQL query returns the gold's rows on a read-only SQLite database (BIRD's or Spider's rule)."""
 
     name = "sql"
+    version = "1"
     kind = "rule"
     exploit_corpus = "sql"
 
