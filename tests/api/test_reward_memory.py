@@ -70,3 +70,13 @@ def test_reverify_answers_the_diff(http: httpx.Client) -> None:
     assert [e["id"] for e in report["changed"]] == ["flip"]
     missing = http.post("/v1/reverify", json={"verifier": "exact", "samples": [{"response": "x"}]})
     assert missing.status_code == 422 and "against" in missing.text
+
+
+def test_get_reward_may_ask_for_the_cache(http: httpx.Client) -> None:
+    unique = uuid.uuid4().hex
+    body = {"query": [f"q {unique}"], "prompts": ["q "], "labels": [unique], "verifier": "exact", "cache": True}
+    before = _hits(http)
+    first = http.post("/get_reward", json=body).json()
+    again = http.post("/get_reward", json=body).json()
+    assert first["rewards"] == again["rewards"] == [1.0]
+    assert _hits(http) == before + 1

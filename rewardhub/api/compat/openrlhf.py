@@ -51,6 +51,7 @@ class OpenRLHFRequest(BaseModel):
     prompts: list[str] | str | None = None
     labels: list[Any] | Any = None
     verifier: VerifierSpec | None = None
+    cache: bool | None = None  # as on /v1/score: true serves and stores cached verdicts
 
 
 @router.post("/get_reward")
@@ -62,7 +63,7 @@ async def get_reward(request: Request, service: ServiceDep) -> JSONResponse:
     """
     body = parse_body(await read_body(request, service.settings.max_request_bytes), OpenRLHFRequest)
     spec = body.verifier or service.settings.get_reward_verifier
-    results = await service.pipeline.score(openrlhf_samples(body), spec)
+    results = await service.pipeline.score(openrlhf_samples(body), spec, cache=body.cache)
     return JSONResponse(openrlhf_answer(results))
 
 
