@@ -84,6 +84,8 @@ async def stats(request: Request, service: ServiceDep) -> JSONResponse:
     answer["show_samples"] = service.settings.ui_show_samples
     workers = _workers(request, service)
     answer["workers"] = await asyncio.to_thread(workers.get) if workers is not None else None
+    sessions = getattr(request.app.state, "sessions", None)  # rewardhub.sandbox.sessions, once one was opened
+    answer["sessions"] = sessions.describe() if sessions is not None else None
     return JSONResponse(answer, headers=NO_STORE)
 
 

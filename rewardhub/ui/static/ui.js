@@ -92,6 +92,18 @@ function fillWorkers(workers) {
   document.querySelector("#workers tbody").replaceChildren(...rows);
 }
 
+function fillSessions(sessions) {
+  const section = document.getElementById("sessions-section");
+  section.hidden = !sessions;
+  if (!sessions) return;
+  document.getElementById("sessions-summary").textContent =
+    `${sessions.live} live in this API process, ${sessions.created} created since it started`;
+  const rows = Object.entries(sessions.by_key).flatMap(([key, list]) => list.map((s) => el("tr", {},
+    el("td", {}, key), el("td", {}, s.id), el("td", {}, s.runtime), el("td", { class: "num" }, s.age_s),
+    el("td", { class: "num" }, s.idle_s), el("td", { class: "num" }, s.calls), el("td", { class: "num" }, s.expires_in_s))));
+  document.querySelector("#sessions tbody").replaceChildren(...rows);
+}
+
 function sampleRow(s) {
   const components = s.components
     ? Object.entries(s.components).map(([k, v]) => `${k}=${fixed(v, 3)}`).join(" ")
@@ -137,6 +149,7 @@ async function refresh() {
   fillFigures("verifiers", "verifier", stats.verifiers);
   fillFigures("runs", "run", stats.runs);
   fillWorkers(stats.workers);
+  fillSessions(stats.sessions);
   document.querySelector("#samples tbody").replaceChildren(...samples.samples.map(sampleRow));
   document.getElementById("samples-count").textContent = `${samples.samples.length} shown of ${samples.kept} kept`;
   const updated = document.getElementById("updated");
