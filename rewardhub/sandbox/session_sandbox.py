@@ -241,6 +241,11 @@ class SessionSandbox:
 
     # --- the kernel -----------------------------------------------------------------------------
 
+    def start_kernel(self) -> None:
+        """Start the kernel ahead of the first call (else that call starts it)."""
+        if self._fds is None:
+            self._start_kernel()
+
     def _start_kernel(self) -> None:
         payload = {"path": f"{self.sandbox.scratch}/.session_kernel.py", "code": KERNEL_SOURCE, "mode": "stdio"}
         self._fds = self.sandbox.open_run(Execution("python", self.limits.kernel_limits(), payload=payload))

@@ -209,6 +209,7 @@ class SessionManager:
                 self._starting -= 1
             raise
         try:
+            box.start_kernel()  # now, under the session's limits: its first call finds it warm
             failed = box.write_files(files or {})
         except BaseException:
             box.close()
@@ -302,7 +303,7 @@ class SessionManager:
 
     def delete(self, session_id: str, owner: str) -> None:
         session = self.get(session_id, owner)
-        self._end(session, "was deleted", expired=False)
+        self._end(session, "was deleted", expired=False, wait=False)
 
     def list(self, owner: str | None = None) -> list[Session]:
         with self._lock:
@@ -356,21 +357,30 @@ class SessionManager:
             self._tokens -= 1
             self._starting += 1
 
-    def _end(self, session: Session, reason: str, expired: bool) -> None:
-        """Forget the session (its id answers ``reason`` from now on), stop a call in flight, close it."""
+    def _end(self, session: Session, reason: str, expired: bool, wait: bool = True) -> None:
+        """Forget the session (its id answers ``reason`` from now on), stop a call in flight, close it
+        (``wait=False``: in a thread of its own, so a DELETE does not wait for the sandbox to exit)."""
         with self._lock:
             if self._sessions.pop(session.id, None) is None:
                 return
             self._ended[session.id] = _Ended(reason, expired)
             while len(self._ended) > TOMBSTONES:
                 self._ended.popitem(last=False)
-        if not session.lock.acquire(blocking=False):
+        if not wait:
+            threading.Thread(target=self._close_box, args=(session,), name="session-close", daemon=True).start()
+            return
+        self._close_box(session)
+
+    def _close_box(self, session: Session) -> None:
+        held = session.lock.acquire(blocking=False)
+        if not held:
             session.box.sandbox.kill_run()  # the call in flight answers at once (timeout, state lost)
-            session.lock.acquire(timeout=30.0)
+            held = session.lock.acquire(timeout=30.0)
         try:
             session.box.close()
         finally:
-            session.lock.release()
+            if held:
+                session.lock.release()
 
     # --- spares --------------------------------------------------------------------------------
 
