@@ -34,6 +34,7 @@ class Generated:
     groups: tuple[str, ...]
     ref_logp: Tensor | None  # [B, T] the reference policy's, when one is kept
     old_logp: Tensor | None  # [B, T] the pre-update log-probs, when the update needs them
+    greedy: Shaped | None = None  # [P] each prompt's greedy response, shaped, when the estimator needs it (ReMax)
 
     @property
     def loss_mask(self) -> Tensor:
@@ -52,6 +53,7 @@ class Generated:
             groups=tuple(self.groups[i] for i in rows),
             ref_logp=None if self.ref_logp is None else self.ref_logp[idx],
             old_logp=None if self.old_logp is None else self.old_logp[idx],
+            greedy=None if self.greedy is None else self.greedy.select(torch.nonzero(keep).flatten()),
         )
 
 
@@ -74,6 +76,7 @@ def merge_generated(parts: Sequence[Generated], pad_id: int) -> Generated:
         groups=tuple(g for p in parts for g in p.groups),
         ref_logp=cat([p.ref_logp for p in parts]),
         old_logp=cat([p.old_logp for p in parts]),
+        greedy=None if any(p.greedy is None for p in parts) else Shaped.concat([p.greedy for p in parts]),  # type: ignore[misc]
     )
 
 

@@ -31,6 +31,7 @@ METRICS: dict[str, str] = {
     "reward/masked_frac": "Fraction of samples left out of the loss (not ok, or truncated with reward.mask_truncated).",
     "reward/shaped_mean": "Mean reward after the overlong penalty and KL-in-reward, as the advantages see it.",
     "reward/overlong_penalty": "Mean DAPO soft overlong penalty (0 when disabled).",
+    "reward/greedy_mean": "ReMax: mean shaped reward of the prompts' greedy responses, the baseline (only with remax).",
     "reward/verifier/{name}/mean": "Mean ok score of the samples judged by verifier {name} (per-verifier breakdown).",
     "reward/verifier/{name}/count": "Number of samples judged by verifier {name}.",
     "reward/latency_s": "Wall time from sending the first scoring request to receiving the last answer.",

@@ -60,6 +60,8 @@ def compute_advantages(
     mask: Tensor,  # [B, T] bool: response tokens of valid samples, B = P * G
     token_penalty: Tensor | None = None,  # [B, T]: -beta * KL per token (KL in the reward), else None
     dense: Tensor | None = None,  # [B, T]: per-token rewards (PRIME), else None
+    greedy: Tensor | None = None,  # [P]: shaped rewards of the prompts' greedy responses (ReMax), else None
+    greedy_valid: Tensor | None = None,  # [P] bool: which of them were judged
 ) -> Tensor:
     """Per-token advantages [B, T], 0 outside ``mask``, from the estimator ``cfg.advantage`` names."""
     estimator = advantage_estimator(cfg.advantage)
@@ -69,6 +71,8 @@ def compute_advantages(
         mask=mask,
         token_penalty=token_penalty if token_penalty is not None else torch.zeros(mask.shape),
         dense=dense if dense is not None else torch.zeros(mask.shape),
+        greedy=greedy,
+        greedy_valid=greedy_valid,
     )
     return estimator.compute(inputs, cfg)
 

@@ -21,6 +21,7 @@ from torch import Tensor
 from rewardhub.background import RewardChannel, Scored
 from rewardhub.types import Sample
 
+from .algorithms.tables import advantage_estimator
 from .config import RolloutConfig, TrainConfig
 from .data import PromptRecord, PromptTokens
 from .generated import Generated
@@ -30,7 +31,7 @@ from .rollout import Rollout, RolloutEngine, SamplingParams, concat_rollouts
 from .shaping import Shaped
 from .timing import StepTiming
 
-__all__ = ["PendingRound", "Rounds", "as_samples", "sampling_params"]
+__all__ = ["Greedy", "PendingRound", "Rounds", "as_samples", "sampling_params"]
 
 
 def sampling_params(rollout: RolloutConfig, temperature: float | None = None) -> SamplingParams:
@@ -82,17 +83,37 @@ class PendingRound:
     labels: tuple[str, ...]
     ref_logp: Tensor | None
     old_logp: Tensor | None
+    greedy: Greedy | None = None
 
     def collect(self, timing: StepTiming) -> RewardBatch:
         """Block until the service has answered for every chunk of the round."""
-        with timing.phase("reward"):
-            scored = [future.result() for future in self.futures]
-        timing.latency += max(s.done_at for s in scored) - scored[0].sent_at
-        return to_reward_batch([result for s in scored for result in s.results], self.labels)
+        return _collect(self.futures, self.labels, timing)
 
-    def generated(self, rewards: RewardBatch, shaped: Shaped) -> Generated:
-        """The round with its judgement (:meth:`collect`) and its shaped rewards."""
-        return Generated(self.records, self.rollout, rewards, shaped, self.groups, self.ref_logp, self.old_logp)
+    def collect_greedy(self, timing: StepTiming) -> RewardBatch | None:
+        """The judgements of the greedy responses, when the round has them (ReMax's baseline)."""
+        return None if self.greedy is None else _collect(self.greedy.futures, self.greedy.labels, timing)
+
+    def generated(self, rewards: RewardBatch, shaped: Shaped, greedy: Shaped | None = None) -> Generated:
+        """The round with its judgement (:meth:`collect`), its shaped rewards and its greedy baseline's."""
+        return Generated(self.records, self.rollout, rewards, shaped, self.groups, self.ref_logp, self.old_logp, greedy)
+
+
+@dataclass(frozen=True)
+class Greedy:
+    """One greedy response per prompt of a round, sent for scoring beside the sampled ones."""
+
+    rollout: Rollout
+    futures: tuple[concurrent.futures.Future[Scored], ...]
+    labels: tuple[str, ...]
+
+
+def _collect(
+    futures: Sequence[concurrent.futures.Future[Scored]], labels: Sequence[str], timing: StepTiming
+) -> RewardBatch:
+    with timing.phase("reward"):
+        scored = [future.result() for future in futures]
+    timing.latency += max(s.done_at for s in scored) - scored[0].sent_at
+    return to_reward_batch([result for s in scored for result in s.results], labels)
 
 
 class Rounds:
@@ -125,6 +146,7 @@ class Rounds:
         futures = []
         groups: list[str] = []
         labels: list[str] = []
+        greedy = [] if advantage_estimator(self.cfg.algorithm.advantage).greedy_baseline else None
         for start in range(0, len(records), chunk):
             recs = records[start : start + chunk]
             with timing.phase("generate"):
@@ -138,10 +160,32 @@ class Rounds:
             parts.append(rollout)
             groups += chunk_groups
             labels += chunk_labels
+            if greedy is not None:
+                greedy.append(self.greedy_chunk(channel, recs, f"{tag}-{start}-greedy", timing))
         rollout = concat_rollouts(parts, self.pad_id)
         with timing.phase("train"):
             ref_logp, old_logp = self.frozen_logprobs(rollout)
-        return PendingRound(tuple(records), rollout, tuple(futures), tuple(groups), tuple(labels), ref_logp, old_logp)
+        return PendingRound(
+            tuple(records),
+            rollout,
+            tuple(futures),
+            tuple(groups),
+            tuple(labels),
+            ref_logp,
+            old_logp,
+            None if greedy is None else _joined(greedy, self.pad_id),
+        )
+
+    def greedy_chunk(
+        self, channel: RewardChannel, records: Sequence[PromptRecord], tag: str, timing: StepTiming
+    ) -> Greedy:
+        """One greedy (temperature 0) response per record, sent for scoring: ReMax's baseline."""
+        with timing.phase("generate"):
+            rollout = self.engine.generate(
+                [self.prompts("train", r) for r in records], sampling_params(self.cfg.rollout, temperature=0.0)
+            )
+        samples, _, labels = as_samples(records, rollout.texts, 1, tag, self.cfg.reward.verifier)
+        return Greedy(rollout, (channel.submit(samples, self.cfg.reward.verifier),), tuple(labels))
 
     def frozen_logprobs(self, rollout: Rollout) -> tuple[Tensor | None, Tensor | None]:
         """(reference log-probs, the policy's before the update), each only when something reads it.
@@ -158,3 +202,11 @@ class Rounds:
         if (a.off_policy or a.kl_in_reward) and a.old_logprobs == "trainer":
             old = rollout_logprobs(self.model, rollout, micro, temperature, self.device)
         return ref, old
+
+
+def _joined(chunks: Sequence[Greedy], pad_id: int) -> Greedy:
+    return Greedy(
+        concat_rollouts([c.rollout for c in chunks], pad_id),
+        tuple(f for c in chunks for f in c.futures),
+        tuple(label for c in chunks for label in c.labels),
+    )

@@ -89,9 +89,14 @@ def collect(t: Trainer, channel: RewardChannel, timing: StepTiming) -> StepBatch
 
 
 def judge(pending: PendingRound, cfg: TrainConfig, timing: StepTiming) -> Generated:
-    """Wait for a round's judgements and shape them: the one place rewards are shaped."""
+    """Wait for a round's judgements and shape them: the one place rewards are shaped (the greedy
+    responses of ReMax's baseline too, the same way)."""
     rewards = pending.collect(timing)
-    return pending.generated(rewards, shape_rewards(pending.rollout, rewards, cfg))
+    greedy = pending.collect_greedy(timing)
+    greedy_shaped = None
+    if greedy is not None and pending.greedy is not None:
+        greedy_shaped = shape_rewards(pending.greedy.rollout, greedy, cfg)
+    return pending.generated(rewards, shape_rewards(pending.rollout, rewards, cfg), greedy_shaped)
 
 
 def keep_informative_groups(t: Trainer, channel: RewardChannel, timing: StepTiming) -> StepBatch:
@@ -144,8 +149,17 @@ def advantages(kept: Generated, cfg: TrainConfig) -> Tensor:
     dense = None
     if advantage_estimator(a.advantage).dense_rewards:
         dense = dense_token_rewards(kept.rewards.steps, ro.response_mask)[0]
-    shaped = kept.shaped
-    return compute_advantages(a, shaped.rewards.view(-1, G), shaped.in_loss.view(-1, G), kept.loss_mask, penalty, dense)
+    shaped, greedy = kept.shaped, kept.greedy
+    return compute_advantages(
+        a,
+        shaped.rewards.view(-1, G),
+        shaped.in_loss.view(-1, G),
+        kept.loss_mask,
+        penalty,
+        dense,
+        None if greedy is None else greedy.rewards,
+        None if greedy is None else greedy.in_loss,
+    )
 
 
 def train_batch(batch: StepBatch, device: torch.device) -> TrainBatch:

@@ -87,6 +87,8 @@ def reward_metrics(gen: Generated) -> dict[str, float]:
         "reward/shaped_mean": ok_mean(shaped, in_loss),
         "reward/overlong_penalty": float(gen.shaped.overlong.mean()),
     }
+    if gen.greedy is not None:
+        out["reward/greedy_mean"] = ok_mean(gen.greedy.rewards, gen.greedy.in_loss)
     for label, mean in reward_by_verifier(r).items():
         out[f"reward/verifier/{label}/mean"] = mean
         out[f"reward/verifier/{label}/count"] = float(sum(lab == label for lab in r.labels))

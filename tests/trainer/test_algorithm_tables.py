@@ -28,7 +28,15 @@ def dump_rows(run_dir):
 
 
 def test_the_built_in_names():
-    assert list(ADVANTAGE_ESTIMATORS) == ["grpo", "dr_grpo", "rloo", "reinforce_pp", "reinforce_pp_baseline", "prime"]
+    assert list(ADVANTAGE_ESTIMATORS) == [
+        "grpo",
+        "dr_grpo",
+        "rloo",
+        "reinforce_pp",
+        "reinforce_pp_baseline",
+        "prime",
+        "remax",
+    ]
     assert list(POLICY_LOSSES) == ["ppo_clip", "gspo", "cispo"]
 
 
@@ -118,6 +126,45 @@ def test_a_policy_loss_added_to_the_table_only_is_the_one_the_trainer_runs(make_
     assert row["actor/pg_loss"] == pytest.approx(reinforce_loss, rel=1e-3)
     assert abs(reinforce_loss - ppo_loss) > 0.1
     assert row["actor/clipfrac"] == 0.0
+
+
+class GreedyBaseline:
+    """Greedy responses score 0.25 (prompt 0+0's cannot be judged); sampled ones 1 when even-numbered."""
+
+    def __init__(self) -> None:
+        self.greedy: list[str] = []
+
+    async def score(self, samples, verifier=None):
+        out = []
+        for s in samples:
+            if "-greedy-" in s.id:
+                self.greedy.append(s.id)
+                out.append(Result.failed("no verdict") if s.prompt == "0+0=" else Result.ok(0.25))
+            else:
+                out.append(Result.ok(float(int(s.id.rsplit("-", 1)[1]) % 2 == 0)))
+        return out
+
+
+def test_remax_trains_on_the_reward_minus_the_greedy_responses(make_config, tmp_path):
+    """ReMax: one greedy response per prompt is generated and scored; A = r - r_greedy on every token."""
+    cfg = make_config(
+        steps=1,
+        algorithm={"advantage": "remax"},
+        rollout={"group_size": 2, "prompts_per_step": 4},
+        debug={"dump": True},
+        data={"eval": None},
+    )
+    scorer = GreedyBaseline()
+    row = Trainer(cfg, scorer=scorer_factory(scorer)).run()[0]
+    assert len(scorer.greedy) == 4 and len(set(scorer.greedy)) == 4  # one per prompt, in its own group
+    assert row["reward/greedy_mean"] == pytest.approx(0.25)  # the unjudged one is left out
+    rows = dump_rows(tmp_path / "run")
+    assert len(rows) == 8
+    for r in rows:
+        baseline_judged = r["prompt"] != "0+0="
+        expected = r["reward_score"] - 0.25 if baseline_judged else 0.0
+        assert r["advantages"] == pytest.approx([expected] * len(r["response_ids"]))
+    assert {r["reward_score"] for r in rows} == {0.0, 1.0}
 
 
 @pytest.mark.parametrize(

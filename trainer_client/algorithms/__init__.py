@@ -11,6 +11,7 @@ from .advantages import (
     prime_advantages,
     reinforce_pp_advantages,
     reinforce_pp_baseline_advantages,
+    remax_advantages,
     rloo_advantages,
     terminal_token_rewards,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "prime_advantages",
     "reinforce_pp_advantages",
     "reinforce_pp_baseline_advantages",
+    "remax_advantages",
     "rloo_advantages",
     "sequence_filter",
     "terminal_token_rewards",

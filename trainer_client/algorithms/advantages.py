@@ -1,6 +1,6 @@
 """Advantage estimators: how much better each sample was than the policy's typical sample.
 
-Outcome estimators (GRPO, Dr. GRPO, RLOO) take the rewards of ``P`` prompts with ``G`` samples
+Outcome estimators (GRPO, Dr. GRPO, RLOO, ReMax) take the rewards of ``P`` prompts with ``G`` samples
 each as a ``[P, G]`` matrix and return one advantage per sample, shared by all its tokens.
 Token-level estimators (REINFORCE++, PRIME) take per-token rewards and return ``[B, T]``.
 
@@ -23,6 +23,7 @@ __all__ = [
     "prime_advantages",
     "reinforce_pp_advantages",
     "reinforce_pp_baseline_advantages",
+    "remax_advantages",
     "rloo_advantages",
     "terminal_token_rewards",
 ]
@@ -70,6 +71,20 @@ def rloo_advantages(rewards: Tensor, valid: Tensor) -> Tensor:
     count = valid.to(rewards.dtype).sum(-1, keepdim=True)  # [P, 1]
     baseline = _leave_one_out_mean(rewards, valid)  # [P, G]
     return torch.where(valid & (count > 1), rewards - baseline, torch.zeros_like(rewards))
+
+
+def remax_advantages(rewards: Tensor, valid: Tensor, greedy: Tensor, greedy_valid: Tensor) -> Tensor:
+    """ReMax: A_i = r(x, y_i) - r(x, y_greedy), the reward of the prompt's greedy response as baseline.
+
+    Li et al. 2023, "ReMax: A Simple, Effective, and Efficient Reinforcement Learning Method for
+    Aligning Large Language Models" (arXiv:2310.10505), Algorithm 1. The greedy response does not
+    depend on the sampled one, so subtracting its reward leaves the gradient unbiased and removes
+    the prompt's difficulty; no group is needed (G = 1 works). A prompt whose greedy response could
+    not be judged has no baseline: its samples get 0.
+    rewards, valid: [P, G]; greedy, greedy_valid: [P] -> [P, G]
+    """
+    has_baseline = valid & greedy_valid.unsqueeze(-1)  # [P, G]
+    return torch.where(has_baseline, rewards - greedy.unsqueeze(-1), torch.zeros_like(rewards))
 
 
 def _leave_one_out_mean(values: Tensor, valid: Tensor) -> Tensor:

@@ -26,6 +26,7 @@ from .advantages import (
     prime_advantages,
     reinforce_pp_advantages,
     reinforce_pp_baseline_advantages,
+    remax_advantages,
     rloo_advantages,
     terminal_token_rewards,
 )
@@ -52,6 +53,8 @@ class AdvantageInputs:
     mask: Tensor  # [B, T] bool: response tokens of the valid samples
     token_penalty: Tensor  # [B, T] -beta * KL per token when the KL is in the reward, else zeros
     dense: Tensor  # [B, T] per-token rewards from ``Result.steps``; zeros unless the estimator reads them
+    greedy: Tensor | None = None  # [P] shaped rewards of each prompt's greedy response, when the estimator needs them
+    greedy_valid: Tensor | None = None  # [P] bool: the greedy responses that were judged (and not masked)
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,8 @@ class AdvantageEstimator:
     """It compares the samples of a group, so it needs ``rollout.group_size >= 2``."""
     dense_rewards: bool = False
     """It reads ``inputs.dense``: the trainer turns each result's ``steps`` into per-token rewards."""
+    greedy_baseline: bool = False
+    """It reads ``inputs.greedy``: the trainer generates one greedy response per prompt and has it scored."""
 
 
 PolicyLoss = Callable[[Tensor, Tensor, Tensor, Tensor, Any], tuple[Tensor, Tensor]]
@@ -88,6 +93,15 @@ def _reinforce_pp(x: AdvantageInputs, settings: Any) -> Tensor:
     return reinforce_pp_advantages(token_rewards, x.mask, settings.gamma)
 
 
+def _remax(x: AdvantageInputs, settings: Any) -> Tensor:
+    """ReMax on the sequence rewards (a KL penalty in the reward counts in the sampled responses'
+    rewards only: the greedy baseline is its bare reward, which keeps the gradient unbiased)."""
+    if x.greedy is None or x.greedy_valid is None:
+        raise ValueError("remax needs the rewards of each prompt's greedy response (inputs.greedy)")
+    sequence_rewards = x.rewards + (x.token_penalty * x.mask).sum(-1).view_as(x.rewards)
+    return broadcast_to_tokens(remax_advantages(sequence_rewards, x.valid, x.greedy, x.greedy_valid), x.mask)
+
+
 ADVANTAGE_ESTIMATORS: dict[str, AdvantageEstimator] = {
     "grpo": AdvantageEstimator(per_sample(lambda r, v, s: grpo_advantages(r, v, s.std_eps)), group_relative=True),
     "dr_grpo": AdvantageEstimator(per_sample(lambda r, v, s: dr_grpo_advantages(r, v)), group_relative=True),
@@ -104,6 +118,7 @@ ADVANTAGE_ESTIMATORS: dict[str, AdvantageEstimator] = {
         group_relative=True,
         dense_rewards=True,
     ),
+    "remax": AdvantageEstimator(_remax, group_relative=False, greedy_baseline=True),
 }
 """``algorithm.advantage`` -> estimator (rewardhub.trainer.algorithms.advantages)."""
 

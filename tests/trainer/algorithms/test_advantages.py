@@ -11,6 +11,7 @@ from rewardhub.trainer.algorithms import (
     prime_advantages,
     reinforce_pp_advantages,
     reinforce_pp_baseline_advantages,
+    remax_advantages,
     rloo_advantages,
     terminal_token_rewards,
 )
@@ -59,6 +60,24 @@ def test_rloo_with_a_masked_sample_and_a_lonely_valid_sample():
     valid = torch.tensor([[True, False, True, True], [True, False, False, False]])
     adv = rloo_advantages(torch.tensor([[1.0, 9.0, 2.0, 3.0], [5.0, 0.0, 0.0, 0.0]]), valid)
     close(adv, [[1 - 2.5, 0.0, 2 - 2.0, 3 - 1.5], [0.0, 0.0, 0.0, 0.0]])
+
+
+def test_remax_subtracts_the_greedy_responses_reward():
+    # prompt 0: greedy scored 1, samples 1, 0, 0.5 -> 0, -1, -0.5; prompt 1: greedy 0 -> the rewards themselves
+    rewards = torch.tensor([[1.0, 0.0, 0.5], [1.0, 0.0, 0.25]])
+    adv = remax_advantages(
+        rewards, torch.ones(2, 3, dtype=torch.bool), torch.tensor([1.0, 0.0]), torch.tensor([True, True])
+    )
+    close(adv, [[0.0, -1.0, -0.5], [1.0, 0.0, 0.25]])
+
+
+def test_remax_without_a_judged_greedy_response_gives_zero():
+    # prompt 1's greedy response errored: no baseline; prompt 0's second sample errored: no judgement
+    valid = torch.tensor([[True, False], [True, True]])
+    adv = remax_advantages(
+        torch.tensor([[0.0, 0.0], [1.0, 1.0]]), valid, torch.tensor([0.5, 0.0]), torch.tensor([True, False])
+    )
+    close(adv, [[-0.5, 0.0], [0.0, 0.0]])
 
 
 def test_terminal_token_rewards_sit_on_the_last_response_token():
