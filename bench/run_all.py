@@ -55,6 +55,11 @@ BENCHES: dict[str, tuple[list[str], list[str], str]] = {
         "a bare FastAPI + warm math-verify process pool; lost worker: the same request without the kill",
     ),
     "trainer_vs_trl": ([], ["--steps", "100", "--seeds", "0", "--window", "20"], "TRL's GRPOTrainer, identical recipe"),
+    "session_speed": (
+        [],
+        ["--sessions", "10", "--calls", "100", "--episodes", "3"],
+        "stateless /v1/sandbox/run and SandboxFusion's /run_code on the same service",
+    ),
 }
 TAKES_DATA_DIR = {"math_accuracy", "math_throughput", "overhead", "json_codecs"}
 

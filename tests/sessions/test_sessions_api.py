@@ -193,3 +193,35 @@ def test_the_operator_page_lists_live_sessions_per_key(client, manager):
     [mine] = [s for listed in page["by_key"].values() for s in listed if s["id"] == session]
     assert (mine["runtime"], mine["calls"]) == ("python", 1) and mine["age_s"] >= 0
     assert page["live"] >= 1
+
+
+def test_a_session_has_the_sandboxs_walls(client):
+    session = _open(client)
+    probe = (
+        "import os, socket\n"
+        "walls = {'uid': os.getuid(), 'interfaces': sorted(n for _, n in socket.if_nameindex())}\n"
+        "try:\n"
+        "    socket.create_connection(('1.1.1.1', 53), timeout=1)\n"
+        "    walls['network'] = 'reached'\n"
+        "except OSError as exc:\n"
+        "    walls['network'] = type(exc).__name__\n"
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "walls['unshare'] = 'allowed' if libc.unshare(0x10000000) == 0 else ctypes.get_errno()\n"  # CLONE_NEWUSER
+        "walls"
+    )
+    walls = eval(_run(client, session, code=probe)["stdout"])  # the repr of a dict of plain values
+    assert walls["uid"] >= 62000 and walls["interfaces"] == ["lo"]
+    assert walls["network"] != "reached" and walls["unshare"] != "allowed"
+
+
+def test_the_hard_lifetime_ends_a_session_that_is_in_use(client):
+    session = _open(client, limits={"lifetime_s": 1.0})
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # calls keep it from idling: only the lifetime can end it
+        answer = client.post(f"/v1/sessions/{session}/run", json={"code": "1"})
+        if answer.status_code != 200:
+            break
+        time.sleep(0.1)
+    assert (answer.status_code, answer.json()["error"]["type"]) == (410, "session_expired")
+    assert "lifetime" in answer.json()["error"]["message"]
