@@ -123,11 +123,12 @@ class Metrics:
     def watch_cache(self, cache: RewardCache | None) -> None:
         self._cache = cache
 
-    def observe_cache(self) -> None:
-        """Carry the cache's own counts into the counters (what changed since the last call)."""
+    def observe_cache(self, with_size: bool = False) -> None:
+        """Carry the cache's own counts into the counters (what changed since the last call);
+        ``with_size`` also asks the backend its entry count (a round trip for Redis: at scrapes only)."""
         if self._cache is None:
             return
-        stats = self._cache.stats()
+        stats = self._cache.stats(with_size)
         now = collections.Counter(
             {"hit": stats.hits, "miss": stats.misses, "corrupt": stats.corrupt, "store": stats.stores}
         )
@@ -168,7 +169,7 @@ class Metrics:
                 self.child(self.errors, name).inc(n)
 
     def render(self) -> bytes:
-        self.observe_cache()
+        self.observe_cache(with_size=True)
         if not self.multiprocess:
             return generate_latest(self.registry)
         self.refresh()

@@ -49,7 +49,7 @@ class Admitted:
         scorer = self.pipeline.scorer
         results = await scorer.score(self.samples, nodes=self.nodes, on_progress=on_progress, cache=self.cache)
         self.pipeline.metrics.observe_results(self.nodes, results)
-        if scorer.cache is not None and self.cache is not False:
+        if scorer.cache is not None and (self.cache or (self.cache is None and self.pipeline.settings.cache_verifiers)):
             self.pipeline.metrics.observe_cache()
         if self.pipeline.stats is not None:
             self.pipeline.stats.observe(self.samples, self.nodes, results, self.run)

@@ -105,11 +105,14 @@ class RewardCache:
         self.counts["store"] += len(kept)
         return len(kept)
 
-    def stats(self) -> CacheStats:
-        try:
-            entries = self.backend.size()
-        except Exception:
-            entries = -1  # unknown: the backend is down
+    def stats(self, with_size: bool = True) -> CacheStats:
+        """The counts; ``entries`` is -1 when not asked for (``with_size``) or when the backend is down."""
+        entries = -1
+        if with_size:
+            try:
+                entries = self.backend.size()
+            except Exception:
+                pass  # unknown: the backend is down
         return CacheStats(
             hits=self.counts["hit"],
             misses=self.counts["miss"],
