@@ -282,6 +282,10 @@ class SessionManager:
         if result is None:
             self._end(session, f"was lost: its sandbox failed ({failure})", expired=False)
             raise SessionLost(f"session {session_id!r} was lost: its sandbox failed ({failure})")
+        with self._lock:
+            ended_meanwhile = session_id not in self._sessions
+        if ended_meanwhile:  # its lifetime ran out, or it was deleted, during the call: say so, not the kill
+            self.get(session_id, owner)
         if result.verdict == "sandbox_error" and not session.box.alive:
             self._end(session, "was lost: its sandbox died during a call", expired=False)
         return result

@@ -2,24 +2,64 @@
 ``initialize_tools_from_config`` into our ``BaseTool``, which is then driven the way 0.9.1's
 ``ToolAgentLoop._call_tool`` drives every tool call (``create(create_kwargs=...)``, ``execute(
 instance_id, args, agent_data=...)``, ``release``; transcribed, and checked against that file's
-source, because importing the agent loop pulls in its rollout servers) against a real
-``rewardhub serve``: a trajectory's calls share one session, another trajectory has its own.
+source, because importing the agent loop pulls in its rollout servers) against the session routes
+served on a real port (this process's uvicorn; a whole ``rewardhub serve`` start would cost the
+CI more than the test): a trajectory's calls share one session, another trajectory has its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import uvicorn
 from contract_support import readme_block
+from fastapi import FastAPI
 from test_verl_contract import UPSTREAM
+
+from rewardhub.api import session_routes
+from rewardhub.api.errors import install_error_handlers
+from rewardhub.sandbox import SandboxUnavailable
+from rewardhub.sandbox.bwrap import find_bwrap
+from rewardhub.sandbox.sessions import SessionManager, SessionSettings
+from rewardhub.server import free_port
 
 __all__ = ["UPSTREAM"]
 
-pytestmark = [pytest.mark.usefixtures("on_path"), pytest.mark.integration]
+pytestmark = pytest.mark.usefixtures("on_path")
+
+
+@pytest.fixture(scope="module")
+def sessions_url() -> Iterator[str]:
+    """The session routes on a free port, in a thread of this process."""
+    try:
+        find_bwrap("bwrap")
+    except SandboxUnavailable as exc:
+        pytest.skip(f"no bubblewrap on this machine: {exc.message}")
+    manager = SessionManager(SessionSettings(spares=1))
+    app = FastAPI()
+    app.state.settings = SimpleNamespace(max_request_bytes=1 << 20, sandbox_backend="bwrap")
+    app.state.service = SimpleNamespace(auth=lambda request: None)
+    app.state.sessions = manager
+    install_error_handlers(app)
+    app.include_router(session_routes.router)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive(), "the session routes did not start"
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+    manager.close()
 
 
 def _agent_loop_source() -> str:
@@ -44,11 +84,11 @@ def test_the_agent_loop_calls_tools_as_transcribed():
     assert "await tool.release(instance_id)" in source
 
 
-def test_the_readme_tool_config_runs_a_trajectory_in_one_session(served, tmp_path, monkeypatch):
+def test_the_readme_tool_config_runs_a_trajectory_in_one_session(sessions_url, tmp_path, monkeypatch):
     from verl.tools.base_tool import BaseTool
     from verl.tools.tool_registry import initialize_tools_from_config
 
-    monkeypatch.setenv("REWARDHUB_URL", served)
+    monkeypatch.setenv("REWARDHUB_URL", sessions_url)
     config = tmp_path / "tool_config.yaml"
     config.write_text(readme_block("verl-session-tool"))
     [tool] = initialize_tools_from_config(str(config))

@@ -18,7 +18,7 @@ from rewardhub.sandbox.sessions import SessionManager, SessionSettings
 from rewardhub.server import free_port
 
 SMALL = SessionSettings(
-    max_sessions=16, max_per_key=8, create_rate_per_s=50, create_burst=50, idle_ttl_s=60, reap_interval_s=0.2, spares=1
+    max_sessions=48, max_per_key=32, create_rate_per_s=50, create_burst=50, idle_ttl_s=60, reap_interval_s=0.2, spares=1
 )
 
 

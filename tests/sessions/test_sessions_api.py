@@ -123,11 +123,15 @@ def test_a_session_killed_from_outside_ends_alone(client, manager):
     victim, bystander = _open(client), _open(client)
     _run(client, bystander, code="y = 7")
     [box] = [s.box for s in manager.list() if s.id == victim]
-    os.killpg(box.sandbox._process.pid, signal.SIGKILL)
-    answer = client.post(f"/v1/sessions/{victim}/run", json={"code": "1"})
-    assert answer.status_code == 404 or answer.json()["status"] == "sandbox_error"
+    os.killpg(box.sandbox._process.pid, signal.SIGKILL)  # bubblewrap; what it holds dies with it
+    deadline = time.monotonic() + 10
+    while client.get(f"/v1/sessions/{victim}").status_code == 200 and time.monotonic() < deadline:
+        time.sleep(0.05)
     lost = client.get(f"/v1/sessions/{victim}")
     assert (lost.status_code, lost.json()["error"]["type"]) == (404, "session_lost")
+    assert "sandbox died" in lost.json()["error"]["message"]
+    answer = client.post(f"/v1/sessions/{victim}/run", json={"code": "1"})
+    assert (answer.status_code, answer.json()["error"]["type"]) == (404, "session_lost")
     assert _run(client, bystander, code="y * 6")["stdout"] == "42\n"
 
 
