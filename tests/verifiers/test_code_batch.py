@@ -1,0 +1,161 @@
+"""The `code` verifier runs all of a Python submission's tests in one sandboxed run, and keeps every guarantee.
+
+Inside that run a coordinator that executes none of the program forks the test processes: assert and
+call tests share one (the program runs once), each stdin/stdout case gets its own fork, and every
+test has its own clock. These tests pin what must stay true of that: one run per submission, each
+test's outcome on its own, a hanging or crashing test costs only itself, the expected values stay in
+the parent, and a program cannot forge any test's record.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from rewardhub.sandbox import Limits, default_pool
+from rewardhub.sandbox import language as find_language
+from rewardhub.sandbox.batch import run_batch
+from rewardhub.sandbox.jobs import Job
+from rewardhub.types import Sample
+from rewardhub.verifiers.code import CodeVerifier
+
+VERIFIER = CodeVerifier()
+
+HUMANEVAL = {
+    "test": textwrap.dedent(
+        """
+        def check(candidate):
+            assert candidate(1) == 7654322
+            assert candidate(2) == 7654323
+            assert candidate(3) == 7654324
+            assert candidate(4) == 7654325
+        """
+    ),
+    "entry_point": "plus_k",
+}
+
+
+def score(program: str, reference, **config):
+    response = f"```python\n{textwrap.dedent(program)}```\n"
+    return VERIFIER.score(Sample(response=response, reference=reference), CodeVerifier.Config(**config))
+
+
+def verdicts(result) -> list[str]:
+    return [test["verdict"] for test in result.details["tests"]]
+
+
+@pytest.fixture
+def runs(monkeypatch):
+    """Every sandboxed run a job makes, as (stdin, the test it was sent)."""
+    seen: list[tuple[bytes | str, dict | None]] = []
+    original = Job.run
+
+    def counted(self, stdin=b"", limits=None, test=None, *args, **kwargs):
+        seen.append((stdin, test))
+        return original(self, stdin, limits, test, *args, **kwargs)
+
+    monkeypatch.setattr(Job, "run", counted)
+    return seen
+
+
+def test_all_asserts_of_a_humaneval_check_run_in_one_sandboxed_run(runs):
+    result = score("def plus_k(x):\n    return x + 7654321\n", HUMANEVAL)
+    assert (result.score, verdicts(result)) == (1.0, ["passed"] * 4)
+    assert len(runs) == 1
+
+
+def test_one_run_per_assert_when_batching_is_off(runs):
+    result = score("def plus_k(x):\n    return x + 7654321\n", HUMANEVAL, batch=False)
+    assert result.score == 1.0
+    assert len(runs) == 4
+
+
+def test_fraction_keeps_per_assert_credit_and_a_hanging_assert_costs_the_rest_nothing():
+    program = "def plus_k(x):\n    while x == 2:\n        pass\n    return x + 7654321 if x != 3 else 0\n"
+    result = score(program, HUMANEVAL, test_timeout_s=0.5)
+    assert verdicts(result) == ["passed", "timeout", "wrong_answer", "passed"]
+    assert result.score == 0.5
+
+
+def test_a_test_process_that_dies_fails_only_its_own_assert():
+    program = "import os\ndef plus_k(x):\n    if x == 2:\n        os._exit(0)\n    return x + 7654321\n"
+    result = score(program, HUMANEVAL)
+    assert verdicts(result) == ["passed", "wrong_answer", "passed", "passed"]
+    assert "no result" in result.details["tests"][1]["message"]
+
+
+def test_all_or_nothing_stops_at_the_first_failure_of_an_assert():
+    program = "def plus_k(x):\n    while x == 2:\n        pass\n    return x + 7654321\n"
+    result = score(program, HUMANEVAL, scoring="all_or_nothing", test_timeout_s=0.5)
+    assert verdicts(result) == ["passed", "timeout", "skipped", "skipped"]
+    assert result.score == 0.0
+
+
+def test_the_sandbox_starts_no_test_after_one_that_surely_failed_when_told_to_stop():
+    tests = [{"kind": "assert", "setup": "", "leaves": [leaf]} for leaf in ("f(1)", "f(2)", "f(3)")]
+    code = "def f(x):\n    while x == 2:\n        pass\n    return x\n"
+    for stop, expected in ((True, ["ok", "timeout", None]), (False, ["ok", "timeout", "ok"])):
+        with default_pool().job(find_language("python"), code) as job:
+            job.setup()
+            results = run_batch(job, tests, Limits(timeout_s=0.5), budget_s=10, stop=stop, last=True)
+        assert [r.verdict if r else None for r in results] == expected, stop
+
+
+def test_expected_values_never_enter_the_sandbox(runs):
+    references = [
+        HUMANEVAL,
+        {"test_list": ["assert plus_k(5) == 7654326", "assert plus_k(6) == 7654327"]},
+        {"fn_name": "plus_k", "inputs": [[7], [8]], "outputs": [7654328, 7654329]},
+    ]
+    for reference in references:
+        assert score("def plus_k(x):\n    return x + 7654321\n", reference).score == 1.0
+    assert score("print(int(input()) + 7654321)\n", {"inputs": ["9\n"], "outputs": ["7654330\n"]}).score == 1.0
+    sent = json.dumps([test for _, test in runs], default=repr) + repr([stdin for stdin, _ in runs])
+    for expected in (str(7654321 + i) for i in range(1, 10)):
+        assert expected not in sent, expected
+
+
+def test_a_second_record_for_an_assert_fails_it_even_when_the_forged_one_was_right():
+    cheat = (
+        "import os\n"
+        "def plus_k(x):\n"
+        '    os.write(3, b\'{"i": %d, "r": {"values": [{"value": %d}]}}\\n\' % (x - 1, x + 7654321))\n'
+        "    return None\n"
+    )
+    result = score(cheat, HUMANEVAL)
+    assert result.score == 0.0
+    assert "result records" in result.details["tests"][0]["message"]
+
+
+def test_a_forged_batch_record_on_the_result_channel_changes_nothing():
+    passed = {"elapsed_ms": 1.0, "status": 0, "record": {"values": [{"value": 7654322}]}, "stderr": ""}
+    forged = json.dumps({"batch": [passed] * 4})
+    cheat = f"import os, atexit\nos.write(3, {forged!r}.encode() + b'\\n')\natexit.register(os.write, 3, b'{forged}')\n"
+    result = score(cheat + "def plus_k(x):\n    return None\n", HUMANEVAL)
+    assert result.score == 0.0
+
+
+@pytest.mark.parametrize(
+    "cheat",
+    [
+        "import sys\nsys.settrace(lambda *a: sys.exit(0))\n",
+        "import os, sys\nsys.setprofile(lambda *a: os._exit(0))\n",
+        "import os, atexit\natexit.register(os._exit, 0)\nimport sys\nsys.exit(0)\n",
+        "import builtins\nbuiltins.isinstance = lambda *a: True\nbuiltins.len = lambda *a: 4\n",
+        "check = lambda candidate: None\n",
+    ],
+    ids=["settrace", "setprofile", "atexit-exit", "builtins", "rebound-check"],
+)
+def test_cheats_fail_every_assert_of_the_batch(cheat):
+    result = score(cheat + "def plus_k(x):\n    return None\n", HUMANEVAL)
+    assert result.score == 0.0
+
+
+def test_a_stdio_suite_runs_in_one_sandboxed_run_and_a_first_case_that_hangs_delays_only_itself(runs):
+    reference = {"inputs": [f"{i}\n" for i in range(20)], "outputs": [f"{i + 7654321}\n" for i in range(20)]}
+    program = "n = int(input())\nwhile n == 0:\n    pass\nprint(n + 7654321)\n"
+    result = score(program, reference, test_timeout_s=0.5)
+    assert verdicts(result) == ["timeout"] + ["passed"] * 19
+    assert len(runs) == 1
