@@ -11,24 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import uvicorn
 from contract_support import readme_block
-from fastapi import FastAPI
+from session_server import session_routes_served
 from test_verl_contract import UPSTREAM
-
-from rewardhub.api import session_routes
-from rewardhub.api.errors import install_error_handlers
-from rewardhub.sandbox import SandboxUnavailable
-from rewardhub.sandbox.bwrap import find_bwrap
-from rewardhub.sandbox.sessions import SessionManager, SessionSettings
-from rewardhub.server import free_port
 
 __all__ = ["UPSTREAM"]
 
@@ -37,29 +27,8 @@ pytestmark = pytest.mark.usefixtures("on_path")
 
 @pytest.fixture(scope="module")
 def sessions_url() -> Iterator[str]:
-    """The session routes on a free port, in a thread of this process."""
-    try:
-        find_bwrap("bwrap")
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no bubblewrap on this machine: {exc.message}")
-    manager = SessionManager(SessionSettings(spares=1))
-    app = FastAPI()
-    app.state.settings = SimpleNamespace(max_request_bytes=1 << 20, sandbox_backend="bwrap")
-    app.state.service = SimpleNamespace(auth=lambda request: None)
-    app.state.sessions = manager
-    install_error_handlers(app)
-    app.include_router(session_routes.router)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "the session routes did not start"
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
-    manager.close()
+    with session_routes_served() as url:
+        yield url
 
 
 def _agent_loop_source() -> str:
