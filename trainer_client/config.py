@@ -175,6 +175,13 @@ class RewardConfig(_Section):
     mask_truncated: bool = Field(
         False, description="DAPO overlong filtering: leave responses cut by the budget out of the loss."
     )
+    send_logprobs: int | None = Field(
+        None,
+        ge=2,
+        le=64,
+        description="Send each response's top-k log-probabilities per token (the policy's, at the sampling "
+        "temperature) in metadata.logprobs, with metadata.response_tokens: what self_certainty reads. Unset: none.",
+    )
 
     @model_validator(mode="after")
     def _one_service(self) -> RewardConfig:
@@ -359,6 +366,8 @@ class TrainConfig(_Section):
             raise ValueError("rollout.prompts_per_step * group_size must be divisible by algorithm.mini_batches")
         if micro is not None and micro > mini:
             raise ValueError(f"optim.micro_batch_size ({micro}) exceeds the mini-batch size ({mini})")
+        if self.reward.send_logprobs is not None and self.rollout.engine != "hf":
+            raise ValueError("reward.send_logprobs needs rollout.engine hf (the vllm engine does not return them yet)")
         if advantage_estimator(self.algorithm.advantage).group_relative and self.rollout.group_size < 2:
             raise ValueError(f"{self.algorithm.advantage} compares samples of a group: rollout.group_size must be >= 2")
         return self

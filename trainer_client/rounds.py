@@ -11,6 +11,7 @@ the KL goes in the reward). :meth:`Rounds.start` returns a :class:`PendingRound`
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +32,7 @@ from .rollout import Rollout, RolloutEngine, SamplingParams, concat_rollouts
 from .shaping import Shaped
 from .timing import StepTiming
 
-__all__ = ["Greedy", "PendingRound", "Rounds", "as_samples", "sampling_params"]
+__all__ = ["Greedy", "PendingRound", "Rounds", "as_samples", "sampling_params", "sent_logprobs"]
 
 
 def sampling_params(rollout: RolloutConfig, temperature: float | None = None) -> SamplingParams:
@@ -45,12 +46,17 @@ def sampling_params(rollout: RolloutConfig, temperature: float | None = None) ->
 
 
 def as_samples(
-    records: Sequence[PromptRecord], texts: Sequence[str], group_size: int, tag: str, default_verifier: Any
+    records: Sequence[PromptRecord],
+    texts: Sequence[str],
+    group_size: int,
+    tag: str,
+    default_verifier: Any,
+    extra: Sequence[dict[str, Any]] | None = None,
 ) -> tuple[list[Sample], list[str], list[str]]:
     """The service's samples for ``group_size`` responses per record, with their groups and verifier labels.
 
     Sample ``g`` of record ``p`` is ``{tag}-{p}-{g}`` in group ``{tag}-{p}``; ``texts`` is laid out
-    record by record, as the engine generated them.
+    record by record, as the engine generated them; ``extra`` (one per text) joins each metadata.
     """
     samples, groups, labels = [], [], []
     for p, record in enumerate(records):
@@ -64,7 +70,7 @@ def as_samples(
                     reference=record.reference,
                     verifier=record.verifier,
                     group=group,
-                    metadata=record.metadata or {},
+                    metadata={**(record.metadata or {}), **(extra[p * group_size + g] if extra else {})},
                 )
             )
             groups.append(group)
@@ -151,10 +157,10 @@ class Rounds:
             recs = records[start : start + chunk]
             with timing.phase("generate"):
                 rollout = self.engine.generate(
-                    [self.prompts("train", r) for r in recs for _ in range(G)], sampling_params(self.cfg.rollout)
+                    [self.prompts("train", r) for r in recs for _ in range(G)], self.sampling()
                 )
             samples, chunk_groups, chunk_labels = as_samples(
-                recs, rollout.texts, G, f"{tag}-{start}", self.cfg.reward.verifier
+                recs, rollout.texts, G, f"{tag}-{start}", self.cfg.reward.verifier, sent_logprobs(rollout)
             )
             futures.append(channel.submit(samples, self.cfg.reward.verifier))
             parts.append(rollout)
@@ -181,11 +187,16 @@ class Rounds:
     ) -> Greedy:
         """One greedy (temperature 0) response per record, sent for scoring: ReMax's baseline."""
         with timing.phase("generate"):
-            rollout = self.engine.generate(
-                [self.prompts("train", r) for r in records], sampling_params(self.cfg.rollout, temperature=0.0)
-            )
-        samples, _, labels = as_samples(records, rollout.texts, 1, tag, self.cfg.reward.verifier)
+            rollout = self.engine.generate([self.prompts("train", r) for r in records], self.sampling(temperature=0.0))
+        samples, _, labels = as_samples(
+            records, rollout.texts, 1, tag, self.cfg.reward.verifier, sent_logprobs(rollout)
+        )
         return Greedy(rollout, (channel.submit(samples, self.cfg.reward.verifier),), tuple(labels))
+
+    def sampling(self, temperature: float | None = None) -> SamplingParams:
+        """The round's sampling, asking the engine for top-k log-probs when the service is sent them."""
+        params = sampling_params(self.cfg.rollout, temperature)
+        return dataclasses.replace(params, top_logprobs=self.cfg.reward.send_logprobs or 0)
 
     def frozen_logprobs(self, rollout: Rollout) -> tuple[Tensor | None, Tensor | None]:
         """(reference log-probs, the policy's before the update), each only when something reads it.
@@ -202,6 +213,18 @@ class Rounds:
         if (a.off_policy or a.kl_in_reward) and a.old_logprobs == "trainer":
             old = rollout_logprobs(self.model, rollout, micro, temperature, self.device)
         return ref, old
+
+
+def sent_logprobs(rollout: Rollout) -> list[dict[str, Any]] | None:
+    """``{"logprobs": [[top-k per token], ...], "response_tokens": n}`` per response, when the rollout has
+    them (``reward.send_logprobs``): the shape ``self_certainty`` reads, rounded to 6 decimals."""
+    if rollout.top_logprobs is None:
+        return None
+    lengths = rollout.lengths.tolist()
+    return [
+        {"logprobs": [[round(v, 6) for v in row] for row in rollout.top_logprobs[i, :n].tolist()], "response_tokens": n}
+        for i, n in enumerate(lengths)
+    ]
 
 
 def _joined(chunks: Sequence[Greedy], pad_id: int) -> Greedy:

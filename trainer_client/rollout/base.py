@@ -26,6 +26,8 @@ class SamplingParams:
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0
+    top_logprobs: int = 0
+    """Also return the k largest log-probabilities of every position (0: none), for rewards that read them."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,9 @@ class Rollout:
     logprobs: Tensor  # [B, Lr] float32
     truncated: Tensor  # [B] bool: hit max_new_tokens without an end-of-sequence token
     texts: tuple[str, ...]  # decoded responses, special tokens removed
+    top_logprobs: Tensor | None = None
+    """[B, Lr, k] float32 when asked for (``SamplingParams.top_logprobs``): the k largest log-probs of the
+    policy's distribution at the sampling temperature, before top-k/top-p, at each position; 0 at padding."""
 
     @property
     def size(self) -> int:
@@ -64,6 +69,7 @@ class Rollout:
             logprobs=self.logprobs[idx],
             truncated=self.truncated[idx],
             texts=tuple(self.texts[i] for i in idx.tolist()),
+            top_logprobs=None if self.top_logprobs is None else self.top_logprobs[idx],
         )
 
 
@@ -105,4 +111,12 @@ def concat_rollouts(parts: Sequence[Rollout], pad_id: int) -> Rollout:
         logprobs=torch.cat([_pad_to(p.logprobs, lr, 0.0, left=False) for p in parts]),
         truncated=torch.cat([p.truncated for p in parts]),
         texts=tuple(text for p in parts for text in p.texts),
+        top_logprobs=_concat_top(parts, lr),
     )
+
+
+def _concat_top(parts: Sequence[Rollout], width: int) -> Tensor | None:
+    tops = [p.top_logprobs for p in parts]
+    if any(t is None for t in tops):
+        return None
+    return torch.cat([torch.nn.functional.pad(t, (0, 0, 0, width - t.shape[1])) for t in tops if t is not None])

@@ -92,8 +92,13 @@ class HFRolloutEngine:
         logits = decoder.prefill(prompt_ids, prompt_mask, params.max_new_tokens)
         tokens: list[Tensor] = []
         logps: list[Tensor] = []
+        tops: list[Tensor] = []
         alive = torch.ones(batch, dtype=torch.bool, device=device)
         for t in range(params.max_new_tokens):
+            if params.top_logprobs:  # the policy's distribution at the sampling temperature, untruncated
+                scaled = torch.log_softmax(logits.float() / (params.temperature or 1.0), dim=-1)
+                top = scaled.topk(params.top_logprobs, dim=-1).values  # [B, k]
+                tops.append(torch.where(alive.unsqueeze(-1), top, 0.0))
             logp = sampling_logprobs(logits, params.temperature, params.top_k, params.top_p)  # [B, V]
             token = torch.multinomial(logp.exp(), 1, generator=self.generator).squeeze(-1)  # [B]
             token = torch.where(alive, token, torch.full_like(token, self.pad_id))
@@ -106,6 +111,9 @@ class HFRolloutEngine:
         response_ids = torch.stack(tokens, dim=1) if tokens else torch.zeros((batch, 0), dtype=torch.long)
         logprobs = torch.stack(logps, dim=1) if logps else torch.zeros((batch, 0))
         response_mask = _response_mask(response_ids, eos)
+        top_logprobs = None
+        if params.top_logprobs:
+            top_logprobs = torch.stack(tops, dim=1) if tops else torch.zeros((batch, 0, params.top_logprobs))
         return Rollout(
             prompt_ids=prompt_ids.cpu(),
             prompt_mask=prompt_mask.cpu(),
@@ -114,6 +122,7 @@ class HFRolloutEngine:
             logprobs=logprobs.float().cpu(),
             truncated=alive.cpu(),
             texts=tuple(self.tokenizer.batch_decode(response_ids.cpu().tolist(), skip_special_tokens=True)),
+            top_logprobs=None if top_logprobs is None else top_logprobs.float().cpu(),
         )
 
 
