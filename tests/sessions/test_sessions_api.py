@@ -229,3 +229,13 @@ def test_the_hard_lifetime_ends_a_session_that_is_in_use(client):
         time.sleep(0.1)
     assert (answer.status_code, answer.json()["error"]["type"]) == (410, "session_expired")
     assert "lifetime" in answer.json()["error"]["message"]
+
+
+def test_what_a_session_left_where_a_test_file_goes_does_not_block_the_tests(client):
+    session = _open(client)
+    _run(client, session, command="mkdir -p test_it.py/deep && touch test_it.py/deep/x")
+    answer = client.post(
+        f"/v1/sessions/{session}/test",
+        json={"command": "python3 test_it.py", "files": {"test_it.py": "assert 1 + 1 == 3"}},
+    ).json()
+    assert (answer["status"], answer["reward"]) == ("runtime_error", 0.0)
