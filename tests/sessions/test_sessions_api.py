@@ -239,3 +239,12 @@ def test_what_a_session_left_where_a_test_file_goes_does_not_block_the_tests(cli
         json={"command": "python3 test_it.py", "files": {"test_it.py": "assert 1 + 1 == 3"}},
     ).json()
     assert (answer["status"], answer["reward"]) == ("runtime_error", 0.0)
+
+
+def test_processes_are_limited_across_calls(client):
+    session = _open(client, limits={"max_processes": 24})
+    keep = "import subprocess\nkept = [subprocess.Popen(['sleep', '600']) for _ in range(12)]\nlen(kept)"
+    assert _run(client, session, code=keep)["stdout"] == "12\n"
+    more = _run(client, session, code="more = [subprocess.Popen(['sleep', '600']) for _ in range(12)]")
+    assert more["status"] == "runtime_error" and "BlockingIOError" in more["stderr"]
+    assert _run(client, session, code="[p.kill() for p in kept]; len(kept)")["stdout"] == "12\n"
