@@ -34,6 +34,9 @@ def test_python_keeps_variables_and_every_runtime_keeps_files(client):
     assert _run(client, session, code="open('out.txt', 'w').write(str(x * 2))")["status"] == "ok"
     assert _run(client, session, command="cat out.txt")["stdout"] == "82"
 
+    assert _run(client, session, command="mkdir -p work && cd work && pwd")["stdout"] == "/tmp/work\n"
+    assert _run(client, session, code="import os; os.getcwd()")["stdout"] == "'/tmp/work'\n"  # cd persists
+
     shell = _open(client, runtime="bash", files={"a.txt": "one\n"})
     assert _run(client, shell, code="echo two >> a.txt")["status"] == "ok"
     answer = _run(client, shell, code="cat a.txt; echo oops >&2; exit 3")

@@ -122,24 +122,56 @@ def run_code(code):
     return "ok", 0
 
 
+WRAPPER = 'trap "pwd >&$2" EXIT; eval "$1"'
+"""Runs the command in the session's working directory and reports where it ended (``cd`` persists)."""
+
+
 def run_command(command, timeout_s):
-    """Run one shell command in its own process group; the group is killed at the time limit."""
+    """Run one shell command in its own process group, in the session's working directory (a ``cd``
+    in it moves the session, Python's calls too); the group is killed at its end or time limit."""
     _flush()
+    where, told = os.pipe()
     try:
-        process = subprocess.Popen([SHELL, "-c", command], stdin=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen(
+            [SHELL, "-c", WRAPPER, SHELL, command, str(told)],
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            pass_fds=(told,),
+        )
     except OSError as exc:
+        os.close(where)
+        os.close(told)
         print(f"cannot start the shell: {exc}", file=sys.stderr)
         return "runtime_error", 127
+    os.close(told)
     try:
         status = process.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         _kill_group(process.pid)
         process.wait()
+        os.close(where)
         return "timeout", None
     _kill_group(process.pid)  # what it left in the background of its group goes with it
+    _follow(where)
     if status < 0:
         return "runtime_error", None
     return ("ok" if status == 0 else "runtime_error"), status
+
+
+def _follow(fd):
+    """Move to the folder the command ended in, if it said one (a killed shell says nothing)."""
+    os.set_blocking(fd, False)
+    try:
+        folder = os.read(fd, 1 << 16).decode(errors="replace").strip()
+    except OSError:
+        folder = ""
+    finally:
+        os.close(fd)
+    if folder:
+        try:
+            os.chdir(folder)
+        except OSError:
+            pass
 
 
 def _kill_group(pid):
