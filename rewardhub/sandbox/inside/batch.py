@@ -74,20 +74,33 @@ def run_batch(
     limits = _Clock(end, float(spec["timeout_s"]), int(spec.get("max_output", 1 << 20)))
     tests: list[dict[str, Any]] = list(spec["tests"])
     entries: list[dict[str, Any]] = []
-    while len(entries) < len(tests) and time.monotonic() < end:
-        index = len(entries)
-        if tests[index].get("kind") in SERIES:
-            stop = index
-            while stop < len(tests) and tests[stop].get("kind") in SERIES:
-                stop += 1
-            done = _run_series(list(enumerate(tests))[index:stop], run_series, limits, bool(spec.get("stop")))
-        else:
-            done = [_run_single(tests[index], run_one, limits)]
-        entries += done
-        if spec.get("stop") and any(_surely_failed(entry) for entry in done):
-            break
+    ahead: _Process | None = None  # the next single test's process, forked while this one runs
+    try:
+        while len(entries) < len(tests) and time.monotonic() < end:
+            index = len(entries)
+            if tests[index].get("kind") in SERIES:
+                stop = index
+                while stop < len(tests) and tests[stop].get("kind") in SERIES:
+                    stop += 1
+                done = _run_series(list(enumerate(tests))[index:stop], run_series, limits, bool(spec.get("stop")))
+            else:
+                process, ahead = ahead or _single(tests[index], run_one, held=False), None
+                process.go()
+                if index + 1 < len(tests) and tests[index + 1].get("kind") not in SERIES:
+                    ahead = _single(tests[index + 1], run_one, held=True)
+                done = [_run_single(process, tests[index], limits)]
+            entries += done
+            if spec.get("stop") and any(_surely_failed(entry) for entry in done):
+                break
+    finally:
+        if ahead is not None:
+            ahead.close()
     record({"batch": entries})
     return 0
+
+
+def _single(test: dict[str, Any], run_one: Callable[[dict[str, Any]], int], held: bool) -> _Process:
+    return _Process(lambda: run_one(test), _as_bytes(test.get("stdin", b"")), held=held)
 
 
 SERIES = ("assert", "call")
@@ -111,10 +124,9 @@ def _surely_failed(entry: dict[str, Any]) -> bool:
     return entry.get("series", False) and (entry.get("record") is None or "error" in entry["record"])
 
 
-def _run_single(test: dict[str, Any], run_one: Callable[[dict[str, Any]], int], clock: _Clock) -> dict[str, Any]:
-    """One test in a test process of its own."""
+def _run_single(process: _Process, test: dict[str, Any], clock: _Clock) -> dict[str, Any]:
+    """One test in a test process of its own (started: its clock runs from now)."""
     started = time.monotonic()
-    process = _Process(lambda: run_one(test), _as_bytes(test.get("stdin", b"")))
     why = process.wait(clock.deadline(), clock.max_output, want_line=False)
     status = process.close()
     entry: dict[str, Any] = {"elapsed_ms": _ms_since(started), "status": None if why in _KILLED else status}
@@ -212,7 +224,9 @@ def _ms_since(started: float) -> float:
 class _Process:
     """A forked test process on pipes of its own: stdin, stdout, stderr, and the result channel on fd 3."""
 
-    def __init__(self, body: Callable[[], int], stdin: bytes = b"") -> None:
+    def __init__(self, body: Callable[[], int], stdin: bytes = b"", held: bool = False) -> None:
+        """Fork it; with ``held`` it waits for :meth:`go` before it runs anything of the program."""
+        held_r, self.held_w = os.pipe() if held else (None, None)
         pipes = [os.pipe() for _ in range(4)]
         ours = [pipes[0][1], pipes[1][0], pipes[2][0], pipes[3][0]]
         theirs = {0: pipes[0][0], 1: pipes[1][1], 2: pipes[2][1], RECORD_FD: pipes[3][1]}
@@ -226,14 +240,21 @@ class _Process:
             status = 1
             try:
                 os.setpgid(0, 0)
-                _become_test(ours, theirs)
-                status = body()
+                _become_test(ours, theirs, keep=held_r)  # at once: no other test's pipe stays open here
+                if held_r is None or os.read(held_r, 1):  # an end of file: its coordinator let it go
+                    if held_r is not None:
+                        pristine.close(held_r)
+                    status = body()
+                else:
+                    status = 0
             except BaseException as exc:  # a failure of the harness itself, not the program's
                 _say(f"sandbox harness error: {type(exc).__name__}\n")
             finally:
                 pristine.exit_now(status)
         for fd in theirs.values():
             os.close(fd)
+        if held_r is not None:
+            os.close(held_r)
         try:
             os.setpgid(pid, pid)  # the child does it too: whichever comes first, no race with its forks
         except OSError:
@@ -284,6 +305,13 @@ class _Process:
                         pass
                 self.exited = True
 
+    def go(self) -> None:
+        """Let a held process run its test."""
+        if self.held_w is not None:
+            os.write(self.held_w, b"g")
+            os.close(self.held_w)
+            self.held_w = None
+
     def take_line(self) -> bytes:
         line, _, rest = bytes(self.record).partition(b"\n")
         self.record[:] = rest
@@ -303,6 +331,9 @@ class _Process:
         """Kill its group (the zombie keeps the group's id ours until it is reaped), reap it; its wait status."""
         if self.pid is None:
             return self.status
+        if self.held_w is not None:
+            os.close(self.held_w)
+            self.held_w = None
         _kill_group(self.pid)
         _, self.status = os.waitpid(self.pid, 0)
         self.pid = None  # type: ignore[assignment]
@@ -333,14 +364,19 @@ class _Process:
             self.stdin_fd = None
 
 
-def _become_test(ours: list[int], theirs: dict[int, int]) -> None:
+def _become_test(ours: list[int], theirs: dict[int, int], keep: int | None = None) -> None:
     """Only this test's own pipes, on the descriptors a run's program has them on (the coordinator's
-    own descriptors are all above them: 0-3 were taken when its pipes were made)."""
+    own descriptors are all above them: 0-3 were taken when its pipes were made), and ``keep``."""
     for fd in ours:
         os.close(fd)
     for target, fd in theirs.items():
         os.dup2(fd, target, inheritable=target != RECORD_FD)
-    os.closerange(RECORD_FD + 1, max(RECORD_FD + 2, resource.getrlimit(resource.RLIMIT_NOFILE)[0]))
+    top = max(RECORD_FD + 2, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    if keep is None:
+        os.closerange(RECORD_FD + 1, top)
+    else:
+        os.closerange(RECORD_FD + 1, keep)
+        os.closerange(keep + 1, top)
 
 
 def _read_into(fd: int, streams: dict[int, bytearray], open_reads: set[int]) -> bool:
