@@ -258,17 +258,23 @@ def main() -> int:
     finally:
         service.close()
 
-    # the first batch of a freshly started service, against its second
-    firsts, seconds = [], []
+    # the first batch of a freshly started service, against its second; and the same once the
+    # service's code workers are up (one code call that runs nothing in a sandbox: no code block)
+    firsts, seconds, primed_firsts, primed_seconds = [], [], [], []
     for _ in range(args.fresh_rounds):
-        fresh = Service()
-        try:
-            firsts.append(timed(lambda s=fresh: s.score(samples, all_or_nothing))[0])
-            seconds.append(timed(lambda s=fresh: s.score(samples, all_or_nothing))[0])
-        finally:
-            fresh.close()
+        for primed, into_first, into_second in ((False, firsts, seconds), (True, primed_firsts, primed_seconds)):
+            fresh = Service()
+            try:
+                if primed:
+                    fresh.score([{"response": "no code block", "reference": samples[0]["reference"]}], {})
+                into_first.append(timed(lambda s=fresh: s.score(samples, all_or_nothing))[0])
+                into_second.append(timed(lambda s=fresh: s.score(samples, all_or_nothing))[0])
+            finally:
+                fresh.close()
     first, warm = median(firsts), median(seconds)
+    primed_first, primed_warm = median(primed_firsts), median(primed_seconds)
     print(f"fresh service: first batch {first:.3f} s, second {warm:.3f} s")
+    print(f"fresh service, code workers up first: first batch {primed_first:.3f} s, second {primed_warm:.3f} s")
 
     if args.sandbox_fusion_url:
         fusion = measure(
@@ -297,6 +303,10 @@ def main() -> int:
         {"case": "HumanEval 164, first batch on a fresh service", "baseline": "its second batch",
          "baseline_value": round(warm * 1e3), "ours_value": round(first * 1e3), "unit": "ms/164", "ratio": round(warm / first, 2),
          "note": f"first / second = {first / warm:.2f}x; goal <= 1.5x: {goal(first <= 1.5 * warm)}"},
+        {"case": "HumanEval 164, first batch on a fresh service whose code workers are up", "baseline": "its second batch",
+         "baseline_value": round(primed_warm * 1e3), "ours_value": round(primed_first * 1e3), "unit": "ms/164",
+         "ratio": round(primed_warm / primed_first, 2),
+         "note": f"first / second = {primed_first / primed_warm:.2f}x: the sandboxes' own cold start (one code call without a code block started the workers first)"},
         {"case": "stdin/stdout submission, 100 cases", "baseline": "the same submission with 1 case",
          "baseline_value": round(stdio["one"] * 1e3, 1), "ours_value": round(stdio["hundred"] * 1e3, 1), "unit": "ms/submission",
          "ratio": round(stdio["one"] / stdio["hundred"], 3),

@@ -19,6 +19,18 @@ process; a function's result comes back strictly typed on a private channel and 
 here; exit status 0 alone never passes a test; a program that exits before its test ran fails it;
 a test run whole (asserts in loops) passes only on the record its own process writes after the
 check returned, a process the program's code never runs in.
+
+A Python submission's tests all run in **one sandboxed run** (``batch``, the default; see
+:mod:`rewardhub.sandbox.inside.batch`): inside it a coordinator that runs none of the program
+forks the test processes. Asserts and function calls share one (the program runs once, as in
+HumanEval's own harness), each stdin/stdout case and each whole test gets a fork of its own, and
+every test has its own clock: a test that hangs or kills its process fails alone and a fresh
+process goes on with the next. The coordinator checks each test's record on its own (a program
+that writes on its channel spoils only its own test) and reports what happened, never whether a
+test passed. With ``all_or_nothing`` the sandbox stops after the first test that surely failed
+(timed out, crashed, left no record); a wrong answer only this process can see, so the tests
+after it still run, under their own clocks, and count as skipped. ``batch: false`` runs each test
+as a sandboxed run of its own, as compiled languages always do.
 """
 
 from __future__ import annotations
