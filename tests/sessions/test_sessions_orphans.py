@@ -97,9 +97,15 @@ def test_kill_9_of_the_service_leaves_no_session_behind(tmp_path):
     with _serve(tmp_path / "first.log") as (service, url):
         ids = []
         for _ in range(2):
-            answer = httpx.post(f"{url}/v1/sessions", json={"runtime": "python"}, timeout=60)
+            body = {"runtime": "python", "files": {"given.txt": "x"}}
+            answer = httpx.post(f"{url}/v1/sessions", json=body, timeout=60)
             assert answer.status_code == 201, answer.text
             ids.append(answer.json()["id"])
+        # the real app's POST /v1/score judges a sample that names a session by the session's files
+        tests = {"name": "session_tests", "config": {"command": 'test "$(cat given.txt)" = x'}}
+        sample = {"response": "done", "verifier": tests, "metadata": {"session": ids[1]}}
+        [result] = httpx.post(f"{url}/v1/score", json={"samples": [sample]}, timeout=60).json()["results"]
+        assert (result["score"], result["status"]) == (1.0, "ok"), result
         # a process the session keeps running between calls, and a file in its scratch
         keep = "import subprocess; p = subprocess.Popen(['sleep', '600']); open('scratch.txt', 'w').write('x')"
         answer = httpx.post(f"{url}/v1/sessions/{ids[0]}/run", json={"code": keep}, timeout=60).json()
