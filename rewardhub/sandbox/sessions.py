@@ -436,11 +436,18 @@ class SessionManager:
         now = time.monotonic()
         for session in self.list():
             if now >= session.started + session.lifetime_s:
-                self._end(session, f"expired: it reached its lifetime of {session.lifetime_s:g} s", expired=True)
+                self._end(
+                    session, f"expired: it reached its lifetime of {session.lifetime_s:g} s", expired=True, wait=False
+                )
             elif not session.busy and now >= session.last_used + session.idle_ttl_s:
-                self._end(session, f"expired: idle for more than its TTL of {session.idle_ttl_s:g} s", expired=True)
+                self._end(
+                    session,
+                    f"expired: idle for more than its TTL of {session.idle_ttl_s:g} s",
+                    expired=True,
+                    wait=False,
+                )
             elif not session.busy and not session.box.alive:
-                self._end(session, "was lost: its sandbox died (killed from outside?)", expired=False)
+                self._end(session, "was lost: its sandbox died (killed from outside?)", expired=False, wait=False)
 
 
 def _held(cgroup_name: str) -> bool:
