@@ -133,3 +133,13 @@ def test_the_wheel_installs_beside_the_registry_verifiers_and_serves_math_and_co
     assert seen["math"] == ["ok", 1.0]
     assert seen["code"][:2] == ["ok", 1.0], seen["code"]
     shutil.rmtree(venv, ignore_errors=True)
+
+
+def test_every_test_module_has_its_own_basename():
+    """Tests mirror the import names in folders without ``__init__.py``: pytest imports each test file
+    by its basename, so two ``test_x.py`` in two folders break collection of the whole suite."""
+    names: dict[str, list[str]] = {}
+    for path in (ROOT / "tests").rglob("*.py"):
+        if path.name != "conftest.py":
+            names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in names.items() if len(paths) > 1} == {}
