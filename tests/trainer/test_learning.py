@@ -4,8 +4,10 @@ service's `exact` verifier, raises the reward without collapsing the entropy.
 The full run (1500 steps, held-out reward >= 0.9) is the example itself; this is its first 100
 steps (seeded, one CPU thread: the same 100 steps on every run), in which the reward goes from
 about 0.01 to about 0.19 while the entropy is still near 2. It runs without the reference model,
-which the example keeps only to report ``actor/ref_kl`` (its KL coefficient is 0): the steps are
-the same, each cheaper by the reference's forward pass.
+which the example keeps only to report ``actor/ref_kl`` (its KL coefficient is 0), and with the
+embedded service in the trainer's process, scored from a thread: the steps are the same, each
+cheaper by the reference's forward pass, and the run starts two interpreters fewer (the child
+processes are tested in test_end_to_end.py and test_reward_service.py).
 """
 
 import statistics
@@ -31,6 +33,8 @@ def test_toy_addition_reward_rises_without_entropy_collapse(tmp_path):
             "logging.progress=false",
             "checkpoint.save_final=false",
             "algorithm.kl.reference=false",  # reported only: the update is the same without it
+            "reward.embedded_in=thread",  # the same service and verdicts, one interpreter fewer to start
+            "reward.client_process=false",
         ],
     )
     rows = Trainer(cfg).run()
