@@ -1,4 +1,4 @@
-"""Model-based verifiers: outcome RMs, process RMs, implicit PRMs, LLM judges and rubric judges.
+"""Model-based verifiers: outcome RMs, process RMs, implicit PRMs, LLM judges, rubric and pairwise judges.
 
 Each verifier names its model in its config and runs it on a backend (transformers, an
 in-process vLLM engine, or an OpenAI-compatible endpoint) that loads the model once per process.
@@ -9,6 +9,7 @@ from .errors import BackendError, InputTooLong, UnsupportedOperation, VerdictErr
 from .implicit_prm import ImplicitPRM
 from .judge import Judge
 from .outcome_rm import OutcomeRM
+from .pairwise_judge import PairwiseJudge
 from .prm import ProcessRM
 from .rubric import RubricJudge
 
@@ -21,6 +22,7 @@ __all__ = [
     "JudgeConfig",
     "ModelConfig",
     "OutcomeRM",
+    "PairwiseJudge",
     "ProcessRM",
     "RubricJudge",
     "UnsupportedOperation",

@@ -15,6 +15,7 @@ VERIFIERS = {
     "implicit_prm": ("ImplicitPRM", "model"),
     "judge": ("Judge", "judge"),
     "rubric": ("RubricJudge", "judge"),
+    "pairwise_judge": ("PairwiseJudge", "group"),
 }
 
 
@@ -28,6 +29,7 @@ def test_exported_names() -> None:
         "JudgeConfig",
         "ModelConfig",
         "OutcomeRM",
+        "PairwiseJudge",
         "ProcessRM",
         "RubricJudge",
         "UnsupportedOperation",
