@@ -24,8 +24,9 @@ that were read. The judge's defences are the ``judge`` verifier's (:mod:`rewardh
 an empty, punctuation-only or reasoning-opener response loses to any other without a judge call
 (two of them tie), and untrusted text cannot close the prompt's tags. A group of one, or a group
 whose samples carry different prompts, is an error. It runs where group verifiers run (the CPU
-pool): use an OpenAI-compatible endpoint (a vLLM server) for large judges; ``transformers``
-loads the judge in each worker that scores a group. It does not defend against a judge that is
+pool): for a judge on a GPU, serve it with vLLM and name that server (``backend: openai``);
+``transformers`` and ``vllm`` load the judge in each worker that scores a group (one engine per
+worker, each taking its ``gpu_memory_utilization``). It does not defend against a judge that is
 simply wrong, nor against responses that argue in plain words for themselves.
 """
 
