@@ -85,7 +85,9 @@ def run_batch(
                 done = _run_series(list(enumerate(tests))[index:stop], run_series, limits, bool(spec.get("stop")))
             else:
                 process, ahead = ahead or _single(tests[index], run_one, held=False), None
-                process.go()
+                if not process.go():  # it died waiting (the program killed it): a fresh one
+                    process.close()
+                    process = _single(tests[index], run_one, held=False)
                 if index + 1 < len(tests) and tests[index + 1].get("kind") not in SERIES:
                     ahead = _single(tests[index + 1], run_one, held=True)
                 done = [_run_single(process, tests[index], limits)]
@@ -100,7 +102,8 @@ def run_batch(
 
 
 def _single(test: dict[str, Any], run_one: Callable[[dict[str, Any]], int], held: bool) -> _Process:
-    return _Process(lambda: run_one(test), _as_bytes(test.get("stdin", b"")), held=held)
+    stdio = test.get("kind") == "stdio"
+    return _Process(lambda: run_one(test), _as_bytes(test.get("stdin", b"")), held=held, keep_stdout=stdio)
 
 
 SERIES = ("assert", "call")
@@ -224,8 +227,11 @@ def _ms_since(started: float) -> float:
 class _Process:
     """A forked test process on pipes of its own: stdin, stdout, stderr, and the result channel on fd 3."""
 
-    def __init__(self, body: Callable[[], int], stdin: bytes = b"", held: bool = False) -> None:
-        """Fork it; with ``held`` it waits for :meth:`go` before it runs anything of the program."""
+    def __init__(
+        self, body: Callable[[], int], stdin: bytes = b"", held: bool = False, keep_stdout: bool = False
+    ) -> None:
+        """Fork it; with ``held`` it waits for :meth:`go` before it runs anything of the program.
+        Its stdout is kept only with ``keep_stdout`` (a stdin/stdout test's answer), else only counted."""
         held_r, self.held_w = os.pipe() if held else (None, None)
         pipes = [os.pipe() for _ in range(4)]
         ours = [pipes[0][1], pipes[1][0], pipes[2][0], pipes[3][0]]
@@ -268,9 +274,12 @@ class _Process:
         self.out_r, self.err_r, self.record_r = ours[1:]
         self.stdout, self.stderr, self.record = bytearray(), bytearray(), bytearray()
         self.streams = {self.out_r: self.stdout, self.err_r: self.stderr, self.record_r: self.record}
+        self.keep_stdout = keep_stdout
+        self.stdout_seen = 0
+        self.stderr_seen = 0
+        """Bytes of stdout and stderr so far, kept or not (stderr: only its last STDERR_CAP)."""
         self.open_reads = set(self.streams)
         self.output_mark = 0
-        self.stderr_mark = 0
         self.exited = False
         self.status: int | None = None
         try:
@@ -295,22 +304,41 @@ class _Process:
                 self._feed()
             for fd in readable:
                 if fd in self.open_reads:
-                    _read_into(fd, self.streams, self.open_reads)
-            if len(self.stdout) + len(self.stderr) - self.output_mark > cap:
+                    self._read(fd)
+            if self.stdout_seen + self.stderr_seen - self.output_mark > cap:
                 return "output_limit"
             if os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:  # exited, not reaped
                 for fd in list(self.open_reads):  # what it wrote before it exited; a leftover's pipe is not waited for
                     os.set_blocking(fd, False)
-                    while fd in self.open_reads and _read_into(fd, self.streams, self.open_reads):
+                    while fd in self.open_reads and self._read(fd):
                         pass
                 self.exited = True
 
-    def go(self) -> None:
-        """Let a held process run its test."""
-        if self.held_w is not None:
+    def go(self) -> bool:
+        """Let a held process run its test; False if it is gone."""
+        if self.held_w is None:
+            return True
+        try:
             os.write(self.held_w, b"g")
+        except OSError:
+            return False
+        finally:
             os.close(self.held_w)
             self.held_w = None
+        return True
+
+    def _read(self, fd: int) -> bool:
+        before = len(self.stdout), len(self.stderr)
+        got = _read_into(fd, self.streams, self.open_reads)
+        if fd == self.out_r:
+            self.stdout_seen += len(self.stdout) - before[0]
+            if not self.keep_stdout:
+                del self.stdout[:]
+        elif fd == self.err_r:
+            self.stderr_seen += len(self.stderr) - before[1]
+            if len(self.stderr) > 2 * STDERR_CAP:
+                del self.stderr[:-STDERR_CAP]
+        return got
 
     def take_line(self) -> bytes:
         line, _, rest = bytes(self.record).partition(b"\n")
@@ -319,13 +347,11 @@ class _Process:
 
     def mark(self) -> None:
         """The next test's output and stderr start here."""
-        self.output_mark = len(self.stdout) + len(self.stderr)
-        self.stderr_mark = len(self.stderr)
+        self.output_mark = self.stdout_seen + self.stderr_seen
+        del self.stderr[:]
 
     def stderr_tail(self) -> str:
-        return bytes(self.stderr[max(self.stderr_mark, len(self.stderr) - STDERR_CAP) :]).decode(
-            "utf-8", errors="replace"
-        )
+        return bytes(self.stderr[-STDERR_CAP:]).decode("utf-8", errors="replace")
 
     def close(self) -> int | None:
         """Kill its group (the zombie keeps the group's id ours until it is reaped), reap it; its wait status."""
