@@ -1,8 +1,11 @@
 """``pairwise_judge``: rewards for tasks without a rule, from a judge comparing a group's responses.
 
-GenRM-style comparison within a prompt's group (NeMo-Gym's ``genrm_compare``): the samples that
-share a ``group`` (and so a prompt) are compared in pairs by a judge model on any backend
-(transformers, vLLM, an OpenAI-compatible endpoint), and the comparisons become one reward each.
+GenRM-style comparison within a prompt's group: the samples that share a ``group`` (and so a
+prompt) are compared in pairs by a judge model on any backend (transformers, vLLM, an
+OpenAI-compatible endpoint), and the comparisons become one reward each. The pairs are NeMo-Gym's
+``genrm_compare`` pairs (tested against nemo-gym 0.7.0's ``generate_comparison_pairs``); its GenRM
+output (JSON ``score_1``, ``score_2``, ``ranking``, read leniently, defaults on a parse failure)
+and its score averaging are not reproduced: the verdict here is A, B or tie, read strictly.
 
 - Pairs (``strategy``): ``circular`` compares each response with the next, (0,1), (1,2), …,
   (n-1,0): n pairs; ``all_pairs`` compares every pair: n(n-1)/2.

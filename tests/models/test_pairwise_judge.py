@@ -71,6 +71,19 @@ def test_pairs_of_each_strategy():
     assert comparison_pairs(1, "all_pairs") == []
 
 
+def test_the_pairs_are_nemo_gyms_genrm_compare_pairs():
+    """nemo-gym 0.7.0's own ``generate_comparison_pairs``; its circular pair of two is (0,1), (1,0):
+    here (0, 1) once, which ``both_orders`` asks in those two orders."""
+    try:
+        from resources_servers.genrm_compare.utils import generate_comparison_pairs
+    except ImportError as exc:
+        pytest.skip(f"nemo-gym is not installed (.ci/run installs it --no-deps): {exc}")
+    cases = [(s, n) for s in ("circular", "all_pairs") for n in range(2, 17)]
+    same = sum(comparison_pairs(n, s) == generate_comparison_pairs(s, n) for s, n in cases)
+    print(f"pairs equal to nemo-gym 0.7.0 genrm_compare: {same}/{len(cases)} (circular of 2 differs, by design)")
+    assert same == len(cases) - 1 and generate_comparison_pairs("circular", 2) == [(0, 1), (1, 0)]
+
+
 def test_bradley_terry_recovers_consistent_strengths():
     # π = (4, 2, 1): P(0>1) = 2/3, P(0>2) = 4/5, P(1>2) = 2/3, observed exactly, two comparisons each
     shares = {(0, 1): [2 / 3, 2 / 3], (0, 2): [0.8, 0.8], (1, 2): [2 / 3, 2 / 3]}
