@@ -16,7 +16,8 @@ when the trainer sends it (the only exact count), else words or characters, as `
   sum is prime-rl's shaped reward. A group that solves nothing is not pushed to be short.
 
 - ``length_group_relative`` (group), the group-relative length reward of Kimi k1.5 (Kimi Team,
-  2025, arXiv 2501.12599, §2.3.3), asked for after miles's recipes:
+  2025, arXiv 2501.12599, §2.3.3). It was asked for after miles's recipes, but neither miles's
+  tree (radixark/miles) nor its package (miles-rl 0.0.2) ships a length reward to compare with:
 
       λ_i = 0.5 - (L_i - L_min) / (L_max - L_min)
       reward_i = w · λ_i if correct, w · min(0, λ_i) if not;   0 for all when L_max = L_min
