@@ -7,8 +7,9 @@ cannot be read is an ``error`` naming the field, never a guess. Length is ``meta
 when the trainer sends it (the only exact count), else words or characters, as ``length`` counts.
 
 - ``length_pass_rate`` (group), prime-rl's linear length penalty (``LinearLengthPenaltyConfig``,
-  output-token term; ``src/prime_rl/orchestrator/algo/grpo.py``), subtracted from each reward
-  before the group baseline:
+  output-token term; ``src/prime_rl/orchestrator/algo/grpo.py`` at 559b447; prime-rl is not on
+  PyPI, so the tests check numbers worked by hand), subtracted from each reward before the
+  group baseline:
 
       penalty_i = w · p · L_i / max(1, max_j L_j),   p = mean_j r_j (the group's pass rate)
 
