@@ -59,6 +59,7 @@ BENCHES: dict[str, tuple[list[str], list[str], str]] = {
         ["--modes", LOAD_MODES, "--duration", "20", "--big", "10000", "--repeat", "1"],
         "a bare FastAPI + warm math-verify process pool; lost worker: the same request without the kill",
     ),
+    "reward_cache": ([], ["--steps", "100"], "the same scorer and judge without the reward cache"),
     "trainer_vs_trl": ([], ["--steps", "100", "--seeds", "0", "--window", "20"], "TRL's GRPOTrainer, identical recipe"),
     "session_speed": (
         [],
