@@ -190,7 +190,7 @@ def main() -> int:
             "ours": "cache: true (memory)",
             "ours_value": ours["calls"],
             "unit": "judge calls",
-            "ratio": f"{base['calls'] / max(ours['calls'], 1):.2f}x",
+            "ratio": round(base["calls"] / max(ours["calls"], 1), 3),
             "note": note,
         }
     ]
