@@ -202,3 +202,34 @@ def test_a_composite_carries_a_key_over_its_leaves() -> None:
     components = result.details["components"]
     assert components["cache_match"]["details"]["verdict_key"]["verifier"] == "cache_match"
     assert json.dumps(key) == json.dumps(score(scorer(), [sample()], spec, cache=False)[0].details["verdict_key"])
+
+
+class Elsewhere(Counting):
+    """An engine whose results were not made by run_call here: a timeout, or a worker of another release."""
+
+    def __init__(self, registry: Registry, version: str | None) -> None:
+        super().__init__(registry)
+        self.version = version
+
+    async def run(self, calls, on_progress=None):  # type: ignore[no-untyped-def, override]
+        self.samples += sum(len(call.samples) for call in calls)
+        if self.version is None:
+            return [[Result.failed("timed out", status="timeout")] for _ in calls]
+        key = {**Match.verdict_key(Match.Config()), "version": self.version}
+        return [[Result(score=1.0, details={"verdict_key": key})] for _ in calls]
+
+
+def test_a_result_made_outside_run_call_is_signed_by_the_scorer() -> None:
+    registry = Registry([Match])
+    s = Scorer(registry, Elsewhere(registry, None), Settings())
+    [result] = score(s, [sample()])
+    assert result.status == "timeout" and result.details["verdict_key"] == Match.verdict_key(Match.Config())
+
+
+def test_a_verdict_signed_by_another_release_is_not_stored() -> None:
+    registry = Registry([Match])
+    s = Scorer(registry, Elsewhere(registry, "0"), Settings())
+    score(s, [sample()])
+    [again] = score(s, [sample()])
+    assert not again.cached and judged(s) == 2
+    assert again.details["verdict_key"]["version"] == "0"  # the worker's own key is reported, not replaced
