@@ -11,10 +11,12 @@ never a verdict.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from rewardhub.cache.backends import Backend, MemoryBackend, RedisBackend, SqliteBackend
@@ -143,13 +145,18 @@ class RewardCache:
 
 
 def cache_url(settings: Settings) -> str:
-    """The backend this service uses: the setting, else the Celery engine's Redis, else this process's memory."""
+    """The backend this service uses: the setting, else what its deployment already shares (the
+    Celery engine's Redis; with ``--api-workers``, a file in their ``PROMETHEUS_MULTIPROC_DIR``),
+    else this process's memory."""
     if settings.cache_backend:
         return settings.cache_backend
     if settings.execution == "celery":
         for url in (settings.result_backend, settings.broker_url):
             if url and url.startswith(("redis://", "rediss://")):
                 return urlunsplit(urlsplit(url)._replace(query=""))
+    shared_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if shared_dir:  # not *.db: prometheus_client reads every *.db file of that folder as its own
+        return f"sqlite:///{Path(shared_dir) / 'rewardhub-cache.sqlite3'}"
     return "memory"
 
 

@@ -80,8 +80,11 @@ def test_sqlite_ttl_and_sharing_between_processes(clock: Clock, tmp_path: Path) 
     assert SqliteBackend(path, "elsewhere", max_entries=10, ttl_s=100).get_many(["new"]) == [None]
 
 
-def test_the_backend_follows_the_settings(tmp_path: Path) -> None:
+def test_the_backend_follows_the_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
     assert cache_url(Settings()) == "memory"
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))  # what --api-workers N shares
+    assert cache_url(Settings()) == f"sqlite:///{tmp_path / 'rewardhub-cache.sqlite3'}"
     assert cache_url(Settings(execution="celery", broker_url="redis://h:1/2?x=y")) == "redis://h:1/2"
     assert open_cache(Settings(cache_backend="off")) is None
     sqlite = open_cache(Settings(cache_backend=f"sqlite:///{tmp_path / 'c.sqlite3'}"))
