@@ -123,7 +123,7 @@ class Settings(BaseSettings):
     cache_backend: str | None = Field(
         None,
         description="Where cached verdicts live: off, memory, sqlite:///PATH or redis://...; unset: the Celery "
-        "engine's Redis in celery mode, else memory (this process).",
+        "engine's Redis in celery mode, a file in PROMETHEUS_MULTIPROC_DIR when set (--api-workers), else memory.",
     )
     cache_verifiers: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
