@@ -1,7 +1,7 @@
-"""deploy/ is checked as far as this machine allows: there is no Docker engine and no cluster,
-so the files are parsed and held to what the service needs (health checks, the right queues,
-the sandbox's privileges, autoscaling on a queue that exists). Where a tool can validate
-offline (``kubectl kustomize``, ``docker compose config``) it is run too."""
+"""deploy/ is checked as files: parsed and held to what the service needs (health checks, the
+right queues, the sandbox's privileges, autoscaling on a queue that exists). Where a tool can
+validate offline (``kubectl kustomize``, ``docker compose config``) it is run too. The compose
+deployment itself runs in test_compose_smoke.py; no cluster is to be had here."""
 
 from __future__ import annotations
 
@@ -90,6 +90,7 @@ def test_the_sandbox_image_installs_bubblewrap_and_consumes_the_code_queue() -> 
     assert any(i == "RUN" and "python3-seccomp" in a for i, a in instructions)  # the system-call filter
     assert '"--queues", "code"' in dict(instructions)["CMD"]
     assert "SYS_ADMIN" in (DEPLOY / "Dockerfile.sandbox").read_text()  # the privilege note is there
+    assert "pivot_root" in (DEPLOY / "Dockerfile.sandbox").read_text()  # and why SYS_ADMIN alone is not enough
 
 
 def test_the_gpu_image_is_built_on_vllm_and_runs_a_gpu_worker() -> None:
@@ -137,7 +138,10 @@ def test_compose_publishes_the_api_on_loopback_only_and_requires_keys() -> None:
 
 def test_the_sandbox_worker_gets_what_bubblewrap_needs_and_the_gpu_worker_a_gpu() -> None:
     services = compose()["services"]
-    assert "SYS_ADMIN" in services["worker-code"]["cap_add"]
+    code = services["worker-code"]
+    # bubblewrap as root of the container: what the compose smoke test ran (test_compose_smoke.py)
+    assert code["user"] == "0:0" and {"SYS_ADMIN", "NET_ADMIN"} <= set(code["cap_add"])
+    assert "seccomp=unconfined" in code["security_opt"]
     devices = services["worker-gpu"]["deploy"]["resources"]["reservations"]["devices"]
     assert devices[0]["capabilities"] == ["gpu"]
     assert services["worker-gpu"]["profiles"] == ["gpu"]  # opt-in on hosts without GPUs
