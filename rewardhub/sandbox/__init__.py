@@ -7,7 +7,8 @@
 Layers, bottom up: ``inside/`` (the fork server and Python harness that run in the sandbox),
 ``isolation`` with its backends (``bwrap``, ``docker``, ``unsafe``) and ``cgroups``, ``warm`` (one
 sandbox and its protocol), ``streams`` and ``verdicts`` (the parent's side of a run), ``jobs``,
-``builds`` (compiled submissions kept by source hash) and ``pool`` (what callers use),
+``builds`` (compiled submissions kept by source hash), ``batch`` (every test of one Python
+submission in one run, a test process per test forked inside it) and ``pool`` (what callers use),
 ``service`` (the way in for callers on an event loop: the API's ``/v1/sandbox/run`` and the
 python grader); ``languages`` declares the nine languages. ``testcases`` (with ``lcb``),
 ``asserts``, ``compare`` and ``checkers`` are the trusted half of the ``code`` verifier's harness.
