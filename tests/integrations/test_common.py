@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from rewardhub.api.compat.slime import SlimeRequest, slime_sample
 from rewardhub.integrations import common, openrlhf, slime, trl, verl
 from rewardhub.integrations.common import (
     as_reference,
@@ -53,9 +54,10 @@ EXPECTED = [ChatMessage(role="system", content="Be brief."), ChatMessage(role="u
 
 def test_trl_and_slime_turn_the_same_chat_prompt_into_the_same_messages() -> None:
     [from_trl] = trl.build_samples([CHAT_PROMPT], ["4"], {"solution": ["4"]})
-    from_slime = slime.sample_from_slime(
+    payload = slime.slime_payload(
         SimpleNamespace(prompt=CHAT_PROMPT, response="4", label="4", index=0, metadata={"verifier": "exact"})
     )
+    from_slime = slime_sample(SlimeRequest.model_validate(payload))  # what the service reads of it
     assert from_trl.prompt == from_slime.prompt == EXPECTED
     assert from_trl.prompt_text() == from_slime.prompt_text() == "Be brief.\nWhat is 2+2?"
 
