@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from docker_support import docker_pool, our_containers
+from docker_support import docker_pool, our_containers, require_docker
 from sandbox_support import QUICK
 from test_sandbox_languages import ADD, COMPILED, CONNECT, CRASH, FORK, HOG, LANGS, LIMITS, SPIN, SYNTAX_ERROR
 
@@ -85,6 +85,7 @@ def outcome(case: str, result) -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def pools() -> Iterator[dict[str, SandboxPool]]:
+    require_docker()
     bwrap = SandboxPool(SandboxSettings(backend="bwrap", concurrency=1, preload=("json", "math", "numpy")))
     try:
         with docker_pool(concurrency=1) as docker:
