@@ -95,6 +95,8 @@ def test_the_budget_never_gives_a_stage_more_than_is_left() -> None:
     assert 9.0 < budget.limit(60.0) <= 10.0
     assert budget.limit(2.0) == 2.0
     assert gpu_check.Budget(-1.0).limit(60.0) == 0.0
+    shared = gpu_check.Budget(10.0, stage_limits=False)  # stages that run together share what is left
+    assert 9.0 < shared.limit(2.0) <= 10.0
 
 
 def test_the_full_plan_sizes_each_stage_for_a_gpu() -> None:
