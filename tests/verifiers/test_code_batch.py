@@ -159,3 +159,10 @@ def test_a_stdio_suite_runs_in_one_sandboxed_run_and_a_first_case_that_hangs_del
     result = score(program, reference, test_timeout_s=0.5)
     assert verdicts(result) == ["timeout"] + ["passed"] * 19
     assert len(runs) == 1
+
+
+def test_output_is_capped_per_test_not_per_shared_test_process():
+    reference = {"fn_name": "plus_k", "inputs": [[i] for i in range(12)], "outputs": [i + 7654321 for i in range(12)]}
+    program = "def plus_k(x):\n    print('x' * 200_000)\n    return x + 7654321\n"
+    result = score(program, reference)
+    assert verdicts(result) == ["passed"] * 12
