@@ -30,7 +30,7 @@ from typing import Any
 
 from rewardhub.sandbox.cgroups import SandboxCgroups
 from rewardhub.sandbox.errors import SandboxError, SandboxUnavailable
-from rewardhub.sandbox.isolation import DRIVER_DIR, PROGRAM_ENV, Isolation, UidLease, kill_uid, spawn
+from rewardhub.sandbox.isolation import DRIVER_DIR, JOB_FOLDERS, PROGRAM_ENV, Isolation, UidLease, kill_uid, spawn
 from rewardhub.sandbox.languages import LANGUAGES, SANDBOX_PATH
 from rewardhub.sandbox.limits import SANDBOX_OWN_TASKS, Limits
 from rewardhub.sandbox.settings import SandboxSettings
@@ -69,8 +69,10 @@ def docker_command(
     argv += ["--memory", f"{memory_mb + MEMORY_OVERHEAD_MB}m", "--memory-swap", f"{memory_mb + MEMORY_OVERHEAD_MB}m"]
     argv += ["--cpus", f"{cpus:g}"]
     # Docker mounts a tmpfs noexec unless told otherwise; compiled programs run from the scratch
-    argv += ["--tmpfs", f"/tmp:rw,exec,nosuid,nodev,size={scratch_mb}m,mode=1777"]
-    argv += ["--tmpfs", f"/dev/shm:rw,exec,nosuid,nodev,size={max(16, scratch_mb // 4)}m,mode=1777"]
+    # the job's writable folders (JOB_FOLDERS), as bubblewrap mounts them: /tmp the scratch, a quarter each for the rest
+    argv += ["--tmpfs", f"{JOB_FOLDERS[0]}:rw,exec,nosuid,nodev,size={scratch_mb}m,mode=1777"]
+    for folder in JOB_FOLDERS[1:]:
+        argv += ["--tmpfs", f"{folder}:rw,exec,nosuid,nodev,size={max(16, scratch_mb // 4)}m,mode=1777"]
     # read-only is enough to connect to a socket, and keeps the programs from writing to the host
     argv += ["--volume", f"{DRIVER_DIR}:{INSIDE_DRIVER_DIR}:ro", "--volume", f"{socket_dir}:{INSIDE_SOCKET_DIR}:ro"]
     for key, value in PROGRAM_ENV.items():
@@ -108,6 +110,7 @@ def _commands_in(docker: str, image: str) -> frozenset[str]:
 
 class DockerIsolation(Isolation):
     backend = "docker"
+    scratch = JOB_FOLDERS
     memory_limit = "container"
 
     def __init__(self, settings: SandboxSettings, lease: UidLease) -> None:

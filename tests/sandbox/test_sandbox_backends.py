@@ -75,6 +75,8 @@ def test_docker_command_has_every_wall():
                  "--memory-swap 640m", "--cpus 1", "--init", "--security-opt no-new-privileges", "--rm"):  # fmt: skip
         assert wall in text
     assert "--tmpfs /tmp:rw,exec,nosuid,nodev,size=256m,mode=1777" in text  # Docker's default is noexec
+    tmpfs = [argv[i + 1].split(":")[0] for i, a in enumerate(argv) if a == "--tmpfs"]
+    assert tmpfs == ["/tmp", "/dev/shm", "/mnt"]  # the job's writable folders, as bubblewrap mounts them
     assert argv[argv.index("img:1") + 1 :][:3] == ["python3", "-I", "-B"]
     assert [a for a in argv if a.startswith("--privileged")] == []
 

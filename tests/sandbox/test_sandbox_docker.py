@@ -46,6 +46,14 @@ def test_one_warm_container_serves_every_run_through_its_fork_server():
     assert our_containers() == []
 
 
+def test_a_job_writes_its_absolute_folders_in_the_container_as_under_bubblewrap():
+    """SandboxFusion's programs read and write /mnt: a private tmpfs in the container too."""
+    program = "print(open('/mnt/a').read(), end=''); open('/mnt/b', 'w').write('written')\nprint(open('/mnt/b').read())"
+    with docker_pool() as pool:
+        result = pool.run("python", program, files={"/mnt/a": "given "}, limits=QUICK)
+    assert (result.verdict, result.stdout) == ("ok", "given written\n"), result.stderr[-300:]
+
+
 def test_programs_run_as_the_sandboxs_own_uid_on_a_read_only_image():
     program = textwrap.dedent("""
         import errno, os

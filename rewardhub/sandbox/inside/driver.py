@@ -152,6 +152,11 @@ class Server:
         self.ahead = ahead
         self.spares: list[Spare] = []
         """Children forked ahead of the next runs, waiting for them (see :meth:`fork_spares`)."""
+        if self.can_change_uid and os.geteuid() == 0:
+            # Every job folder is world-writable with the sticky bit, as /tmp is. Docker gives a tmpfs
+            # the mode of the image's folder under it (755 for /mnt) whatever its mode= option says.
+            for path in scratch:
+                os.chmod(path, 0o1777)
 
     def reply(self, message: dict[str, Any]) -> None:
         wire.send_message(self.control, message)
