@@ -37,17 +37,28 @@ from typing import Any, Protocol
 from rewardhub.launcher import WorkerProcess
 from rewardhub.types import Result, Sample
 
-__all__ = ["RewardChannel", "RewardProcess", "RewardProcessError", "RewardThread", "Scored", "Scorer", "ScorerFactory"]
+__all__ = [
+    "RewardChannel",
+    "RewardProcess",
+    "RewardProcessError",
+    "RewardSource",
+    "RewardSourceFactory",
+    "RewardThread",
+    "Scored",
+]
 
 
-class Scorer(Protocol):
-    """What the trainer needs of a reward source (:class:`rewardhub.client.AsyncRewardClient` is one)."""
+class RewardSource(Protocol):
+    """What the trainer needs of a reward source (:class:`rewardhub.client.AsyncRewardClient` is one).
+
+    Not :class:`rewardhub.scoring.Scorer`, the service's own scorer of verifier trees: a reward
+    source is whatever answers ``score`` for a caller, usually the service over HTTP."""
 
     async def score(self, samples: Sequence[Sample], verifier: Any = None) -> list[Result]: ...
 
 
-ScorerFactory = Callable[[], contextlib.AbstractAsyncContextManager[Scorer]]
-"""Opens a scorer inside the reward thread's event loop (an async client must live on the loop that uses it)."""
+RewardSourceFactory = Callable[[], contextlib.AbstractAsyncContextManager[RewardSource]]
+"""Opens a reward source inside the reward thread's event loop (an async client must live on the loop that uses it)."""
 
 
 @dataclass(frozen=True)
@@ -73,15 +84,15 @@ class RewardChannel(Protocol):
 class RewardThread:
     """An event loop in a daemon thread that owns the scorer; ``submit`` returns a Future."""
 
-    def __init__(self, factory: ScorerFactory) -> None:
+    def __init__(self, factory: RewardSourceFactory) -> None:
         self._factory = factory
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="rewardhub-scorer", daemon=True)
         self._thread.start()
         self._stack = contextlib.AsyncExitStack()
-        self._scorer: Scorer = self._run(self._open())
+        self._scorer: RewardSource = self._run(self._open())
 
-    async def _open(self) -> Scorer:
+    async def _open(self) -> RewardSource:
         return await self._stack.enter_async_context(self._factory())
 
     def _run(self, coro: Any) -> Any:
@@ -129,7 +140,7 @@ class RewardProcessError(RuntimeError):
 class RewardProcess:
     """A child process that owns the scorer; ``submit`` returns a Future, as :class:`RewardThread`'s does."""
 
-    def __init__(self, factory: ScorerFactory, start_timeout_s: float = 120.0) -> None:
+    def __init__(self, factory: RewardSourceFactory, start_timeout_s: float = 120.0) -> None:
         self._conn, child = Pipe()
         self._process = WorkerProcess(target=_child_main, args=(child, factory), name="rewardhub-scorer", daemon=True)
         self._process.start()
@@ -220,7 +231,7 @@ class RewardProcess:
         self.close()
 
 
-def _child_main(conn: Connection, factory: ScorerFactory) -> None:
+def _child_main(conn: Connection, factory: RewardSourceFactory) -> None:
     """The child: open the scorer, then answer requests until told to stop (or the parent goes)."""
     try:
         thread = RewardThread(factory)

@@ -18,7 +18,7 @@ import torch
 import yaml
 from rich.console import Console
 
-from rewardhub.background import RewardChannel, ScorerFactory
+from rewardhub.background import RewardChannel, RewardSourceFactory
 
 from .checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from .config import TrainConfig
@@ -43,7 +43,7 @@ class Trainer:
     context managers yielding an object with ``async score(samples, verifier)``.
     """
 
-    def __init__(self, cfg: TrainConfig, scorer: ScorerFactory | None = None, console: Console | None = None) -> None:
+    def __init__(self, cfg: TrainConfig, scorer: RewardSourceFactory | None = None, console: Console | None = None) -> None:
         self.cfg = cfg
         self.run_dir = Path(cfg.output_dir)
         self.console = console or Console(stderr=True)

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from rewardhub.background import RewardChannel, RewardProcess, RewardThread, ScorerFactory
+from rewardhub.background import RewardChannel, RewardProcess, RewardSourceFactory, RewardThread
 from rewardhub.types import OK, Result, verifier_label
 
 from .config import RewardConfig, TrainConfig
@@ -100,7 +100,7 @@ def reward_service(cfg: TrainConfig) -> Iterator[str]:
         raise ValueError("no reward service: set reward.url, or reward.embedded: true to start one for this run")
 
 
-def service_scorer(cfg: RewardConfig, url: str) -> ScorerFactory:
+def service_scorer(cfg: RewardConfig, url: str) -> RewardSourceFactory:
     """A factory of :class:`rewardhub.client.AsyncRewardClient` for the service at ``url``.
 
     A partial of the client class (which is its own async context manager), so it pickles: the
@@ -114,7 +114,7 @@ def service_scorer(cfg: RewardConfig, url: str) -> ScorerFactory:
 
 
 @contextlib.contextmanager
-def reward_channel(cfg: TrainConfig, scorer: ScorerFactory | None = None) -> Iterator[RewardChannel]:
+def reward_channel(cfg: TrainConfig, scorer: RewardSourceFactory | None = None) -> Iterator[RewardChannel]:
     """The run's one way to the rewards, open for the block.
 
     ``scorer`` (tests, offline experiments) is run in a :class:`~rewardhub.background.RewardThread`;
