@@ -124,9 +124,13 @@ def test_a_bf16_judge_on_the_device_answers_every_sample(
     got = Judge().score_batch(samples, Judge.Config(**options, device=device, dtype="bfloat16"))
     # a random model rarely ends on a verdict line: an unreadable verdict is an error, never a guessed score
     assert all(isinstance(r, Result) for r in got)
-    assert all((r.status == "ok") or (verdict == "last_line" and r.status == "error") for r in got)  # type: ignore[union-attr]
+    # logprobs: a random model need not rank True or False among its top first tokens; that is the
+    # named error, and bf16 on the device must reach the same verdict (or the same error) as fp32 on the CPU
+    unread = {"last_line": "", "logprobs": "neither 'True' nor 'False' is among the judge's top first tokens"}
+    assert all(r.status == "ok" or (verdict in unread and unread[verdict] in (r.error or "")) for r in got)  # type: ignore[union-attr]
     if verdict == "logprobs":
         reference = Judge().score_batch(samples, Judge.Config(**options, device="cpu", dtype="float32"))
+        assert [r.status for r in got] == [r.status for r in reference]  # type: ignore[union-attr]
         assert [r.score for r in got] == pytest.approx([r.score for r in reference], abs=0.05)  # type: ignore[union-attr]
 
 
