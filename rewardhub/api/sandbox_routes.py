@@ -31,7 +31,7 @@ from rewardhub.errors import InvalidRequest
 from rewardhub.sandbox import Limits, RunResult, language
 from rewardhub.sandbox.service import run_program
 
-__all__ = ["SandboxRunRequest", "SandboxRunResponse", "router"]
+__all__ = ["SandboxRunRequest", "SandboxRunResponse", "relative_files", "router"]
 
 MAX_TIMEOUT_S = 60.0
 MAX_MEMORY_MB = 8192
@@ -39,6 +39,18 @@ MAX_FILES = 64
 DEFAULT_BODY_LIMIT = 64 << 20
 
 router = APIRouter(dependencies=[Depends(require_key)])
+
+
+def relative_files(files: dict[str, str], most: int) -> dict[str, str]:
+    """``files`` when there are at most ``most`` and each path is a plain relative one (the rule of
+    every route that writes a caller's files into a sandbox: this one and the sessions')."""
+    if len(files) > most:
+        raise ValueError(f"at most {most} files")
+    for path in files:
+        normal = posixpath.normpath(path)
+        if not path or path.startswith("/") or normal != path or normal.startswith("..") or "\0" in path:
+            raise ValueError(f"file paths must be plain relative paths: {path!r}")
+    return files
 
 
 class SandboxRunRequest(BaseModel):
@@ -59,13 +71,7 @@ class SandboxRunRequest(BaseModel):
     @field_validator("files")
     @classmethod
     def _relative_paths(cls, files: dict[str, str]) -> dict[str, str]:
-        if len(files) > MAX_FILES:
-            raise ValueError(f"at most {MAX_FILES} files")
-        for path in files:
-            normal = posixpath.normpath(path)
-            if not path or path.startswith("/") or normal != path or normal.startswith("..") or "\0" in path:
-                raise ValueError(f"file paths must be plain relative paths: {path!r}")
-        return files
+        return relative_files(files, MAX_FILES)
 
 
 class SandboxRunResponse(BaseModel):

@@ -18,7 +18,6 @@ reason; creating past the limits is 429 with ``Retry-After``. Sessions live in t
 from __future__ import annotations
 
 import asyncio
-import posixpath
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
@@ -27,6 +26,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rewardhub.api.body import parse_body, read_body
+from rewardhub.api.sandbox_routes import relative_files
 from rewardhub.api.service import require_key
 from rewardhub.sandbox.session_sandbox import SessionLimits
 from rewardhub.sandbox.sessions import SessionManager, SessionSettings, key_owner
@@ -64,13 +64,7 @@ class SessionCreateRequest(BaseModel):
     @field_validator("files")
     @classmethod
     def _relative_paths(cls, files: dict[str, str]) -> dict[str, str]:
-        if len(files) > MAX_FILES:
-            raise ValueError(f"at most {MAX_FILES} files")
-        for path in files:
-            normal = posixpath.normpath(path)
-            if not path or path.startswith("/") or normal != path or normal.startswith("..") or "\0" in path:
-                raise ValueError(f"file paths must be plain relative paths: {path!r}")
-        return files
+        return relative_files(files, MAX_FILES)
 
 
 class SessionRunRequest(BaseModel):
