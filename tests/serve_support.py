@@ -13,13 +13,15 @@ import calendar
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import httpx
+import uvicorn
 
 from rewardhub.server import free_port
 
@@ -127,3 +129,21 @@ def assert_expired_everywhere(
 def _tail(log: IO[str]) -> str:
     log.seek(0)
     return "rewardhub serve did not start; its log ends with:\n" + log.read()[-2000:]
+
+
+@contextmanager
+def in_thread(app: Any) -> Iterator[str]:
+    """Any ASGI app on a free port, in a thread; its URL."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -3,40 +3,19 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import SimpleNamespace
 
 import pytest
-import uvicorn
 from fastapi import FastAPI
+from serve_support import in_thread
 
 from rewardhub.api import session_routes
 from rewardhub.api.errors import install_error_handlers
 from rewardhub.sandbox import SandboxUnavailable
 from rewardhub.sandbox.bwrap import find_bwrap
 from rewardhub.sandbox.sessions import SessionManager, SessionSettings
-from rewardhub.server import free_port
-
-
-@contextmanager
-def in_thread(app: FastAPI) -> Iterator[str]:
-    """Any ASGI app on a free port, in a thread; its URL."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 @contextmanager
