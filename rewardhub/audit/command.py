@@ -19,6 +19,7 @@ from rewardhub.audit.cases import AuditCase, Exploit
 from rewardhub.audit.corpus import CORPORA, exploits_for, load_corpus
 from rewardhub.audit.report import plot_report, text_report
 from rewardhub.audit.run import Audit, client_score_fn, run_audit, scorer_score_fn
+from rewardhub.audit.stored import jsonl_objects
 from rewardhub.errors import InvalidRequest, RewardhubError, UnknownVerifier
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
@@ -164,27 +165,16 @@ def verifier_spec(text: str, config: str | None) -> VerifierSpec:
 def read_cases(path: Path) -> list[AuditCase]:
     """Labelled cases from JSONL; fields beyond a case's go to its metadata; a bad line names itself."""
     cases = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise RewardhubError(f"cannot read {path}: {exc.strerror}") from None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for raw, where in jsonl_objects(path):
+        extra = {k: raw.pop(k) for k in list(raw) if k not in CASE_FIELDS}
+        if extra:
+            raw["metadata"] = {**raw.get("metadata", {}), **extra}
         try:
-            raw = json.loads(line)
-            if not isinstance(raw, dict):
-                raise ValueError("a case is a JSON object")
-            extra = {k: raw.pop(k) for k in list(raw) if k not in CASE_FIELDS}
-            if extra:
-                raw["metadata"] = {**raw.get("metadata", {}), **extra}
             cases.append(AuditCase.model_validate(raw))
         except ValidationError as exc:
             error = exc.errors(include_url=False)[0]
-            where = ".".join(str(part) for part in error["loc"])
-            raise InvalidRequest(f"{path}:{number}: {where + ': ' if where else ''}{error['msg']}") from None
-        except ValueError as exc:
-            raise InvalidRequest(f"{path}:{number}: {exc}") from None
+            field = ".".join(str(part) for part in error["loc"])
+            raise InvalidRequest(f"{where}: {field + ': ' if field else ''}{error['msg']}") from None
     return cases
 
 

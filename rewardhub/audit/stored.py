@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from rewardhub.errors import InvalidRequest, RewardhubError
 from rewardhub.types import Result, Sample
 
-__all__ = ["Stored", "read_stored", "stored_from_json"]
+__all__ = ["Stored", "jsonl_objects", "read_stored", "stored_from_json"]
 
 SAMPLE_FIELDS = set(Sample.model_fields)
 DUMP_FIELDS = {"prompt", "response", "reference", "group"}
@@ -69,11 +69,11 @@ def stored_from_json(raw: dict[str, Any], where: str) -> Stored:
 
 def read_stored(path: Path, samples_path: Path | None = None) -> list[Stored]:
     """Every line of ``path``; bare results are joined by id to the samples of ``samples_path``."""
-    rows = list(_lines(path))
+    rows = list(jsonl_objects(path))
     if samples_path is None:
         return [stored_from_json(raw, where) for raw, where in rows]
     samples = {}
-    for number, (raw, where) in enumerate(_lines(samples_path), 1):
+    for number, (raw, where) in enumerate(jsonl_objects(samples_path), 1):
         raw.setdefault("id", str(number))  # as rewardhub score numbers them
         extra = {k: raw.pop(k) for k in list(raw) if k not in SAMPLE_FIELDS}
         if extra:
@@ -88,7 +88,9 @@ def read_stored(path: Path, samples_path: Path | None = None) -> list[Stored]:
     return out
 
 
-def _lines(path: Path) -> Iterable[tuple[dict[str, Any], str]]:
+def jsonl_objects(path: Path) -> Iterable[tuple[dict[str, Any], str]]:
+    """Each non-blank line of a JSONL file as an object, with ``path:line`` for messages; a line that
+    is not a JSON object is an InvalidRequest naming it (audit cases and stored samples alike)."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
