@@ -71,6 +71,8 @@ class ScorePipeline:
         self.settings = settings
         self.stats = stats
         metrics.watch_cache(scorer.cache)
+        if stats is not None:
+            stats.watch_cache(scorer.cache)
 
     def admit(
         self,

@@ -6,6 +6,10 @@ in this process's :class:`~rewardhub.ui.stats.ProcessStats`, and rows built for 
 when the snapshot is next built. A daemon thread writes the snapshot to the shared store once a second when something changed, so a slow Redis or
 a busy sqlite file never delays an answer to a trainer; a read flushes first, so the process that
 answers a poll always counts its own latest samples.
+
+The snapshot also carries the reward cache's figures (:meth:`StatsRecorder.watch_cache`), read
+from the cache when the snapshot is written, outside the lock: asking Redis for its size must not
+hold up ``observe`` on the event loop.
 """
 
 from __future__ import annotations
@@ -20,13 +24,15 @@ import uuid
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
+from rewardhub.cache import RewardCache
 from rewardhub.compose import Leaf, Node
 from rewardhub.types import Result, Sample
 from rewardhub.ui.stats import Outcome, ProcessStats, merge
 from rewardhub.ui.store import StatsStore
 
-__all__ = ["StatsRecorder", "sample_entry"]
+__all__ = ["StatsRecorder", "public_url", "sample_entry"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +62,28 @@ class StatsRecorder:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self.cache: RewardCache | None = None
+
+    def watch_cache(self, cache: RewardCache | None) -> None:
+        """Share ``cache``'s figures with every snapshot (the scorer's cache; None: no cache)."""
+        self.cache = cache
+        self._dirty = True
+
+    def cache_figures(self) -> dict[str, Any] | None:
+        """The watched cache's counts and entries as :func:`~rewardhub.ui.stats.merge_cache` adds them up."""
+        if self.cache is None:
+            return None
+        stats = self.cache.stats(with_size=True)  # entries -1: the backend did not answer
+        return {
+            "backend": public_url(self.cache.url),
+            "hits": stats.hits,
+            "misses": stats.misses,
+            "corrupt": stats.corrupt,
+            "stores": stats.stores,
+            "errors": stats.errors,
+            "entries": stats.entries,
+            "evictions": dict(stats.evictions),
+        }
 
     def observe(self, samples: Sequence[Sample], nodes: Sequence[Node], results: Sequence[Result], run: str | None):
         """Queue a request's results; they are counted when the snapshot is next built.
@@ -99,9 +127,10 @@ class StatsRecorder:
         self.store.close()
 
     def flush(self) -> None:
+        if not self._dirty:  # read unlocked: a request observed meanwhile sets it again for the next flush
+            return
+        cache = self.cache_figures()  # outside the lock (a Redis round trip)
         with self._lock:
-            if not self._dirty:
-                return
             self._count()
             while self._unbuilt:
                 seq, now, verifier, run, sample, result = self._unbuilt.popleft()
@@ -109,6 +138,7 @@ class StatsRecorder:
                 entry = sample_entry(key, now, verifier, run, sample, result, self.show_samples, self.text_chars)
                 entry["seq"] = seq  # orders a batch's samples, which share one time
                 self.stats.remember(entry)
+            self.stats.cache = cache
             snapshot = self.stats.snapshot()
             self._dirty = False
         try:
@@ -200,6 +230,14 @@ def _clip_texts(value: Any, limit: int) -> Any:
     if isinstance(value, list):
         return [_clip_texts(v, limit) for v in value[:1000]]
     return value
+
+
+def public_url(url: str) -> str:
+    """A backend URL without its credentials (``redis://:secret@host`` is shown as ``redis://host``)."""
+    parts = urlsplit(url)
+    if parts.password is None and parts.username is None:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")))
 
 
 def _process_key() -> str:

@@ -3,7 +3,7 @@
 | path | answer |
 | --- | --- |
 | ``GET /ui`` | the page (HTML; its script and style come from ``/ui/static``, nothing from elsewhere) |
-| ``GET /ui/api/stats`` | per verifier and per run: samples, samples/s, latency p50/p99, statuses, top errors, reward histogram; Celery workers |
+| ``GET /ui/api/stats`` | per verifier and per run: samples, samples/s, latency p50/p99, statuses, top errors, reward histogram; the reward cache (hit rate, entries, evictions; null when off); Celery workers |
 | ``GET /ui/api/samples?q=&verifier=&run=&status=&limit=`` | the last samples, newest first, filtered; each with ``json_url`` |
 | ``GET /ui/api/samples/{key}`` | one sample's full JSON: the sample (unless ``ui_show_samples`` is false) and its result |
 
@@ -82,6 +82,9 @@ async def stats(request: Request, service: ServiceDep) -> JSONResponse:
     answer = summarise(merged)
     answer["execution"] = service.settings.execution
     answer["show_samples"] = service.settings.ui_show_samples
+    if answer["cache"] is not None:  # the bounds the entries and evictions are read against
+        answer["cache"]["max_entries"] = service.settings.cache_max_entries
+        answer["cache"]["ttl_s"] = service.settings.cache_ttl_s
     workers = _workers(request, service)
     answer["workers"] = await asyncio.to_thread(workers.get) if workers is not None else None
     sessions = getattr(request.app.state, "sessions", None)  # rewardhub.sandbox.sessions, once one was opened

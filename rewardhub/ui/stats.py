@@ -10,6 +10,12 @@ process that answered the poll (the way Prometheus' multiprocess mode sums files
 Counts and error tallies are exact and cumulative. Percentiles and the reward histogram are over a
 window of the most recent samples per process (``WINDOW``): an operator watching a run wants what
 the verifier does now, and a window is what can be merged without keeping every sample.
+
+The reward cache's figures ride in the same snapshot (``cache``: the process's lookups by outcome,
+stores, evictions by reason, and the entry count of its backend), so the page's hit rate is the
+service's, as ``/metrics`` sums it. Entries add up across processes that each hold their own
+memory LRU; processes that share one store (a sqlite file, Redis) each report that store's whole
+count, which is taken once.
 """
 
 from __future__ import annotations
@@ -23,7 +29,18 @@ from typing import Any
 
 from rewardhub.types import STATUSES
 
-__all__ = ["WINDOW", "ProcessStats", "ScopeStats", "histogram", "merge", "percentile", "summarise"]
+__all__ = [
+    "CACHE_COUNTS",
+    "WINDOW",
+    "ProcessStats",
+    "ScopeStats",
+    "histogram",
+    "merge",
+    "merge_cache",
+    "percentile",
+    "summarise",
+    "summarise_cache",
+]
 
 WINDOW = 1000  # recent latencies and rewards kept per scope and process
 RATE_WINDOW_S = 10  # samples/s is the count over the last this many seconds
@@ -33,6 +50,9 @@ TOP_ERRORS = 5
 MAX_RUNS = 50  # runs kept per process; the least recently scored one makes room for a new one
 
 Outcome = tuple[str, float, float, str | None]  # (status, score, elapsed_ms, error) of one sample
+
+CACHE_COUNTS = ("hits", "misses", "corrupt", "stores", "errors")
+"""The cache's cumulative counts per process, summed across processes."""
 
 
 @dataclass
@@ -88,6 +108,7 @@ class ProcessStats:
     runs: dict[str, ScopeStats] = field(default_factory=dict)
     recent: deque[dict[str, Any]] = field(default_factory=deque)
     total: int = 0
+    cache: dict[str, Any] | None = None  # the reward cache's figures (see merge_cache); None: no cache
 
     def add(
         self,
@@ -124,6 +145,7 @@ class ProcessStats:
             "verifiers": {name: scope.snapshot() for name, scope in self.verifiers.items()},
             "runs": {name: scope.snapshot() for name, scope in self.runs.items()},
             "recent": list(self.recent),
+            "cache": self.cache,
         }
 
 
@@ -147,7 +169,56 @@ def merge(snapshots: list[dict[str, Any]], recent_limit: int = 200) -> dict[str,
         merged["recent"].extend(snap.get("recent", []))
     merged["recent"].sort(key=lambda entry: (entry.get("ts", 0.0), entry.get("seq", 0)), reverse=True)
     merged["recent"] = merged["recent"][:recent_limit]
+    merged["cache"] = merge_cache([snap["cache"] for snap in snapshots if snap.get("cache")])
     return merged
+
+
+def merge_cache(caches: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The cache figures of several processes as one: counts and evictions summed; entries summed
+    over memory LRUs (each process has its own) and taken once per shared store (each process
+    reports the store's whole count; the largest, the latest, wins). None when no process has a cache."""
+    if not caches:
+        return None
+    merged: dict[str, Any] = {key: 0 for key in CACHE_COUNTS}
+    merged["evictions"] = {}
+    merged["backends"] = sorted({cache.get("backend", "memory") for cache in caches})
+    memory, shared, unknown = 0, {}, False
+    for cache in caches:
+        for key in CACHE_COUNTS:
+            merged[key] += cache.get(key, 0)
+        for reason, n in cache.get("evictions", {}).items():
+            merged["evictions"][reason] = merged["evictions"].get(reason, 0) + n
+        entries, backend = cache.get("entries", -1), cache.get("backend", "memory")
+        if entries < 0:  # its backend did not answer
+            unknown = True
+        elif backend == "memory":
+            memory += entries
+        else:
+            shared[backend] = max(shared.get(backend, 0), entries)
+    merged["entries"] = None if unknown else memory + sum(shared.values())
+    return merged
+
+
+def summarise_cache(cache: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the page shows of the cache: hit rate over every lookup (a corrupt entry is a lookup that
+    did not hit), entries (None when a backend did not answer), evictions by reason."""
+    if cache is None:
+        return None
+    lookups = cache["hits"] + cache["misses"] + cache["corrupt"]
+    evictions = {"size": 0, "ttl": 0, **cache["evictions"]}
+    return {
+        "backends": cache["backends"],
+        "lookups": lookups,
+        "hits": cache["hits"],
+        "misses": cache["misses"],
+        "corrupt": cache["corrupt"],
+        "hit_rate": cache["hits"] / lookups if lookups else None,
+        "stores": cache["stores"],
+        "errors": cache["errors"],
+        "entries": cache["entries"],
+        "evictions": evictions,
+        "evicted": sum(evictions.values()),
+    }
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -208,4 +279,5 @@ def summarise(merged: dict[str, Any], now: float | None = None) -> dict[str, Any
         "total": merged["total"],
         "verifiers": {name: summarise_scope(scope, now) for name, scope in sorted(merged["verifiers"].items())},
         "runs": {name: summarise_scope(scope, now) for name, scope in sorted(merged["runs"].items())},
+        "cache": summarise_cache(merged.get("cache")),
     }

@@ -111,3 +111,41 @@ def test_runs_are_capped_and_the_least_recently_scored_one_goes_first():
     assert len(stats.runs) == MAX_RUNS
     assert "run1" not in stats.runs and {"run0", "new"} <= set(stats.runs)
     assert stats.verifiers["math"].counts["ok"] == MAX_RUNS + 2  # the verifier's figures lose nothing
+
+
+def _cache(backend="memory", entries=0, hits=0, misses=0, corrupt=0, stores=0, evictions=None):
+    return {"backend": backend, "hits": hits, "misses": misses, "corrupt": corrupt, "stores": stores, "errors": 0,
+            "entries": entries, "evictions": evictions or {}}  # fmt: skip
+
+
+def _with_cache(cache):
+    stats = ProcessStats()
+    stats.cache = cache
+    return stats.snapshot(now=NOW)
+
+
+def test_the_cache_hit_rate_counts_a_corrupt_entry_as_a_lookup_that_missed():
+    page = summarise(merge([_with_cache(_cache(entries=3, hits=3, misses=4, corrupt=1, stores=4))]), now=NOW)
+    cache = page["cache"]
+    assert (cache["lookups"], cache["hits"], cache["hit_rate"]) == (8, 3, 3 / 8)
+    assert cache["entries"] == 3 and cache["stores"] == 4
+    assert cache["evictions"] == {"size": 0, "ttl": 0} and cache["evicted"] == 0
+
+
+def test_processes_with_their_own_memory_add_entries_up_and_a_shared_store_counts_once():
+    memory = [_cache(entries=5, hits=1, misses=2, evictions={"size": 2}), _cache(entries=7, hits=3, misses=2)]
+    alone = summarise(merge([_with_cache(c) for c in memory]), now=NOW)["cache"]
+    assert (alone["entries"], alone["hits"], alone["hit_rate"]) == (12, 4, 0.5)
+    assert alone["evictions"] == {"size": 2, "ttl": 0}
+    shared = [_cache("redis://cache:6379/0", entries=40, evictions={"ttl": 1}),
+              _cache("redis://cache:6379/0", entries=41, evictions={"ttl": 2})]  # fmt: skip
+    together = summarise(merge([_with_cache(c) for c in shared]), now=NOW)["cache"]
+    assert together["entries"] == 41  # the store's count, as the latest process read it, not 81
+    assert together["evictions"]["ttl"] == 3 and together["backends"] == ["redis://cache:6379/0"]
+    assert together["hit_rate"] is None  # no lookup yet
+
+
+def test_a_cache_backend_that_did_not_answer_leaves_entries_unknown_and_no_cache_is_none():
+    down = summarise(merge([_with_cache(_cache(entries=4)), _with_cache(_cache("sqlite:///x", entries=-1))]), now=NOW)
+    assert down["cache"]["entries"] is None
+    assert summarise(merge([ProcessStats().snapshot(now=NOW)]), now=NOW)["cache"] is None

@@ -92,6 +92,25 @@ function fillWorkers(workers) {
   document.querySelector("#workers tbody").replaceChildren(...rows);
 }
 
+// The cache's cells are fixed (one row), so they are updated in place, not rebuilt.
+function fillCache(cache) {
+  const section = document.getElementById("cache-section");
+  section.hidden = !cache;
+  if (!cache) return;
+  const set = (id, value) => { document.getElementById(id).textContent = value; };
+  set("cache-backends", `(${cache.backends.join(", ")}; at most ${cache.max_entries} entries, ${cache.ttl_s} s)`);
+  set("cache-hit-rate", cache.hit_rate == null ? "–" : `${(100 * cache.hit_rate).toFixed(1)}%`);
+  set("cache-lookups", cache.lookups);
+  set("cache-hits", cache.hits);
+  set("cache-misses", cache.misses);
+  set("cache-corrupt", cache.corrupt);
+  set("cache-entries", cache.entries == null ? "unknown (backend down)" : `${cache.entries} / ${cache.max_entries}`);
+  set("cache-evicted-size", cache.evictions.size);
+  set("cache-evicted-ttl", cache.evictions.ttl);
+  set("cache-stores", cache.stores);
+  set("cache-errors", cache.errors);
+}
+
 function fillSessions(sessions) {
   const section = document.getElementById("sessions-section");
   section.hidden = !sessions;
@@ -148,6 +167,7 @@ async function refresh() {
   document.getElementById("summary").dataset.total = stats.total;
   fillFigures("verifiers", "verifier", stats.verifiers);
   fillFigures("runs", "run", stats.runs);
+  fillCache(stats.cache);
   fillWorkers(stats.workers);
   fillSessions(stats.sessions);
   document.querySelector("#samples tbody").replaceChildren(...samples.samples.map(sampleRow));
