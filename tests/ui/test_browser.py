@@ -57,9 +57,22 @@ def browser() -> Iterator[webdriver.Chrome]:
             driver.quit()
 
 
+def _texts(driver: webdriver.Chrome, css: str) -> list[str]:
+    """The visible text of every element matching css, read in one script call: the page re-renders its
+    tables on every poll, so an element found in one call may be gone (stale) by the next."""
+    script = "return [...document.querySelectorAll(arguments[0])].map(e => e.innerText.trim());"
+    return driver.execute_script(script, css)
+
+
 def _text(driver: webdriver.Chrome, css: str) -> str:
-    found = driver.find_elements(By.CSS_SELECTOR, css)
-    return found[0].text if found else ""
+    found = _texts(driver, css)
+    return found[0] if found else ""
+
+
+def _attr(driver: webdriver.Chrome, css: str, name: str) -> str | None:
+    """One attribute of the first element matching css, read in one script call (see _texts)."""
+    script = "const e = document.querySelector(arguments[0]); return e ? e.getAttribute(arguments[1]) : null;"
+    return driver.execute_script(script, css, name)
 
 
 def _wait_text(driver: webdriver.Chrome, css: str, expected: str) -> None:
@@ -90,19 +103,18 @@ def test_the_page_renders_counts_traffic_and_updates_without_a_reload(browser: w
         assert _text(browser, '#verifiers tr[data-name="math"] td.ok') == "2"
         assert _text(browser, '#verifiers tr[data-name="math"] td.error') == "0"
         assert _text(browser, '#runs tr[data-name="run-1"] td.samples') == "2"
-        hist = browser.find_element(By.CSS_SELECTOR, '#verifiers tr[data-name="math"] svg.hist')
-        assert hist.get_attribute("data-total") == "2"
+        assert _attr(browser, '#verifiers tr[data-name="math"] svg.hist', "data-total") == "2"
         _wait_text(browser, "#samples-count", "2 shown of 2 kept")
-        answers = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#samples td.answer")]
+        answers = _texts(browser, "#samples td.answer")
         assert sorted(answers) == ["4", "5"]
-        link = browser.find_element(By.CSS_SELECTOR, "#samples a.json").get_attribute("href")
+        link = browser.execute_script('return document.querySelector("#samples a.json").href;')
         assert link.startswith(f"{url}/ui/api/samples/") and client.get(link).json()["result"]["status"] == "ok"
 
         _score(client, [RIGHT, RIGHT, RIGHT], "run-2")
         _wait_text(browser, '#verifiers tr[data-name="math"] td.samples', "5")
         _wait_text(browser, '#runs tr[data-name="run-2"] td.samples', "3")
         assert browser.execute_script("return window.__loadedOnce") == "yes"
-        assert int(browser.find_element(By.ID, "updated").get_attribute("data-polls")) > 1
+        assert int(_attr(browser, "#updated", "data-polls")) > 1
 
         search = browser.find_element(By.ID, "search")
         search.send_keys("boxed{5")
@@ -119,7 +131,7 @@ def test_sample_text_is_shown_as_text_never_as_markup(browser: webdriver.Chrome)
         assert answer.status_code == 200
         browser.get(f"{url}/ui")
         _wait_text(browser, "#samples-count", "1 shown of 1 kept")
-        assert hostile in browser.find_element(By.CSS_SELECTOR, "#samples tbody").text
+        assert hostile in _text(browser, "#samples tbody")
         assert browser.find_elements(By.ID, "injected") == []
         assert browser.execute_script("return window.__pwned") is None
 
