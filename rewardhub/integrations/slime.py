@@ -11,6 +11,14 @@ The verifier is ``sample.metadata["verifier"]``, else ``REWARDHUB_VERIFIER`` (a 
 spec), else ``math``; the service is at ``REWARDHUB_URL``. Without the helper, point slime's own
 remote RM at the service: ``--rm-type remote_rm --rm-url http://HOST:8000/v1/compat/slime``.
 
+**A sample the service could not judge** (status ``timeout`` or ``error``) gets the verifier's
+failure score in its reward object, and :func:`reward` sets ``sample.remove_sample = True`` on it:
+slime's own discard, which zeroes the sample's loss mask when the rollout becomes training data
+(``RolloutManager._convert_samples_to_train_data``). Its reward still enters its group's reward
+normalisation there (slime normalises before it masks); the status, error and ``status/ok`` stay
+in the reward object for the logs. slime's own ``remote_rm`` stores the reward object only: with
+it, the sample trains with the failure score.
+
 A multi-turn rollout keeps its turns in ``sample.response`` as one text. A custom generate function
 that records the trajectory as chat messages in ``sample.metadata["messages"]`` has it scored as a
 conversation instead: text verifiers read its last assistant turn, ``tool_call`` its calls,
@@ -30,6 +38,7 @@ from rewardhub.integrations.common import (
     shared_async_client,
     verifier_spec,
 )
+from rewardhub.types import OK
 
 __all__ = ["reward", "slime_payload"]
 
@@ -43,6 +52,9 @@ async def reward(args: Any, sample: Any, **kwargs: Any) -> dict[str, Any] | list
     body = {"samples": [slime_payload(s, index) for index, s in enumerate(slime_samples)], "group": group is not None}
     answer = await shared_async_client(service_spec()).request("POST", "/v1/compat/slime/batch", body)
     rewards: list[dict[str, Any]] = answer["rewards"]  # one client per event loop, shared by the calls
+    for slime_sample, judged in zip(slime_samples, rewards, strict=True):
+        if judged.get("status") != OK:
+            slime_sample.remove_sample = True  # slime zeroes its loss mask: no judgement, no gradient
     return rewards if group is not None else rewards[0]
 
 

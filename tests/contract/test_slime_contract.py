@@ -15,6 +15,9 @@ transcribed below, each piece citing the file and commit it was read from:
   reward reads, and ``get_reward_value``: ``reward if not args.reward_key else reward[args.reward_key]``.
 - ``slime/utils/arguments.py`` @ 002fa9d6bac42357d127df88ba01853fc56f939b: the reward-model flags
   (``add_reward_model_arguments``), which parse the README's slime lines here.
+- ``slime/ray/rollout.py`` @ a51f0714179da87b1abdff81f99ae1e22034be92: the loss masks of
+  ``RolloutManager._convert_samples_to_train_data`` (a missing mask is all ones; a sample with
+  ``remove_sample`` set gets all zeros), slime's discard of one sample.
 
 A change upstream after these commits is not seen by this test; docs/compat.md says so.
 """
@@ -45,10 +48,25 @@ class Sample:
     response_length: int = 0
     label: str | None = None
     reward: float | dict[str, Any] | None = None
+    loss_mask: list[int] | None = None
+    remove_sample: bool = False
     metadata: dict = field(default_factory=dict)
 
     def get_reward_value(self, args: Any) -> float:
         return self.reward if not args.reward_key else self.reward[args.reward_key]
+
+
+def loss_masks(samples: list[Sample]) -> list[list[int]]:
+    """The loss masks of ``_convert_samples_to_train_data`` (rollout.py @ a51f0714)."""
+    masks = []
+    for sample in samples:
+        if sample.loss_mask is None:
+            sample.loss_mask = [1] * sample.response_length
+        assert len(sample.loss_mask) == sample.response_length
+        if sample.remove_sample:
+            sample.loss_mask = [0] * sample.response_length
+        masks.append(sample.loss_mask)
+    return masks
 
 
 def reward_model_parser() -> argparse.ArgumentParser:
@@ -163,3 +181,31 @@ def test_the_custom_rm_path_scores_one_sample_at_a_time_and_a_group(service: str
         for sample, reward in zip(group, rewards, strict=True):
             sample.reward = reward
         assert [s.get_reward_value(custom) for s in group] == [1.0, 0.0, 1.0]
+
+
+def test_the_custom_rm_path_removes_a_sample_it_could_not_judge_from_the_loss(service: str) -> None:
+    """slime's discard is ``sample.remove_sample``: our reward function sets it for a sample the
+    service could not judge, and slime's conversion to training data zeroes that sample's loss mask."""
+    _, custom = readme_args(service)
+    custom.group_rm = True
+    group = [
+        Sample(group_index=3, index=0, prompt="What is 2+2?", response="\\boxed{4}", label="4", response_length=3),
+        Sample(group_index=3, index=1, prompt="What is 2+2?", response="\\boxed{5}", label="4", response_length=2),
+        Sample(group_index=3, index=2, prompt="What is 2+2?", response="\\boxed{4}", label=None, response_length=4),
+    ]
+    for sample, reward in zip(group, asyncio.run(rm(custom, group)), strict=True):
+        sample.reward = reward
+    assert [s.reward["status"] for s in group] == ["ok", "ok", "error"]
+    assert [s.get_reward_value(custom) for s in group] == [1.0, 0.0, 0.0]  # the failure score, still in the group
+    assert [s.remove_sample for s in group] == [False, False, True]
+    assert loss_masks(group) == [[1, 1, 1], [1, 1], [0, 0, 0, 0]]
+
+
+def test_slimes_own_remote_rm_cannot_discard_an_unjudged_sample(service: str) -> None:
+    """With ``--rm-type remote_rm`` slime stores the reward object only: the sample keeps its loss mask
+    and trains with the failure score; its status is in the reward object for the logs."""
+    remote, _ = readme_args(service)
+    sample = Sample(prompt="q", response="4", label=None, response_length=2)
+    sample.reward = asyncio.run(remote_rm(remote, sample))
+    assert (sample.reward["status"], sample.get_reward_value(remote)) == ("error", 0.0)
+    assert loss_masks([sample]) == [[1, 1]]
