@@ -22,6 +22,8 @@ from rewardhub.api.metrics import MULTIPROC_ENV
 from rewardhub.jobs.journals import celery_redis_url
 from rewardhub.launcher import ServiceThread, free_port
 from rewardhub.logging import configure_logging
+from rewardhub.sandbox.session_host import SOCKET_ENV, TOKEN_ENV, SessionHost
+from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.settings import Settings
 
 __all__ = ["EmbeddedServer", "app_from_environment", "free_port", "serve"]
@@ -35,7 +37,10 @@ def serve(settings: Settings) -> None:
     that dies. A job submitted to one is polled through any other, so they share a job store: the
     configured ``job_store_url``, or else a sqlite file in a temporary directory that lives as long
     as this call; and their metrics are summed (prometheus_client's multiprocess mode, in the same
-    directory unless ``PROMETHEUS_MULTIPROC_DIR`` is set).
+    directory unless ``PROMETHEUS_MULTIPROC_DIR`` is set). Sessions live in this process, the
+    workers' parent (:class:`~rewardhub.sandbox.session_host.SessionHost`): a session made through one
+    worker is used through any, a worker that dies takes none with it, and this process killed takes
+    them all (their sandboxes die with the thread that started them).
     """
     options: dict[str, Any] = {
         "host": settings.host,
@@ -55,7 +60,12 @@ def serve(settings: Settings) -> None:
         os.environ.setdefault(MULTIPROC_ENV, str(Path(state_dir, "metrics")))
         Path(os.environ[MULTIPROC_ENV]).mkdir(exist_ok=True)
         os.environ[SETTINGS_ENV] = settings.model_dump_json()
-        uvicorn.run(f"{__name__}:app_from_environment", factory=True, workers=settings.api_workers, **options)
+        host = SessionHost(sandbox=SandboxSettings(backend=settings.sandbox_backend))
+        host.export()  # the workers' apps and their pools reach the sessions through it
+        try:
+            uvicorn.run(f"{__name__}:app_from_environment", factory=True, workers=settings.api_workers, **options)
+        finally:
+            host.close()
 
 
 SETTINGS_ENV = "_REWARDHUB_SERVE_SETTINGS"  # no REWARDHUB_ prefix: Settings must not read it as a field
@@ -65,7 +75,7 @@ def app_from_environment() -> Any:
     """The app factory each API worker process calls: the parent's settings, passed as JSON."""
     settings = Settings.model_validate_json(os.environ[SETTINGS_ENV])
     configure_logging(settings.log_level, settings.log_format)
-    return create_app(settings)
+    return create_app(settings, session_host=(os.environ[SOCKET_ENV], os.environ[TOKEN_ENV]))
 
 
 class EmbeddedServer(ServiceThread):

@@ -30,10 +30,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rewardhub.types import Result, Sample, VerifierKind
 
-__all__ = ["SAMPLE_FIELDS_READ", "Verifier", "VerifierConfig", "as_result", "config_hash"]
+__all__ = ["CALLER_FIELD", "SAMPLE_FIELDS_READ", "Verifier", "VerifierConfig", "as_result", "config_hash"]
 
 SAMPLE_FIELDS_READ: tuple[str, ...] = ("prompt", "response", "messages", "reference", "metadata")
 """What a verifier reads unless it says otherwise: everything but the id, the spec and the group."""
+CALLER_FIELD = "rewardhub_caller"
+"""The ``metadata`` key where the service writes who asked (a digest of the API key) for a verifier
+that ``reads_caller``; whatever a caller sent under it is replaced (or removed where no key is known)."""
 
 
 class VerifierConfig(BaseModel):
@@ -68,6 +71,9 @@ class Verifier:
     """False for a verifier that samples (a judge at temperature > 0 that wants fresh draws)."""
     cacheable: ClassVar[bool | None] = None
     """May a verdict be served again? Unset: yes, unless the verifier is a group verifier or not deterministic."""
+    reads_caller: ClassVar[bool] = False
+    """Judges something the caller owns (a session): the service writes the caller into ``metadata``
+    under :data:`CALLER_FIELD` for the samples it judges, so ownership is checked where it judges."""
 
     Config: ClassVar[type[VerifierConfig]] = VerifierConfig
 

@@ -22,6 +22,8 @@ from rewardhub.api.service import build_service
 from rewardhub.execution import Executor
 from rewardhub.logging import configure_logging
 from rewardhub.registry import Registry
+from rewardhub.sandbox.session_host import LocalSessions, SessionClient, SessionHost
+from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.settings import Settings
 
 __all__ = ["create_app"]
@@ -30,12 +32,26 @@ log = logging.getLogger(__name__)
 
 
 def create_app(
-    settings: Settings | None = None, registry: Registry | None = None, executor: Executor | None = None
+    settings: Settings | None = None,
+    registry: Registry | None = None,
+    executor: Executor | None = None,
+    session_host: tuple[str, str] | None = None,
 ) -> FastAPI:
+    """``session_host``: the (address, token) of the service's session host in another process
+    (``rewardhub serve --api-workers N``); None hosts the sessions here, for this app's own pools too."""
     settings = settings or Settings.load()
     if settings.log_format is not None:  # under uvicorn --factory nothing else configures our logs
         configure_logging(settings.log_level, settings.log_format)
+    host = None
+    sessions: LocalSessions | SessionClient
+    if session_host is None:
+        host = SessionHost(sandbox=SandboxSettings(backend=settings.sandbox_backend))
+        host.export()  # before the pools start: their workers judge session_tests through it
+        sessions = host.local
+    else:
+        sessions = SessionClient(*session_host)
     service = build_service(settings, registry, executor)
+    service.metrics.watch_sessions(sessions.stats)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -56,17 +72,19 @@ def create_app(
             await service.executor.close()
             if service.stats is not None:
                 await asyncio.to_thread(service.stats.close)
+            await asyncio.to_thread(host.close if host is not None else sessions.close)
 
     app = FastAPI(title="rewardhub", version="1", lifespan=lifespan)
     app.state.service = service
     app.state.settings = settings
+    app.state.sessions = sessions
     install_error_handlers(app)
     app.include_router(public)
     app.include_router(protected)
     app.include_router(sandbox_routes.router)
     app.include_router(session_routes.router)
     app.include_router(audit_routes.router)
-    for router in COMPAT_ROUTERS:  # OpenRLHF, slime, graders, NeMo-Gym, SandboxFusion: rewardhub.api.compat
+    for router in COMPAT_ROUTERS:  # OpenRLHF, slime, graders, NeMo-Gym, SandboxFusion, ORS: rewardhub.api.compat
         app.include_router(router)
     if settings.ui_enabled:
         from rewardhub.ui.routes import router as ui_router

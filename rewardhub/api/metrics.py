@@ -15,6 +15,12 @@
 | ``rewardhub_cache_evictions_total{reason}`` | counter | entries dropped: ``size`` (past cache_max_entries), ``ttl`` (past cache_ttl_s) |
 | ``rewardhub_cache_entries`` | gauge | entries in the reward cache (a shared store's whole count) |
 | ``rewardhub_cache_hit_ratio`` | gauge | hits over lookups since this process started |
+| ``rewardhub_sessions_live`` | gauge | sessions alive now in the service's session host |
+| ``rewardhub_sessions_created_total`` | counter | sessions created since the host started |
+| ``rewardhub_sessions_ended_total{reason}`` | counter | sessions ended: ``deleted``, ``expired`` (idle TTL), ``lifetime``, ``killed`` (sandbox killed from outside), ``lost`` (sandbox failed, service stopping) |
+| ``rewardhub_session_calls_total`` | counter | calls run in sessions (``/run``) |
+| ``rewardhub_session_call_seconds`` | histogram | wall time of one call inside its session |
+| ``rewardhub_sessions_rejected_total{reason}`` | counter | creations refused with 429: ``host_full``, ``key_full``, ``rate`` |
 
 Several API processes (``uvicorn --workers N``, gunicorn) each keep their own counters; set
 ``PROMETHEUS_MULTIPROC_DIR`` to an empty directory shared by them (before they start: the
@@ -22,6 +28,8 @@ client library reads it at import) and every process writes its values there, an
 from any of them answers the sum over all (prometheus_client's multiprocess mode). The queue
 depth is then the sum over live processes, refreshed by each process on every request it
 answers and every scrape; a process that exits is marked dead so its gauge stops counting.
+The session rows are the one session host's own counts (every API process asks the same host at
+a scrape), so they are never summed over processes.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rewardhub.cache import RewardCache
@@ -97,6 +106,12 @@ class Metrics:
         )
         self._cache: RewardCache | None = None
         self._cache_seen: collections.Counter[str] = collections.Counter()
+        self._sessions = _SessionCollector()
+        self.registry.register(self._sessions)
+
+    def watch_sessions(self, stats: Callable[[], dict[str, Any] | None]) -> None:
+        """Where the session rows come from: the session host's counts (None: no session opened yet)."""
+        self._sessions.stats = stats
 
     def child(self, metric: Any, *labels: str) -> Any:
         """``metric.labels(*labels)``, remembered: prometheus_client validates and locks on every
@@ -175,7 +190,40 @@ class Metrics:
         self.refresh()
         combined = CollectorRegistry()
         multiprocess.MultiProcessCollector(combined)
+        combined.register(self._sessions)
         return generate_latest(combined)
+
+
+class _SessionCollector:
+    """The session rows, read from the session host at each scrape."""
+
+    def __init__(self) -> None:
+        self.stats: Callable[[], dict[str, Any] | None] | None = None
+
+    def collect(self) -> list[Metric]:
+        stats = None
+        if self.stats is not None:
+            try:
+                stats = self.stats()
+            except Exception:  # noqa: BLE001 (a host that cannot answer must not fail the whole scrape)
+                stats = None
+        stats = stats or {"live": 0, "created": 0, "ended": {}, "calls": 0, "rejected": {}}
+        live = GaugeMetricFamily("rewardhub_sessions_live", "Sessions alive now", value=stats["live"])
+        created = CounterMetricFamily("rewardhub_sessions_created", "Sessions created", value=stats["created"])
+        ended = CounterMetricFamily("rewardhub_sessions_ended", "Sessions ended, by reason", labels=["reason"])
+        for reason in ("deleted", "expired", "lifetime", "killed", "lost"):
+            ended.add_metric([reason], stats["ended"].get(reason, 0))
+        calls = CounterMetricFamily("rewardhub_session_calls", "Calls run in sessions", value=stats["calls"])
+        rejected = CounterMetricFamily(
+            "rewardhub_sessions_rejected", "Session creations refused with 429", labels=["reason"]
+        )
+        for reason in ("host_full", "key_full", "rate"):
+            rejected.add_metric([reason], stats["rejected"].get(reason, 0))
+        seconds = stats.get("call_seconds") or {"sum": 0.0, "buckets": []}
+        buckets = [(repr(float(bound)), count) for bound, count in seconds["buckets"]]
+        histogram = HistogramMetricFamily("rewardhub_session_call_seconds", "Wall time of one call in its session")
+        histogram.add_metric([], [*buckets, ("+Inf", stats["calls"])], seconds["sum"])
+        return [live, created, ended, calls, rejected, histogram]
 
 
 class MetricsMiddleware:

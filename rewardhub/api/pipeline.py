@@ -4,6 +4,9 @@ A request's samples go through four steps, in this order and nowhere else:
 
 1. **plan**: the sample count is checked against the server's limit (413), then each sample's
    verifier spec is resolved into its tree; a bad spec fails the request (404/422) before any work;
+   a sample whose tree holds a verifier that ``reads_caller`` (``session_tests``) gets the caller
+   written into its metadata (:data:`~rewardhub.verifier.CALLER_FIELD`), so that verifier checks
+   that the session it judges is the caller's, wherever it runs;
 2. **admit**: the engine's queue bound (429 with Retry-After); each refusal is counted in
    ``rewardhub_rejected_total``;
 3. **score**: the :class:`~rewardhub.scoring.Scorer` runs the trees on the executor;
@@ -22,13 +25,14 @@ from dataclasses import dataclass
 
 from rewardhub.api.metrics import Metrics
 from rewardhub.api.run_tag import accept_run, current_run
-from rewardhub.compose import Node
+from rewardhub.compose import Node, leaves
 from rewardhub.errors import Overloaded, PayloadTooLarge
 from rewardhub.execution import Executor, ProgressCallback
 from rewardhub.scoring import Scorer
 from rewardhub.settings import Settings
 from rewardhub.types import Result, Sample, VerifierSpec
 from rewardhub.ui.recorder import StatsRecorder
+from rewardhub.verifier import CALLER_FIELD
 
 __all__ = ["Admitted", "ScorePipeline"]
 
@@ -80,8 +84,10 @@ class ScorePipeline:
         default: VerifierSpec | None,
         run: str | None = None,
         cache: bool | None = None,
+        caller: str | None = None,
     ) -> Admitted:
-        """Plan and admit, or refuse the request with its 4xx. ``run``: the body's tag, else the header's."""
+        """Plan and admit, or refuse the request with its 4xx. ``run``: the body's tag, else the header's;
+        ``caller``: who asks (a digest of the API key), for the verifiers that read it."""
         run = accept_run(run if run is not None else current_run())
         limit = self.settings.max_samples_per_request
         if len(samples) > limit:
@@ -90,6 +96,7 @@ class ScorePipeline:
                 f"{len(samples)} samples exceed the limit of {limit} per request", detail={"limit": limit}
             )
         nodes = self.scorer.plan(samples, default)
+        samples = self._with_caller(samples, nodes, caller)
         try:
             self.executor.admit(len(samples))
         except Overloaded:
@@ -97,12 +104,32 @@ class ScorePipeline:
             raise
         return Admitted(self, samples, nodes, run, cache)
 
+    def _with_caller(self, samples: Sequence[Sample], nodes: Sequence[Node], caller: str | None) -> Sequence[Sample]:
+        """The samples, those judged by a verifier that ``reads_caller`` with ``caller`` in their
+        metadata (and never a caller's own value under that key)."""
+        reads: dict[int, bool] = {}  # by tree: a batch shares a few
+        out: list[Sample] | None = None
+        for i, node in enumerate(nodes):
+            found = reads.get(id(node))
+            if found is None:
+                registry = self.scorer.registry
+                found = reads[id(node)] = any(registry.verifier_class(leaf.name).reads_caller for leaf in leaves(node))
+            if not found:
+                continue
+            out = list(samples) if out is None else out
+            metadata = {key: value for key, value in samples[i].metadata.items() if key != CALLER_FIELD}
+            if caller is not None:
+                metadata[CALLER_FIELD] = caller
+            out[i] = samples[i].model_copy(update={"metadata": metadata})
+        return samples if out is None else out
+
     async def score(
         self,
         samples: Sequence[Sample],
         default: VerifierSpec | None,
         run: str | None = None,
         cache: bool | None = None,
+        caller: str | None = None,
     ) -> list[Result]:
         """Plan, admit, score and observe, in one go (a request that waits for its answer)."""
-        return await self.admit(samples, default, run, cache).score()
+        return await self.admit(samples, default, run, cache, caller).score()

@@ -11,8 +11,10 @@
 
 A session belongs to the API key that made it (another key gets 404). Ended sessions answer 410
 ``session_expired`` (idle TTL, lifetime) or 404 ``session_lost`` / ``session_not_found``, with the
-reason; creating past the limits is 429 with ``Retry-After``. Sessions live in this process: with
-``--api-workers`` above 1 a session is reachable only through the process that made it.
+reason; creating past the limits is 429 with ``Retry-After``. The routes ask the service's one
+session host (:mod:`rewardhub.sandbox.session_host`): in this process, or, with ``--api-workers``
+above 1, in the ``rewardhub serve`` process above the workers, so a session made through one worker
+is used through any.
 """
 
 from __future__ import annotations
@@ -28,12 +30,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from rewardhub.api.body import parse_body, read_body
 from rewardhub.api.sandbox_routes import relative_files
 from rewardhub.api.service import require_key
-from rewardhub.sandbox.session_sandbox import SessionLimits
+from rewardhub.sandbox.session_host import LocalSessions, SessionClient
 from rewardhub.sandbox.sessions import SessionManager, SessionSettings, key_owner
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sandbox.verdicts import RunResult
 
-__all__ = ["SessionCreateRequest", "SessionRunRequest", "manager_of", "router"]
+__all__ = ["SessionCreateRequest", "SessionRunRequest", "caller_owner", "router", "sessions_of"]
 
 MAX_FILES = 256
 MAX_BODY = 64 << 20
@@ -114,24 +116,28 @@ class SessionRunResponse(BaseModel):
         )
 
 
-def manager_of(request: Request) -> SessionManager:
-    """The app's session manager, made on first use (an app that never opens a session starts none)."""
+def sessions_of(request: Request) -> LocalSessions | SessionClient:
+    """The app's sessions: the host ``create_app`` set up, a manager a test put there, or else a
+    manager of this process made on first use (an app that never opens a session starts none)."""
     state = request.app.state
     with _manager_lock:
-        manager = getattr(state, "sessions", None)
-        if manager is None:
+        sessions = getattr(state, "sessions", None)
+        if isinstance(sessions, SessionManager):
+            sessions = state.sessions = LocalSessions(sessions)
+        if sessions is None:
             settings = getattr(state, "settings", None)
             backend = getattr(settings, "sandbox_backend", None)
             sandbox = SandboxSettings(backend=backend) if backend else SandboxSettings()
-            manager = state.sessions = SessionManager(
-                getattr(state, "session_settings", None) or SessionSettings(), sandbox
+            sessions = state.sessions = LocalSessions(
+                SessionManager(getattr(state, "session_settings", None) or SessionSettings(), sandbox)
             )
-        return manager
+        return sessions
 
 
-def _owner(request: Request) -> str:
+def caller_owner(request: Request) -> str:
+    """Who owns what this request makes: a digest of its API key (Bearer, or ORS's ``X-API-Key``)."""
     _, _, token = request.headers.get("authorization", "").partition(" ")
-    return key_owner(token.strip())
+    return key_owner(token.strip() or request.headers.get("x-api-key", "").strip())
 
 
 async def _off_loop(work: Any, *args: Any) -> Any:
@@ -146,54 +152,54 @@ async def _body(request: Request, model: type[Any]) -> Any:
 @router.post("/v1/sessions", status_code=201)
 async def create_session(request: Request) -> dict[str, Any]:
     body: SessionCreateRequest = await _body(request, SessionCreateRequest)
-    manager = manager_of(request)
     lim = body.limits
-    limits = SessionLimits(
-        memory_mb=lim.memory_mb,
-        max_processes=lim.max_processes,
-        max_file_mb=lim.max_file_mb,
-        max_output_bytes=lim.max_output_kb << 10,
-        lifetime_s=lim.lifetime_s if lim.lifetime_s is not None else manager.settings.max_lifetime_s,
-    )
-    session = await _off_loop(manager.create, _owner(request), body.runtime, body.files, limits, body.ttl_s)
-    return session.describe()
+    limits = {
+        "memory_mb": lim.memory_mb,
+        "max_processes": lim.max_processes,
+        "max_file_mb": lim.max_file_mb,
+        "max_output_bytes": lim.max_output_kb << 10,
+        "lifetime_s": lim.lifetime_s,  # None: the host's largest
+    }
+    sessions = sessions_of(request)
+    return await _off_loop(sessions.create, caller_owner(request), body.runtime, body.files, limits, body.ttl_s)
 
 
 @router.get("/v1/sessions")
 async def list_sessions(request: Request) -> dict[str, Any]:
-    manager = manager_of(request)
-    return {"sessions": [s.describe() for s in manager.list(_owner(request))]}
+    return {"sessions": await _off_loop(sessions_of(request).list, caller_owner(request))}
 
 
 @router.get("/v1/sessions/{session_id}")
 async def get_session(session_id: str, request: Request) -> dict[str, Any]:
-    return manager_of(request).get(session_id, _owner(request)).describe()
+    return await _off_loop(sessions_of(request).get, session_id, caller_owner(request))
 
 
 @router.delete("/v1/sessions/{session_id}")
 async def delete_session(session_id: str, request: Request) -> dict[str, Any]:
-    await _off_loop(manager_of(request).delete, session_id, _owner(request))
+    await _off_loop(sessions_of(request).delete, session_id, caller_owner(request))
     return {"id": session_id, "deleted": True}
 
 
 @router.post("/v1/sessions/{session_id}/run", response_model=SessionRunResponse)
 async def run_in_session(session_id: str, request: Request) -> SessionRunResponse:
     body: SessionRunRequest = await _body(request, SessionRunRequest)
-    manager = manager_of(request)
-    session = manager.get(session_id, _owner(request))
+    sessions = sessions_of(request)
     if body.command is not None:
         call = {"command": body.command}
     else:
-        call = {"code": body.code} if session.runtime == "python" else {"command": body.code}
-    result = await _off_loop(manager.run, session_id, _owner(request), call, body.timeout_s)
+        session = await _off_loop(sessions.get, session_id, caller_owner(request))
+        call = {"code": body.code} if session["runtime"] == "python" else {"command": body.code}
+    result = await _off_loop(sessions.run, session_id, caller_owner(request), call, body.timeout_s)
     return SessionRunResponse.of(result)
 
 
 @router.post("/v1/sessions/{session_id}/test")
 async def test_session(session_id: str, request: Request) -> dict[str, Any]:
     body: SessionTestRequest = await _body(request, SessionTestRequest)
-    manager = manager_of(request)
-    result = await _off_loop(manager.run_tests, session_id, _owner(request), body.command, body.timeout_s, body.files)
+    sessions = sessions_of(request)
+    result = await _off_loop(
+        sessions.run_tests, session_id, caller_owner(request), body.command, body.timeout_s, body.files
+    )
     answer = SessionRunResponse.of(result).model_dump()
     answer["state"] = "lost"  # the interpreter stopped so that its code could not answer for the tests
     answer["reward"] = None if result.verdict == "sandbox_error" else float(result.verdict == "ok")

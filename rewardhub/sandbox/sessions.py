@@ -52,6 +52,7 @@ __all__ = [
     "SessionManager",
     "SessionNotFound",
     "SessionSettings",
+    "SessionStats",
     "key_owner",
 ]
 
@@ -153,6 +154,46 @@ class _Ended:
     expired: bool
 
 
+END_KINDS: tuple[str, ...] = ("deleted", "expired", "lifetime", "killed", "lost")
+"""Why sessions end, as counted: deleted by their key, idle past their TTL, at their hard lifetime,
+their sandbox killed from outside (or dead during a call), lost (the sandbox failed, the service stopped)."""
+CALL_BUCKETS: tuple[float, ...] = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+"""Upper bounds (seconds) of the call-latency histogram."""
+
+
+@dataclass
+class SessionStats:
+    """What the host counted since it started: the numbers behind ``/metrics``' session rows."""
+
+    created: int = 0
+    ended: dict[str, int] = field(default_factory=lambda: dict.fromkeys(END_KINDS, 0))
+    calls: int = 0
+    call_seconds_sum: float = 0.0
+    call_buckets: list[int] = field(default_factory=lambda: [0] * len(CALL_BUCKETS))
+    """Calls that took at most each bound of :data:`CALL_BUCKETS` (cumulative, as Prometheus counts)."""
+    rejected: dict[str, int] = field(default_factory=lambda: {"host_full": 0, "key_full": 0, "rate": 0})
+
+    def observe_call(self, seconds: float) -> None:
+        self.calls += 1
+        self.call_seconds_sum += seconds
+        for i, bound in enumerate(CALL_BUCKETS):
+            if seconds <= bound:
+                self.call_buckets[i] += 1
+
+    def as_dict(self, live: int) -> dict[str, Any]:
+        return {
+            "live": live,
+            "created": self.created,
+            "ended": dict(self.ended),
+            "calls": self.calls,
+            "call_seconds": {
+                "sum": self.call_seconds_sum,
+                "buckets": list(zip(CALL_BUCKETS, self.call_buckets, strict=True)),
+            },
+            "rejected": dict(self.rejected),
+        }
+
+
 class SessionManager:
     """Every live session of this process, their limits, and the reaper that ends them on time."""
 
@@ -168,7 +209,7 @@ class SessionManager:
         self._tokens = float(self.settings.create_burst)
         self._tokens_at = time.monotonic()
         self._starting = 0
-        self.created = 0
+        self.counts = SessionStats()
         self._closed = threading.Event()
         if os.geteuid() == 0 and self.sandbox_settings.backend != "docker":
             sweep(CGROUP_PREFIX, _held)  # cgroups of sessions whose service was killed
@@ -236,7 +277,7 @@ class SessionManager:
                 box.close()
                 raise SandboxError("the service is shutting down")
             self._sessions[session.id] = session
-            self.created += 1
+            self.counts.created += 1
         return session
 
     def get(self, session_id: str, owner: str) -> Session:
@@ -270,24 +311,27 @@ class SessionManager:
             left = session.started + session.lifetime_s - time.monotonic()
             if left <= 0:
                 raise SessionExpired(f"session {session_id!r} reached its lifetime of {session.lifetime_s:g} s")
+            began = time.monotonic()
             try:
                 result: RunResult | None = session.box.call(request, min(timeout_s, left))
             except SandboxError as exc:
                 result, failure = None, exc.message
             session.calls += 1
+            with self._lock:
+                self.counts.observe_call(time.monotonic() - began)
         finally:
             session.busy = False
             session.last_used = time.monotonic()
             session.lock.release()
         if result is None:
-            self._end(session, f"was lost: its sandbox failed ({failure})", expired=False)
+            self._end(session, f"was lost: its sandbox failed ({failure})", expired=False, kind="lost")
             raise SessionLost(f"session {session_id!r} was lost: its sandbox failed ({failure})")
         with self._lock:
             ended_meanwhile = session_id not in self._sessions
         if ended_meanwhile:  # its lifetime ran out, or it was deleted, during the call: say so, not the kill
             self.get(session_id, owner)
         if result.verdict == "sandbox_error" and not session.box.alive:
-            self._end(session, "was lost: its sandbox died during a call", expired=False)
+            self._end(session, "was lost: its sandbox died during a call", expired=False, kind="killed")
         return result
 
     def run_tests(
@@ -307,7 +351,7 @@ class SessionManager:
 
     def delete(self, session_id: str, owner: str) -> None:
         session = self.get(session_id, owner)
-        self._end(session, "was deleted", expired=False, wait=False)
+        self._end(session, "was deleted", expired=False, wait=False, kind="deleted")
 
     def list(self, owner: str | None = None) -> list[Session]:
         with self._lock:
@@ -318,7 +362,12 @@ class SessionManager:
         by_owner: dict[str, list[dict[str, Any]]] = {}
         for session in self.list():
             by_owner.setdefault(session.owner, []).append(session.describe(now))
-        return {"live": sum(map(len, by_owner.values())), "created": self.created, "by_key": by_owner}
+        return {"live": sum(map(len, by_owner.values())), "created": self.counts.created, "by_key": by_owner}
+
+    def stats(self) -> dict[str, Any]:
+        """Counts since this manager started, and the sessions live now (``/metrics``)."""
+        with self._lock:
+            return self.counts.as_dict(len(self._sessions))
 
     def close(self) -> None:
         """End every session (the service is stopping)."""
@@ -331,7 +380,7 @@ class SessionManager:
         with self._lock:
             sessions = list(self._sessions.values())
         for session in sessions:
-            self._end(session, "ended with the service", expired=False)
+            self._end(session, "ended with the service", expired=False, kind="lost")
 
     # --- limits and ends ------------------------------------------------------------------------
 
@@ -341,11 +390,13 @@ class SessionManager:
                 raise SandboxError("the service is shutting down")
             live = len(self._sessions) + self._starting
             if live >= self.settings.max_sessions:
+                self.counts.rejected["host_full"] += 1
                 raise Overloaded(
                     f"this host holds its maximum of {self.settings.max_sessions} sessions", retry_after=5.0
                 )
             mine = sum(1 for s in self._sessions.values() if s.owner == owner)
             if mine >= self.settings.max_per_key:
+                self.counts.rejected["key_full"] += 1
                 raise Overloaded(
                     f"this API key holds its maximum of {self.settings.max_per_key} sessions: delete one first",
                     retry_after=5.0,
@@ -355,19 +406,22 @@ class SessionManager:
             self._tokens = min(float(burst), self._tokens + (now - self._tokens_at) * rate)
             self._tokens_at = now
             if self._tokens < 1:
+                self.counts.rejected["rate"] += 1
                 raise Overloaded(
                     f"sessions are being created faster than {rate:g} per second", retry_after=(1 - self._tokens) / rate
                 )
             self._tokens -= 1
             self._starting += 1
 
-    def _end(self, session: Session, reason: str, expired: bool, wait: bool = True) -> None:
+    def _end(self, session: Session, reason: str, expired: bool, kind: str, wait: bool = True) -> None:
         """Forget the session (its id answers ``reason`` from now on), stop a call in flight, close it
-        (``wait=False``: in a thread of its own, so a DELETE does not wait for the sandbox to exit)."""
+        (``wait=False``: in a thread of its own, so a DELETE does not wait for the sandbox to exit).
+        ``kind``: one of :data:`END_KINDS`, what the counts file it under."""
         with self._lock:
             if self._sessions.pop(session.id, None) is None:
                 return
             self._ended[session.id] = _Ended(reason, expired)
+            self.counts.ended[kind] += 1
             while len(self._ended) > TOMBSTONES:
                 self._ended.popitem(last=False)
         if not wait:
@@ -437,7 +491,11 @@ class SessionManager:
         for session in self.list():
             if now >= session.started + session.lifetime_s:
                 self._end(
-                    session, f"expired: it reached its lifetime of {session.lifetime_s:g} s", expired=True, wait=False
+                    session,
+                    f"expired: it reached its lifetime of {session.lifetime_s:g} s",
+                    expired=True,
+                    wait=False,
+                    kind="lifetime",
                 )
             elif not session.busy and now >= session.last_used + session.idle_ttl_s:
                 self._end(
@@ -445,9 +503,16 @@ class SessionManager:
                     f"expired: idle for more than its TTL of {session.idle_ttl_s:g} s",
                     expired=True,
                     wait=False,
+                    kind="expired",
                 )
             elif not session.busy and not session.box.alive:
-                self._end(session, "was lost: its sandbox died (killed from outside?)", expired=False, wait=False)
+                self._end(
+                    session,
+                    "was lost: its sandbox died (killed from outside?)",
+                    expired=False,
+                    wait=False,
+                    kind="killed",
+                )
 
 
 def _held(cgroup_name: str) -> bool:

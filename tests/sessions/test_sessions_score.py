@@ -1,79 +1,116 @@
-"""POST /v1/score with samples that name a session: judged in it, in order with the other samples."""
+"""``session_tests`` is a verifier like any other: listed by ``GET /v1/verifiers`` with its version,
+routed by the one score pipeline (a sample naming a session is judged in that session, in order with
+the other samples), usable inside a ``sum`` and in ``/v1/jobs``; what cannot be judged (no session,
+an ended one, another key's) is a per-sample ``error``, never a 0. One real service for the module:
+the verifier runs in the code pool's worker process and reaches the session through the service."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+
+import httpx
 import pytest
-from fastapi import Request
-from fastapi.testclient import TestClient
-from session_support import session_app
 
-from rewardhub.api.body import parse_body, read_body
-from rewardhub.api.schemas import ScoreRequest, ScoreResponse
-from rewardhub.api.session_scoring import score_with_sessions
-from rewardhub.types import Result
+from rewardhub.sandbox import SandboxUnavailable
+from rewardhub.sandbox.bwrap import find_bwrap
+from rewardhub.sandbox.sessions import key_owner
+from rewardhub.server import EmbeddedServer
+from rewardhub.verifier import CALLER_FIELD
 
-
-class OtherVerifiers:
-    """The score pipeline's place: every sample it gets scores 0.5 (so a 0.5 says who judged it)."""
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    async def score(self, samples, default, run, cache):
-        self.seen += [s.id for s in samples]
-        return [Result(id=s.id, score=0.5) for s in samples]
+ADDS = "python3 -c 'from solution import add; assert add(2, 3) == 5'"
+TESTS = {"name": "session_tests", "config": {"command": ADDS}}
 
 
-@pytest.fixture
-def scoring(manager):
-    pipeline = OtherVerifiers()
-    app = session_app(manager)
-
-    @app.post("/v1/score")
-    async def score(request: Request) -> ScoreResponse:
-        body = parse_body(await read_body(request, 1 << 20), ScoreRequest)
-        return ScoreResponse(results=await score_with_sessions(request, pipeline, body), elapsed_ms=0.0)
-
-    return TestClient(app, headers={"Authorization": "Bearer key-a"}), pipeline
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    try:
+        find_bwrap("bwrap")
+    except SandboxUnavailable as exc:
+        pytest.skip(f"no bubblewrap on this machine: {exc.message}")
+    with EmbeddedServer(workers=1, api_keys=["key-a", "key-b"]) as served:
+        yield served
 
 
-def test_a_sample_naming_a_session_is_judged_by_its_tests(scoring):
-    client, pipeline = scoring
-    good = client.post("/v1/sessions", json={"files": {"solution.py": "def add(a, b):\n    return a + b\n"}}).json()[
-        "id"
-    ]
-    bad = client.post("/v1/sessions", json={"files": {"solution.py": "def add(a, b):\n    return a - b\n"}}).json()[
-        "id"
-    ]
-    tests = {
-        "name": "session_tests",
-        "config": {"command": "python3 -c 'from solution import add; assert add(2, 3) == 5'"},
-    }
+@pytest.fixture(scope="module")
+def http(url: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=url, timeout=120, headers={"Authorization": "Bearer key-a"}) as client:
+        yield client
+
+
+def _session(http: httpx.Client, body: str) -> str:
+    answer = http.post("/v1/sessions", json={"files": {"solution.py": body}})
+    assert answer.status_code == 201, answer.text
+    return answer.json()["id"]
+
+
+@pytest.fixture(scope="module")
+def good(http: httpx.Client) -> str:
+    return _session(http, "def add(a, b):\n    return a + b\n")
+
+
+@pytest.fixture(scope="module")
+def bad(http: httpx.Client) -> str:
+    return _session(http, "def add(a, b):\n    return a - b\n")
+
+
+def test_session_tests_is_listed_with_its_version(http):
+    listed = {v["name"]: v for v in http.get("/v1/verifiers").json()["verifiers"]}
+    entry = listed["session_tests"]
+    assert (entry["kind"], entry["version"], entry["cacheable"]) == ("code", "1", False)
+    assert "command" in entry["config_schema"]["required"]
+
+
+def test_a_sample_naming_a_session_is_judged_by_its_tests(http, good, bad):
     samples = [
-        {"id": "good", "response": "done", "verifier": tests, "metadata": {"session": good}},
+        {"id": "good", "response": "done", "verifier": TESTS, "metadata": {"session": good}},
         {"id": "plain", "response": "42", "verifier": "exact", "reference": "42"},
-        {"id": "bad", "response": "done", "verifier": tests, "metadata": {"session": bad}},
-        {"id": "none", "response": "done", "verifier": tests},
-        {"id": "gone", "response": "done", "verifier": tests, "metadata": {"session": "s-00000000-0123456789abcdef"}},
+        {"id": "bad", "response": "done", "verifier": TESTS, "metadata": {"session": bad}},
+        {"id": "none", "response": "done", "verifier": TESTS},
+        {"id": "gone", "response": "done", "verifier": TESTS, "metadata": {"session": "s-00000000-0123456789abcdef"}},
     ]
-    results = client.post("/v1/score", json={"samples": samples}).json()["results"]
+    results = http.post("/v1/score", json={"samples": samples}).json()["results"]
     assert [r["id"] for r in results] == ["good", "plain", "bad", "none", "gone"]
-    assert [(r["score"], r["status"]) for r in results[:3]] == [(1.0, "ok"), (0.5, "ok"), (0.0, "ok")]
+    assert [(r["score"], r["status"]) for r in results[:3]] == [(1.0, "ok"), (1.0, "ok"), (0.0, "ok")]
+    assert results[0]["details"]["verdict_key"]["verifier"] == "session_tests"
     assert results[2]["details"]["verdict"] == "runtime_error" and "AssertionError" in results[2]["details"]["stderr"]
     assert results[3]["status"] == "error" and "metadata.session" in results[3]["error"]
     assert results[4]["status"] == "error" and "earlier run" in results[4]["error"]
-    assert pipeline.seen == ["plain"]
 
 
-def test_another_keys_session_cannot_be_judged(scoring):
-    client, _ = scoring
-    session = client.post("/v1/sessions", json={}).json()["id"]
-    sample = {
-        "response": "x",
-        "verifier": {"name": "session_tests", "config": {"command": "true"}},
-        "metadata": {"session": session},
-    }
-    [result] = client.post("/v1/score", json={"samples": [sample]}, headers={"Authorization": "Bearer key-b"}).json()[
-        "results"
+def test_a_session_command_missing_from_the_config_is_a_422(http, good):
+    sample = {"response": "x", "verifier": "session_tests", "metadata": {"session": good}}
+    answer = http.post("/v1/score", json={"samples": [sample]})
+    assert answer.status_code == 422, answer.text
+
+
+def test_session_tests_inside_a_sum(http, good, bad):
+    composite = {"sum": [{"verifier": TESTS, "weight": 1.0}, {"verifier": "exact", "weight": 0.5}]}
+    samples = [
+        {"response": "ok", "reference": "ok", "verifier": composite, "metadata": {"session": good}},
+        {"response": "ok", "reference": "ok", "verifier": composite, "metadata": {"session": bad}},
     ]
+    results = http.post("/v1/score", json={"samples": samples}).json()["results"]
+    assert [(r["score"], r["status"]) for r in results] == [(1.5, "ok"), (0.5, "ok")]
+    assert results[0]["details"]["verdict_key"]["verifier"] == "sum"
+
+
+def test_session_tests_in_a_job(http, good):
+    body = {"verifier": TESTS, "samples": [{"response": "done", "metadata": {"session": good}}]}
+    accepted = http.post("/v1/jobs", json=body)
+    assert accepted.status_code == 202, accepted.text
+    deadline = time.monotonic() + 120
+    while (state := http.get(f"/v1/jobs/{accepted.json()['job_id']}").json())["status"] not in ("done", "failed"):
+        assert time.monotonic() < deadline, state
+        time.sleep(0.05)
+    [result] = state["results"]
+    assert (state["status"], result["score"], result["status"]) == ("done", 1.0, "ok")
+
+
+def test_another_keys_session_cannot_be_judged_even_naming_its_owner(http, good):
+    # key-b names key-a's session, and writes key-a's digest where the service writes the caller's
+    forged = {"session": good, CALLER_FIELD: key_owner("key-a")}
+    sample = {"response": "x", "verifier": TESTS, "metadata": forged}
+    other = {"Authorization": "Bearer key-b"}
+    [result] = http.post("/v1/score", json={"samples": [sample]}, headers=other).json()["results"]
     assert result["status"] == "error" and "no session" in result["error"]

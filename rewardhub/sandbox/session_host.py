@@ -1,0 +1,330 @@
+"""One place that holds a service's sessions, reachable from every process of that service.
+
+A session is a sandbox kept alive by the process that started it, so the processes that serve its
+calls must all reach that one process: the API workers of ``rewardhub serve --api-workers N`` (a
+session made through one is used through any other) and the worker processes where the
+``session_tests`` verifier judges a session inside the score pipeline. :class:`SessionHost` is that
+process's side: a :class:`~rewardhub.sandbox.sessions.SessionManager` (made on first use), behind a
+small JSON-over-HTTP server on an abstract unix socket. :class:`SessionClient` is everyone else's
+side, with the same methods as :class:`LocalSessions` (the manager used in place, by the process
+that holds it), so a route does not know which one it has.
+
+Why an abstract socket with a token: it leaves no file behind when the service is killed (kill -9
+must leave nothing), sandboxes cannot reach it (each has a network namespace of its own), and the
+token (inherited by the service's own processes in :data:`TOKEN_ENV`, never given to a sandbox)
+keeps other local users out. The host trusts the ``owner`` its callers send: they are the
+service's own processes, which derive it from the caller's API key.
+
+Errors cross the socket as their ``error_type`` and come out as the same exception classes, so a
+404 ``session_lost`` through another worker reads exactly as through the one holding the session.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import secrets
+import socketserver
+import threading
+from collections.abc import Callable, Mapping
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+import httpx
+
+from rewardhub.errors import InvalidRequest, Overloaded, RewardhubError
+from rewardhub.sandbox.errors import SandboxError, SandboxUnavailable
+from rewardhub.sandbox.session_sandbox import SessionLimits
+from rewardhub.sandbox.sessions import (
+    SessionBusy,
+    SessionExpired,
+    SessionLost,
+    SessionManager,
+    SessionNotFound,
+    SessionSettings,
+)
+from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.sandbox.verdicts import RunResult
+
+__all__ = ["SOCKET_ENV", "TOKEN_ENV", "LocalSessions", "SessionClient", "SessionHost", "client_from_environment"]
+
+SOCKET_ENV = "_REWARDHUB_SESSION_SOCKET"
+"""The host's socket address, for the service's own processes (no ``REWARDHUB_`` prefix: not a setting)."""
+TOKEN_ENV = "_REWARDHUB_SESSION_TOKEN"
+TOKEN_HEADER = "x-session-host-token"
+MAX_MESSAGE = 256 << 20
+
+_ERRORS: dict[str, type[RewardhubError]] = {
+    cls.error_type: cls
+    for cls in (SessionNotFound, SessionLost, SessionExpired, SessionBusy, InvalidRequest, Overloaded)
+    + (SandboxError, SandboxUnavailable)
+}
+
+
+def _limits(manager: SessionManager, body: Mapping[str, Any] | None) -> SessionLimits:
+    """A session's limits from their JSON; an unset lifetime is the host's largest."""
+    fields = dict(body or {})
+    if fields.get("lifetime_s") is None:
+        fields["lifetime_s"] = manager.settings.max_lifetime_s
+    return SessionLimits(**fields)
+
+
+def _result(answer: Mapping[str, Any]) -> RunResult:
+    return RunResult(
+        answer["verdict"],
+        answer["exit_code"],
+        answer["stdout"],
+        answer["stderr"],
+        answer["elapsed_ms"],
+        answer.get("record"),
+        dict(answer.get("details") or {}),
+    )
+
+
+def _answer(result: RunResult) -> dict[str, Any]:
+    return {
+        "verdict": result.verdict,
+        "exit_code": result.exit_code,
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "elapsed_ms": result.elapsed_ms,
+        "record": result.record,
+        "details": result.details,
+    }
+
+
+class LocalSessions:
+    """The session operations on a manager of this process; answers are plain JSON values."""
+
+    def __init__(self, manager: SessionManager | Callable[[], SessionManager]) -> None:
+        self._made = manager if isinstance(manager, SessionManager) else None
+        self._make = None if self._made is not None else manager
+        self._lock = threading.Lock()
+
+    @property
+    def manager(self) -> SessionManager:
+        if self._made is None:
+            with self._lock:
+                if self._made is None:
+                    assert self._make is not None
+                    self._made = self._make()
+        return self._made
+
+    @property
+    def opened(self) -> bool:
+        """Whether any session operation ran yet (an app that never opens a session starts no sandbox)."""
+        return self._made is not None
+
+    def create(
+        self,
+        owner: str,
+        runtime: str,
+        files: Mapping[str, str],
+        limits: Mapping[str, Any] | None,
+        ttl_s: float | None,
+    ) -> dict[str, Any]:
+        manager = self.manager
+        return manager.create(owner, runtime, files, _limits(manager, limits), ttl_s).describe()
+
+    def get(self, session_id: str, owner: str) -> dict[str, Any]:
+        return self.manager.get(session_id, owner).describe()
+
+    def list(self, owner: str) -> list[dict[str, Any]]:
+        return [session.describe() for session in self.manager.list(owner)]
+
+    def run(self, session_id: str, owner: str, request: dict[str, Any], timeout_s: float) -> RunResult:
+        return self.manager.run(session_id, owner, request, timeout_s)
+
+    def run_tests(
+        self, session_id: str, owner: str, command: str, timeout_s: float, files: Mapping[str, str] | None = None
+    ) -> RunResult:
+        return self.manager.run_tests(session_id, owner, command, timeout_s, files)
+
+    def delete(self, session_id: str, owner: str) -> None:
+        self.manager.delete(session_id, owner)
+
+    def describe(self) -> dict[str, Any]:
+        return self.manager.describe()
+
+    def stats(self) -> dict[str, Any] | None:
+        """The host's counts; None while no session was ever asked for (no manager was made)."""
+        return self.manager.stats() if self.opened else None
+
+    def close(self) -> None:
+        if self._made is not None:
+            self._made.close()
+
+
+class SessionHost:
+    """The sessions of a service, served to its other processes on an abstract unix socket."""
+
+    def __init__(self, settings: SessionSettings | None = None, sandbox: SandboxSettings | None = None) -> None:
+        self.local = LocalSessions(lambda: SessionManager(settings or SessionSettings(), sandbox))
+        self.address = f"@rewardhub-sessions-{os.getpid()}-{secrets.token_hex(8)}"
+        """The socket's name, ``@`` standing for the abstract namespace's leading NUL (which no
+        environment variable can hold)."""
+        self.token = secrets.token_hex(16)
+        self._server = _Server(_socket_path(self.address), _Handler)
+        self._server.host = self
+        self._thread = threading.Thread(target=self._server.serve_forever, name="session-host", daemon=True)
+        self._thread.start()
+
+    def export(self) -> None:
+        """Name this host in the environment that this process's children inherit (API workers, pools)."""
+        os.environ[SOCKET_ENV] = self.address
+        os.environ[TOKEN_ENV] = self.token
+
+    def handle(self, op: str, body: dict[str, Any]) -> Any:
+        local = self.local
+        if op == "create":
+            return local.create(body["owner"], body["runtime"], body["files"], body.get("limits"), body.get("ttl_s"))
+        if op == "get":
+            return local.get(body["id"], body["owner"])
+        if op == "list":
+            return local.list(body["owner"])
+        if op == "run":
+            return _answer(local.run(body["id"], body["owner"], body["request"], body["timeout_s"]))
+        if op == "run_tests":
+            result = local.run_tests(body["id"], body["owner"], body["command"], body["timeout_s"], body.get("files"))
+            return _answer(result)
+        if op == "delete":
+            local.delete(body["id"], body["owner"])
+            return None
+        if op == "describe":
+            return local.describe()
+        if op == "stats":
+            return local.stats()
+        raise InvalidRequest(f"unknown session operation {op!r}")
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self.local.close()
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    host: SessionHost
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        host = self.server.host
+        if not hmac.compare_digest(self.headers.get(TOKEN_HEADER, ""), host.token):
+            self._send(401, {"error": {"type": "unauthorized", "message": "wrong session host token"}})
+            return
+        length = int(self.headers.get("content-length") or 0)
+        if length > MAX_MESSAGE:
+            self._send(413, {"error": {"type": "payload_too_large", "message": "message too large"}})
+            return
+        try:
+            answer = host.handle(self.path.strip("/"), json.loads(self.rfile.read(length) or b"{}"))
+        except RewardhubError as exc:
+            retry_after = getattr(exc, "retry_after", None)
+            error = {"type": exc.error_type, "message": exc.message, "retry_after": retry_after}
+            self._send(exc.status_code, {"error": error})
+            return
+        except (KeyError, TypeError, ValueError) as exc:
+            self._send(400, {"error": {"type": "bad_request", "message": f"{type(exc).__name__}: {exc}"}})
+            return
+        self._send(200, {"answer": answer})
+
+    def _send(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def address_string(self) -> str:  # a unix socket's peer has no address
+        return "session-host-client"
+
+    def log_message(self, format: str, *args: Any) -> None:  # the service logs its own requests
+        return
+
+
+class SessionClient:
+    """The operations of :class:`LocalSessions`, asked of a :class:`SessionHost` in another process."""
+
+    def __init__(self, address: str, token: str, timeout_s: float = 330.0) -> None:
+        self.address = address
+        self._http = httpx.Client(
+            transport=httpx.HTTPTransport(uds=_socket_path(address)),
+            base_url="http://session-host",
+            headers={TOKEN_HEADER: token},
+            timeout=timeout_s,
+        )
+
+    def _ask(self, op: str, **body: Any) -> Any:
+        try:
+            response = self._http.post(f"/{op}", json=body)
+        except httpx.TransportError as exc:
+            raise SandboxError(f"the service's session host cannot be reached ({type(exc).__name__}: {exc})") from None
+        payload = response.json()
+        if response.status_code == 200:
+            return payload["answer"]
+        error = payload.get("error") or {}
+        cls = _ERRORS.get(error.get("type"), SandboxError)
+        if cls is Overloaded:
+            raise Overloaded(error.get("message", "overloaded"), retry_after=error.get("retry_after") or 1.0)
+        raise cls(error.get("message") or f"session host answered {response.status_code}")
+
+    def create(
+        self,
+        owner: str,
+        runtime: str,
+        files: Mapping[str, str],
+        limits: Mapping[str, Any] | None,
+        ttl_s: float | None,
+    ) -> dict[str, Any]:
+        return self._ask("create", owner=owner, runtime=runtime, files=dict(files), limits=limits, ttl_s=ttl_s)
+
+    def get(self, session_id: str, owner: str) -> dict[str, Any]:
+        return self._ask("get", id=session_id, owner=owner)
+
+    def list(self, owner: str) -> list[dict[str, Any]]:
+        return self._ask("list", owner=owner)
+
+    def run(self, session_id: str, owner: str, request: dict[str, Any], timeout_s: float) -> RunResult:
+        return _result(self._ask("run", id=session_id, owner=owner, request=request, timeout_s=timeout_s))
+
+    def run_tests(
+        self, session_id: str, owner: str, command: str, timeout_s: float, files: Mapping[str, str] | None = None
+    ) -> RunResult:
+        body = {
+            "id": session_id,
+            "owner": owner,
+            "command": command,
+            "timeout_s": timeout_s,
+            "files": dict(files or {}),
+        }
+        return _result(self._ask("run_tests", **body))
+
+    def delete(self, session_id: str, owner: str) -> None:
+        self._ask("delete", id=session_id, owner=owner)
+
+    def describe(self) -> dict[str, Any]:
+        return self._ask("describe")
+
+    def stats(self) -> dict[str, Any] | None:
+        return self._ask("stats")
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def _socket_path(address: str) -> str:
+    return "\0" + address[1:] if address.startswith("@") else address
+
+
+def client_from_environment() -> SessionClient | None:
+    """A client of the host this process's service exported (:meth:`SessionHost.export`), if any."""
+    address, token = os.environ.get(SOCKET_ENV), os.environ.get(TOKEN_ENV)
+    if not address or not token:
+        return None
+    return SessionClient(address, token)
