@@ -5,12 +5,21 @@ user) with ``python -m openrlhf.cli.train_ppo_ray`` caught before it starts Ray;
 received is parsed by ``train_ppo_ray``'s own ``__main__`` block, up to the point where it would call
 ``train(args)``. Ray and OpenRLHF's trainer modules (GPU actors) are not on that path and are stood
 in for by empty modules; everything else is OpenRLHF's released code.
+
+For a sample the service could not judge, OpenRLHF has no per-sample discard: it trains on
+``rewards`` (the failure score) and logs ``extra_logs``; its one filter is ``--algo.dynamic_filtering``,
+which drops a prompt whose samples' mean ``scores`` falls outside an open range (0, 1 by default)
+and draws another. That filter is run here as OpenRLHF's own tests run it
+(``tests/test_samples_generator.py`` in its wheel): its ``samples_generator`` module loaded with
+stand-ins for Ray, vLLM and the engine module, the rollouts produced by its real executor against
+the service.
 """
 
 from __future__ import annotations
 
 import ast
 import asyncio
+import importlib.util
 import sys
 import types
 from pathlib import Path
@@ -187,3 +196,84 @@ def _generates(response: str, tokenizer: _CharTokenizer) -> Any:
         return SimpleNamespace(outputs=[output])
 
     return generate
+
+
+def _samples_generator(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """OpenRLHF's ``samples_generator`` module, loaded as its own tests load it: Ray's ``wait`` hands
+    back the first pending result and ``get`` the result itself; vLLM and the engine module are
+    not on the reward path and are empty stand-ins."""
+    import openrlhf.trainer.ppo_utils as ppo_utils
+
+    ray = types.ModuleType("ray")
+    ray.wait = lambda refs, **_: (refs[:1], refs[1:])  # type: ignore[attr-defined]
+    ray.get = lambda ref: ref  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    vllm = types.ModuleType("vllm")
+    vllm.SamplingParams = object  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "vllm", vllm)
+    engine = types.ModuleType("openrlhf.trainer.ray.vllm_engine")
+    engine.batch_vllm_engine_call = lambda *_, **__: None  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, engine.__name__, engine)
+    path = Path(ppo_utils.__file__).parent / "samples_generator.py"
+    spec = importlib.util.spec_from_file_location("_openrlhf_samples_generator", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+# prompt, label, the two responses the policy gives; the second prompt's label is one the verifier cannot read
+PROMPTS = [("1+1=", "2", ["2</s>", "3</s>"]), ("2+2=", {"no": 1}, ["4</s>", "4</s>"]), ("3+3=", "6", ["6</s>", "5</s>"])]  # fmt: skip
+
+
+def test_dynamic_filtering_drops_a_prompt_none_of_whose_samples_could_be_judged(
+    served: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+
+    module = _samples_generator(monkeypatch)
+    tokenizer = _CharTokenizer()
+    params = SimpleNamespace(max_tokens=8, logprobs=None)
+    responses = {prompt: texts for prompt, _, texts in PROMPTS}
+
+    def dispatch(prompts: list[str], labels: list[Any], **_: Any) -> list[list[dict[str, Any]]]:
+        """What each vLLM actor's generate_responses returns: the executor's output per sample."""
+
+        async def rollouts(prompt: str, label: Any) -> list[dict[str, Any]]:
+            executor = SingleTurnAgentExecutor(remote_rm_url=f"{served}/get_reward")
+            engines = [SimpleNamespace(generate=_generates(text, tokenizer)) for text in responses[prompt]]
+            return [await executor.execute(prompt, label, params, 64, tokenizer, engine) for engine in engines]
+
+        return [asyncio.run(rollouts(prompt, label)) for prompt, label in zip(prompts, labels, strict=True)]
+
+    generator = module.SamplesGenerator.__new__(module.SamplesGenerator)
+    generator.args = SimpleNamespace(algo=SimpleNamespace(dynamic_filtering_range=(0.0, 1.0)))  # its default
+    generator._dispatch_prompts_to_vllm = dispatch
+    dataloader = iter((None, [prompt], [label], [None]) for prompt, label, _ in PROMPTS)
+    experiences, consumed, _ = generator._generate_vllm(dataloader, num_prompts=2, dynamic_filtering=True)
+
+    assert [e.prompts[0] for e in experiences] == ["1+1=", "1+1=", "3+3=", "3+3="]  # 2+2= dropped, 3+3= drawn
+    assert consumed == 3
+    assert [float(e.rewards.flatten()[0]) for e in experiences] == [1.0, 0.0, 1.0, 0.0]
+    assert {float(e.info["status/ok"].flatten()[0]) for e in experiences} == {1.0}
+
+
+def test_without_dynamic_filtering_an_unjudged_sample_trains_with_the_failure_score(
+    served: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenRLHF's experience of an unjudged sample: reward and score 0, and ``status/error`` 1 in its
+    info, which OpenRLHF averages into its logged metrics; nothing keeps it out of the loss."""
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+
+    module = _samples_generator(monkeypatch)
+    tokenizer = _CharTokenizer()
+    executor = SingleTurnAgentExecutor(remote_rm_url=f"{served}/get_reward")
+    engine = SimpleNamespace(generate=_generates("4</s>", tokenizer))
+    params = SimpleNamespace(max_tokens=8, logprobs=None)
+    output = asyncio.run(executor.execute("2+2=", {"no": 1}, params, 64, tokenizer, engine))
+    generator = module.SamplesGenerator.__new__(module.SamplesGenerator)
+    experience = generator._process_response_into_experience(output, max_len=64)
+    assert float(experience.rewards.flatten()[0]) == 0.0 and float(experience.scores.flatten()[0]) == 0.0
+    assert float(experience.info["status/error"].flatten()[0]) == 1.0
+    assert int(experience.action_mask.sum()) > 0  # its tokens are in the loss
