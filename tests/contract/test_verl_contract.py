@@ -190,3 +190,40 @@ def test_the_batch_reward_manager_class_calls_compute_score_batch(service: str) 
     assert [s["score"] for s in scores] == [1.0, 1.0, 0.0]
     rewards = manager(batch)
     assert rewards.sum(dim=-1).tolist() == [1.0, 1.0, 0.0]
+
+
+def test_an_unjudged_sample_reaches_verl_as_its_failure_score_with_its_status_in_the_extra_info(service: str) -> None:
+    """verl has no per-sample discard in its reward path: the naive manager trains on ``score``, so
+    an unjudged sample among judged ones is rewarded with the failure score (0), and its status,
+    error and ``status/ok`` ride in ``reward_extra_info`` (the keys verl logs, dumps and filters on)."""
+    tokenizer = CharTokenizer()
+    judged = [("my_source", "4", "4"), ("my_source", "5", "4")]
+    batch = rollouts([*judged, ("my_source", "4", {"not": "a string"})], tokenizer)
+    _, results = score_each(verl_config(readme_overrides("verl")[1]), tokenizer, batch)
+    assert [r["reward_score"] for r in results] == [1.0, 0.0, 0.0]
+    info = [r["reward_extra_info"] for r in results]
+    assert [i["status"] for i in info] == ["ok", "ok", "error"]
+    assert [i["status/ok"] for i in info] == [1.0, 1.0, 0.0]
+    assert [i["acc"] for i in info] == [1.0, 0.0, 0.0]
+
+
+def test_verls_group_filter_reads_a_key_under_which_a_wholly_unjudged_group_has_no_signal(service: str) -> None:
+    """verl 0.9.1's data filtering is DAPO's ``algorithm.filter_groups`` (the V1 trainer's replay
+    buffer, ``verl/trainer/ppo/v1/replay_buffer.py``, ``_dapo_filtered_keys``): it evicts and refills
+    a group whose ``metric`` (a ``reward_extra_info`` key) is the same for every trajectory. With
+    ``metric=acc`` a group of which no sample could be judged has acc 0 throughout, so verl drops it
+    as it drops an all-wrong group; a group holding one judged right answer keeps its spread. (The
+    buffer itself runs on TransferQueue actors in a Ray cluster, which is not started here: this
+    checks the config verl composes and the values its rule reads.)"""
+    overrides = [*readme_overrides("verl")[1], "trainer.use_v1=True"]
+    overrides += ["algorithm.filter_groups.enable=True", "algorithm.filter_groups.metric=acc"]
+    config = verl_config(overrides)
+    assert (config.algorithm.filter_groups.enable, config.algorithm.filter_groups.metric) == (True, "acc")
+    tokenizer = CharTokenizer()
+    unreadable = {"not": "a string"}
+    batch = rollouts([("my_source", "4", unreadable)] * 3 + [("my_source", "4", "4"), ("my_source", "4", unreadable)], tokenizer)  # fmt: skip
+    _, results = score_each(config, tokenizer, batch)
+    acc = [r["reward_extra_info"][config.algorithm.filter_groups.metric] for r in results]
+    unjudged_group, mixed_group = acc[:3], acc[3:]
+    assert len(set(unjudged_group)) == 1  # verl's rule: len(values) > 1 and np.std(values) == 0 -> evicted
+    assert len(set(mixed_group)) == 2  # kept: its unjudged sample trains with the failure score
