@@ -9,6 +9,8 @@ chat prompt into two different texts).
   lists of parts. :func:`chat_messages`: a trainer's conversation (a trajectory with
   ``tool_calls`` and tool results) as the sample's ``messages``, the same rule for content.
 - :func:`plain`, :func:`as_reference` and :func:`json_fields`: dataset labels and metadata as JSON.
+- :func:`observation`: a session call's answer as the model reads it, for every tool protocol
+  (TRL's tool function, verl's ``BaseTool``, ORS's served environment).
 """
 
 from __future__ import annotations
@@ -22,7 +24,16 @@ from pydantic import ValidationError
 
 from rewardhub.types import ChatMessage
 
-__all__ = ["TEXT_PART_TYPES", "as_reference", "chat_messages", "chat_prompt", "content_text", "json_fields", "plain"]
+__all__ = [
+    "TEXT_PART_TYPES",
+    "as_reference",
+    "chat_messages",
+    "chat_prompt",
+    "content_text",
+    "json_fields",
+    "observation",
+    "plain",
+]
 
 TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 """Content parts that carry text: chat completions' ``text``, the Responses API's ``input_text`` and
@@ -173,3 +184,18 @@ def _jsonable(value: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+# --- tool results as text ---------------------------------------------------------------------------
+
+
+def observation(answer: Mapping[str, Any]) -> str:
+    """A session call's answer as the model reads it: stdout, then stderr, then the verdict if it is not ok."""
+    parts = [answer.get("stdout") or "", answer.get("stderr") or ""]
+    text = "".join(part if part.endswith("\n") or not part else part + "\n" for part in parts)
+    status = answer.get("status")
+    if status != "ok":
+        text += f"[{status}{', exit code ' + str(answer['exit_code']) if answer.get('exit_code') is not None else ''}]"
+        if answer.get("state") == "lost":
+            text += " [the interpreter restarted: variables are gone, files are kept]"
+    return text

@@ -20,20 +20,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from rewardhub.integrations.common import ServiceSpec, service_spec, shared_client
+from rewardhub.messages import observation
 
 __all__ = ["BashSandboxEnvironment", "PythonSandboxEnvironment", "Session", "observation", "python_tool"]
-
-
-def observation(answer: Mapping[str, Any]) -> str:
-    """A call's answer as the model reads it: stdout, then stderr, then the verdict if it is not ok."""
-    parts = [answer.get("stdout") or "", answer.get("stderr") or ""]
-    text = "".join(part if part.endswith("\n") or not part else part + "\n" for part in parts)
-    status = answer.get("status")
-    if status != "ok":
-        text += f"[{status}{', exit code ' + str(answer['exit_code']) if answer.get('exit_code') is not None else ''}]"
-        if answer.get("state") == "lost":
-            text += " [the interpreter restarted: variables are gone, files are kept]"
-    return text
 
 
 class Session:

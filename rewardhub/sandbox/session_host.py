@@ -123,12 +123,17 @@ class LocalSessions:
         files: Mapping[str, str],
         limits: Mapping[str, Any] | None,
         ttl_s: float | None,
+        tags: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         manager = self.manager
-        return manager.create(owner, runtime, files, _limits(manager, limits), ttl_s).describe()
+        return manager.create(owner, runtime, files, _limits(manager, limits), ttl_s, tags).describe()
 
     def get(self, session_id: str, owner: str) -> dict[str, Any]:
         return self.manager.get(session_id, owner).describe()
+
+    def find(self, owner: str, tag: str, value: Any) -> dict[str, Any] | None:
+        found = self.manager.find(owner, tag, value)
+        return found.describe() if found is not None else None
 
     def list(self, owner: str) -> list[dict[str, Any]]:
         return [session.describe() for session in self.manager.list(owner)]
@@ -178,9 +183,13 @@ class SessionHost:
     def handle(self, op: str, body: dict[str, Any]) -> Any:
         local = self.local
         if op == "create":
-            return local.create(body["owner"], body["runtime"], body["files"], body.get("limits"), body.get("ttl_s"))
+            return local.create(
+                body["owner"], body["runtime"], body["files"], body.get("limits"), body.get("ttl_s"), body.get("tags")
+            )
         if op == "get":
             return local.get(body["id"], body["owner"])
+        if op == "find":
+            return local.find(body["owner"], body["tag"], body["value"])
         if op == "list":
             return local.list(body["owner"])
         if op == "run":
@@ -281,11 +290,16 @@ class SessionClient:
         files: Mapping[str, str],
         limits: Mapping[str, Any] | None,
         ttl_s: float | None,
+        tags: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        return self._ask("create", owner=owner, runtime=runtime, files=dict(files), limits=limits, ttl_s=ttl_s)
+        body = {"owner": owner, "runtime": runtime, "files": dict(files), "limits": limits, "ttl_s": ttl_s}
+        return self._ask("create", **body, tags=dict(tags or {}))
 
     def get(self, session_id: str, owner: str) -> dict[str, Any]:
         return self._ask("get", id=session_id, owner=owner)
+
+    def find(self, owner: str, tag: str, value: Any) -> dict[str, Any] | None:
+        return self._ask("find", owner=owner, tag=tag, value=value)
 
     def list(self, owner: str) -> list[dict[str, Any]]:
         return self._ask("list", owner=owner)

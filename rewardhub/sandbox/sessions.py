@@ -127,6 +127,8 @@ class Session:
     calls: int = 0
     busy: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+    tags: dict[str, Any] = field(default_factory=dict)
+    """What a protocol served on sessions keeps with one (ORS: its session id and task), found by :meth:`SessionManager.find`."""
 
     def expires_in(self, now: float) -> float:
         return min(self.last_used + self.idle_ttl_s, self.started + self.lifetime_s) - now
@@ -145,6 +147,7 @@ class Session:
             "lifetime_s": self.lifetime_s,
             "expires_in_s": round(max(0.0, self.expires_in(now)), 3),
             "limits": {"memory_mb": self.limits.memory_mb, "max_processes": self.limits.max_processes},
+            **({"tags": self.tags} if self.tags else {}),
         }
 
 
@@ -231,6 +234,7 @@ class SessionManager:
         files: Mapping[str, str | bytes] | None = None,
         limits: SessionLimits | None = None,
         idle_ttl_s: float | None = None,
+        tags: Mapping[str, Any] | None = None,
     ) -> Session:
         if runtime not in RUNTIMES:
             raise InvalidRequest(f"unknown runtime {runtime!r}: one of {', '.join(RUNTIMES)}")
@@ -270,6 +274,7 @@ class SessionManager:
             idle_ttl_s=ttl,
             lifetime_s=limits.lifetime_s,
             box=box,
+            tags=dict(tags or {}),
         )
         with self._lock:
             self._starting -= 1
@@ -298,6 +303,14 @@ class SessionManager:
                 "processes): sessions end with the service process that holds them"
             )
         raise SessionNotFound(f"no session {session_id!r}")
+
+    def find(self, owner: str, tag: str, value: Any) -> Session | None:
+        """The owner's live session whose ``tag`` is ``value``, if any."""
+        with self._lock:
+            for session in self._sessions.values():
+                if session.owner == owner and session.tags.get(tag) == value:
+                    return session
+        return None
 
     def run(self, session_id: str, owner: str, request: dict[str, Any], timeout_s: float) -> RunResult:
         """One call in a session (one at a time per session: a second concurrent call is 409)."""
