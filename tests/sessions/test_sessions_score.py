@@ -1,16 +1,19 @@
 """``session_tests`` is a verifier like any other: listed by ``GET /v1/verifiers`` with its version,
 routed by the one score pipeline (a sample naming a session is judged in that session, in order with
 the other samples), usable inside a ``sum`` and in ``/v1/jobs``; what cannot be judged (no session,
-an ended one, another key's) is a per-sample ``error``, never a 0. One real service for the module:
-the verifier runs in the code pool's worker process and reaches the session through the service."""
+an ended one, another key's) is a per-sample ``error``, never a 0. And ``/metrics`` counts the
+sessions. One real service for the module: the verifier runs in the code pool's worker process and
+reaches the session through the service."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from rewardhub.sandbox import SandboxUnavailable
 from rewardhub.sandbox.bwrap import find_bwrap
@@ -18,6 +21,7 @@ from rewardhub.sandbox.sessions import key_owner
 from rewardhub.server import EmbeddedServer
 from rewardhub.verifier import CALLER_FIELD
 
+PER_KEY = 3
 ADDS = "python3 -c 'from solution import add; assert add(2, 3) == 5'"
 TESTS = {"name": "session_tests", "config": {"command": ADDS}}
 
@@ -28,8 +32,12 @@ def url() -> Iterator[str]:
         find_bwrap("bwrap")
     except SandboxUnavailable as exc:
         pytest.skip(f"no bubblewrap on this machine: {exc.message}")
-    with EmbeddedServer(workers=1, api_keys=["key-a", "key-b"]) as served:
-        yield served
+    os.environ["REWARDHUB_SESSION_MAX_PER_KEY"] = str(PER_KEY)  # read when the first session opens
+    try:
+        with EmbeddedServer(workers=1, api_keys=["key-a", "key-b", "key-m"]) as served:
+            yield served
+    finally:
+        del os.environ["REWARDHUB_SESSION_MAX_PER_KEY"]
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +122,40 @@ def test_another_keys_session_cannot_be_judged_even_naming_its_owner(http, good)
     other = {"Authorization": "Bearer key-b"}
     [result] = http.post("/v1/score", json={"samples": [sample]}, headers=other).json()["results"]
     assert result["status"] == "error" and "no session" in result["error"]
+
+
+def _session_metrics(http: httpx.Client) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    text = http.get("/metrics").text
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        if family.name.startswith(("rewardhub_session", "rewardhub_sessions"))
+        for sample in family.samples
+    }
+
+
+def test_metrics_count_sessions_calls_ends_and_refusals(http, good, bad):
+    before = _session_metrics(http)
+    mine = {"Authorization": "Bearer key-m"}
+    made = [http.post("/v1/sessions", json={}, headers=mine) for _ in range(PER_KEY + 1)]
+    assert [answer.status_code for answer in made] == [201] * PER_KEY + [429]
+    ran = http.post(f"/v1/sessions/{made[0].json()['id']}/run", json={"code": "x = 1"}, headers=mine)
+    assert ran.json()["status"] == "ok"
+    for answer in made[:PER_KEY]:
+        assert http.delete(f"/v1/sessions/{answer.json()['id']}", headers=mine).status_code == 200
+    after = _session_metrics(http)
+
+    def grew(name: str, **labels: str) -> float:
+        key = (name, tuple(sorted(labels.items())))
+        return after[key] - before.get(key, 0.0)
+
+    assert grew("rewardhub_sessions_created_total") == PER_KEY
+    assert grew("rewardhub_sessions_rejected_total", reason="key_full") == 1
+    assert grew("rewardhub_sessions_rejected_total", reason="rate") == 0
+    assert grew("rewardhub_sessions_ended_total", reason="deleted") == PER_KEY
+    assert grew("rewardhub_sessions_ended_total", reason="expired") == 0
+    assert grew("rewardhub_session_calls_total") == 1
+    assert grew("rewardhub_session_call_seconds_count") == 1
+    assert grew("rewardhub_session_call_seconds_bucket", le="+Inf") == 1
+    assert grew("rewardhub_sessions_live") == 0  # made and deleted
+    assert after[("rewardhub_sessions_live", ())] >= 2  # the module's good and bad sessions
