@@ -22,27 +22,32 @@ from rewardhub.launcher import ServiceProcess, free_port
 SAMPLE = {"response": "\\boxed{1}", "reference": "1"}
 
 
-def _post(url: str, n: int, run: str) -> None:
+def _post(url: str, n: int, run: str, cache: bool | None = None) -> None:
     # A new connection per request, so a multi-process server spreads them over its processes.
+    body = {"verifier": "math", "samples": [SAMPLE], **({"cache": cache} if cache is not None else {})}
     for _ in range(n):
-        answer = httpx.post(
-            f"{url}/v1/score", json={"verifier": "math", "samples": [SAMPLE]}, headers={"X-Rewardhub-Run": run}
-        )
+        answer = httpx.post(f"{url}/v1/score", json=body, headers={"X-Rewardhub-Run": run})
         assert answer.status_code == 200
 
 
 def test_two_services_on_one_sqlite_store_show_the_sum(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """They share a sqlite reward cache too: the one verdict is judged once, each service counts its
+    own hits, and the page shows the store's one entry, not one per service."""
     monkeypatch.setenv("REWARDHUB_UI_STORE", f"sqlite:///{tmp_path / 'ui.db'}")
+    monkeypatch.setenv("REWARDHUB_CACHE_BACKEND", f"sqlite:///{tmp_path / 'cache.sqlite3'}")
     with ServiceProcess(workers=1) as first, ServiceProcess(workers=1) as second:
-        _post(first, 3, "shared")
-        _post(second, 2, "shared")
+        _post(first, 3, "shared", cache=True)
+        _post(second, 2, "shared", cache=True)
         for url in (first, second):
             with httpx.Client(base_url=url) as client:
-                figures = wait_for(lambda c=client: stats(c), lambda s: s["total"] == 5)
+                figures = wait_for(lambda c=client: stats(c), lambda s: s["total"] == 5 and s["cache"]["lookups"] == 5)
                 assert figures["processes"] == 2
                 assert figures["verifiers"]["math"]["samples"] == 5
                 assert figures["runs"]["shared"]["status"]["ok"] == 5
                 assert len(client.get("/ui/api/samples").json()["samples"]) == 5
+                cache = figures["cache"]
+                assert (cache["hits"], cache["misses"], cache["entries"]) == (4, 1, 1)
+                assert cache["backends"] == [f"sqlite:///{tmp_path / 'cache.sqlite3'}"]
 
 
 def test_uvicorn_workers_with_a_prometheus_multiprocess_dir_share_the_page(tmp_path: Path):
