@@ -16,8 +16,10 @@ failure score in its reward object, and :func:`reward` sets ``sample.remove_samp
 slime's own discard, which zeroes the sample's loss mask when the rollout becomes training data
 (``RolloutManager._convert_samples_to_train_data``). Its reward still enters its group's reward
 normalisation there (slime normalises before it masks); the status, error and ``status/ok`` stay
-in the reward object for the logs. slime's own ``remote_rm`` stores the reward object only: with
-it, the sample trains with the failure score.
+in the reward object for the logs. ``sample.status`` is left alone: slime's generation reads it
+(only ``PENDING`` or ``ABORTED`` samples are generated, ``COMPLETED`` and ``TRUNCATED`` ones are
+done), so a ``FAILED`` set here would break a partial rollout that resumes the sample. slime's own
+``remote_rm`` stores the reward object only: with it, the sample trains with the failure score.
 
 A multi-turn rollout keeps its turns in ``sample.response`` as one text. A custom generate function
 that records the trajectory as chat messages in ``sample.metadata["messages"]`` has it scored as a
