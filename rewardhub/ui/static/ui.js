@@ -98,7 +98,7 @@ function fillCache(cache) {
   section.hidden = !cache;
   if (!cache) return;
   const set = (id, value) => { document.getElementById(id).textContent = value; };
-  set("cache-backends", `(${cache.backends.join(", ")}; at most ${cache.max_entries} entries, ${cache.ttl_s} s)`);
+  set("cache-backends", `(${cache.backends.join(", ")}; at most ${cache.max_entries} entries, each kept up to ${cache.ttl_s} s)`);
   set("cache-hit-rate", cache.hit_rate == null ? "–" : `${(100 * cache.hit_rate).toFixed(1)}%`);
   set("cache-lookups", cache.lookups);
   set("cache-hits", cache.hits);
