@@ -66,6 +66,11 @@ class Settings(BaseSettings):
     code_workers: int | None = Field(
         None, ge=1, description="Worker processes for code verifiers; the number of cores when unset."
     )
+    code_workers_at_start: bool = Field(
+        True,
+        description="Start the code workers, each with a warm sandbox, in the background once the service is "
+        "ready, so the first code batch does not wait for them (false: on the first code call).",
+    )
     worker_memory_mb: int = Field(4096, ge=256, description="Address-space limit of each CPU worker process.")
     sample_timeout_s: float = Field(
         10.0, gt=0, description="Default hard wall-clock limit per sample for CPU verifiers."

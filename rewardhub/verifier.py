@@ -99,6 +99,16 @@ class Verifier:
         """
 
     @classmethod
+    def warm_worker(cls) -> None:
+        """Build, once in each worker process after it forked, what cannot be shared across a fork.
+
+        Called in the workers of the pools that run this verifier's kind when they start (see
+        :func:`rewardhub.execution.warm_up.warm_worker`), before they take calls: the code
+        verifier starts its warm sandbox here (a sandbox's processes and sockets belong to one
+        process), so the first batch of a fresh service does not wait for it. Default: nothing.
+        """
+
+    @classmethod
     def is_cacheable(cls) -> bool:
         if cls.cacheable is not None:
             return cls.cacheable

@@ -59,6 +59,8 @@ from rewardhub.sandbox.batch import run_batch
 from rewardhub.sandbox.checkers import checker_session, include_files
 from rewardhub.sandbox.compare import same_output, same_value
 from rewardhub.sandbox.inside.wire import decode_value
+from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.sandbox.syscall_filter import bpf_program
 from rewardhub.sandbox.testcases import CallTest, CheckerSpec, StdioTest, TestCase, parse_reference
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
@@ -119,6 +121,20 @@ class CodeVerifier(Verifier):
         checker_timeout_s: float = Field(
             10.0, gt=0, le=120, description="Wall-clock limit of each run of a reference's checker (special judge)."
         )
+
+    @classmethod
+    def warm_up(cls) -> None:
+        """In the fork server: the system-call filter, compiled once (a subprocess) for every worker."""
+        settings = SandboxSettings()
+        if settings.backend == "bwrap" and settings.syscall_filter:
+            bpf_program(settings.seccomp_python)
+
+    @classmethod
+    def warm_worker(cls) -> None:
+        """In each code worker as it starts: its warm sandbox (a worker runs one sample at a time, so
+        one), which the first sample would otherwise wait for. A machine that cannot isolate code
+        raises here, is logged, and its samples say why when they come."""
+        default_pool().warm_up(1)
 
     def score(self, sample: Sample, config: Config) -> Result:  # type: ignore[override]
         try:

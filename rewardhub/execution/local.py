@@ -14,6 +14,7 @@ Calls are routed by the verifier's kind, the same split the Celery mode uses for
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import threading
 import weakref
@@ -47,19 +48,43 @@ class LocalExecutor(Executor):
             memory_mb=settings.worker_memory_mb,
             preload=fork_server_modules(registry),
         )
-        self.code_pool = WorkerPool("code", settings.code_worker_count(), plugin_files=registry.plugin_files)
+        # One fork server per process: the code pool's workers fork from the same one, so they pass
+        # the same preload (a second list would replace the first before either pool starts).
+        self.code_pool = WorkerPool(
+            "code",
+            settings.code_worker_count(),
+            plugin_files=registry.plugin_files,
+            preload=fork_server_modules(registry),
+            warm_kinds=("code",),
+        )
+        self._code_starting: concurrent.futures.Future[None] | None = None
         self._batcher: Any = None
         self._pending: dict[str, list[tuple[list[Call], Sink, asyncio.Future[None]]]] = {}
         self._inline: dict[str, bool] = {}
         self._handoffs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Handoff] = weakref.WeakKeyDictionary()
 
     async def start(self) -> None:
+        """The CPU pool now; the code pool (workers, their sandboxes) behind it, in the background:
+        the service is ready as soon as it was before, and a first code batch finds them warm."""
         await asyncio.to_thread(self.cpu_pool.start)
+        if self.settings.code_workers_at_start:
+            self._start_code_pool()
+
+    def _start_code_pool(self) -> concurrent.futures.Future[None]:
+        """The code pool's start, once, in a thread of its own; any event loop may wait for it."""
+        starting = self._code_starting
+        if starting is None or (starting.done() and starting.exception() is not None):  # a failed start: again
+            self._code_starting = concurrent.futures.Future()
+            threading.Thread(target=_resolve, args=(self._code_starting, self.code_pool.start), daemon=True).start()
+        return self._code_starting
 
     async def close(self) -> None:
         if self._batcher is not None:
             await self._batcher.close()
         await asyncio.to_thread(self.cpu_pool.shutdown)
+        if self._code_starting is not None:
+            # never shut a pool down halfway through its start (a failed start has nothing to shut)
+            await asyncio.wait([asyncio.wrap_future(self._code_starting)])
         if self.code_pool.started:
             await asyncio.to_thread(self.code_pool.shutdown)
 
@@ -102,6 +127,8 @@ class LocalExecutor(Executor):
             else:
                 pooled.append(i)
 
+        if code and not self.code_pool.started:
+            await asyncio.wrap_future(self._start_code_pool())
         for indices, pool in ((pooled, self.cpu_pool), (code, self.code_pool)):
             if indices:
                 if not pool.started:
@@ -230,3 +257,12 @@ class _Handoff:
             queued, self._queued, self._scheduled = self._queued, [], False
         for receive, pairs in queued:
             receive(pairs)
+
+
+def _resolve(future: concurrent.futures.Future[None], action: Callable[[], None]) -> None:
+    try:
+        action()
+    except BaseException as exc:  # the waiting call sees it; the next code call tries again
+        future.set_exception(exc)
+    else:
+        future.set_result(None)

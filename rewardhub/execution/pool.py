@@ -44,6 +44,7 @@ from typing import Any
 
 from rewardhub.calls import Call, failure, run_call
 from rewardhub.errors import ExecutionError
+from rewardhub.execution.warm_up import warm_worker
 from rewardhub.processes import WorkerProcess
 from rewardhub.registry import Registry
 from rewardhub.types import TIMEOUT, Result, VerifierKind
@@ -154,11 +155,17 @@ class WorkerPool:
         plugin_files: Sequence[str] = (),
         memory_mb: int | None = None,
         preload: Sequence[str] = (),
+        warm_kinds: Sequence[VerifierKind] = (),
     ) -> None:
+        """``preload``: what the fork server imports (one fork server per process: every pool of a
+        process must pass the same list, the last one set is the one it starts with);
+        ``warm_kinds``: each worker runs :meth:`~rewardhub.verifier.Verifier.warm_worker` of the
+        verifiers of these kinds before it reports ready (the code pool's sandboxes)."""
         self.name = name
         self.size = size
         self._plugin_files = tuple(plugin_files)
         self._memory_mb = memory_mb
+        self._warm_kinds = tuple(warm_kinds)
         self._ctx = multiprocessing.get_context("forkserver")
         self._ctx.set_forkserver_preload(["rewardhub.execution.pool", *preload])
         self._queue: collections.deque[_Task] = collections.deque()
@@ -378,7 +385,7 @@ class WorkerPool:
         progress = self._ctx.RawArray("d", 2)
         process = WorkerProcess(
             target=_worker_main,
-            args=(child, progress, self._plugin_files, self._memory_mb),
+            args=(child, progress, self._plugin_files, self._memory_mb, self._warm_kinds),
             name=f"rewardhub-{self.name}-worker",
             daemon=True,
         )
@@ -424,9 +431,14 @@ def _readable(conn: multiprocessing.connection.Connection) -> bool:
 
 
 def _worker_main(
-    conn: multiprocessing.connection.Connection, progress: Any, plugin_files: tuple[str, ...], memory_mb: int | None
+    conn: multiprocessing.connection.Connection,
+    progress: Any,
+    plugin_files: tuple[str, ...],
+    memory_mb: int | None,
+    warm_kinds: tuple[VerifierKind, ...] = (),
 ) -> None:
-    """Body of a worker process: load the registry once, then score chunks until told to stop."""
+    """Body of a worker process: load the registry once, warm what belongs to this process
+    (``warm_kinds``; start-up time never counts against a call), then score chunks until told to stop."""
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     if memory_mb:
@@ -434,6 +446,8 @@ def _worker_main(
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     registry = Registry.load(plugin_files)
+    if warm_kinds:
+        warm_worker(registry, warm_kinds)
     begun = 0  # calls begun before this message: the position in ``progress`` counts across messages
     conn.send("ready")
     while True:

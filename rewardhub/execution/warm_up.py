@@ -24,12 +24,14 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+from rewardhub.registry import Registry
+from rewardhub.types import VerifierKind
 from rewardhub.verifier import Verifier
 
-__all__ = ["warm_fork_server", "warm_loaded_verifiers"]
+__all__ = ["warm_fork_server", "warm_loaded_verifiers", "warm_worker"]
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,28 @@ def warm_loaded_verifiers() -> list[str]:
             continue
         log.debug("warmed %r in %.0f ms", cls.name, (time.perf_counter() - started) * 1000)
         warmed.append(cls.name)
+    return warmed
+
+
+def warm_worker(registry: Registry, kinds: Sequence[VerifierKind]) -> list[str]:
+    """In a freshly started worker: :meth:`~rewardhub.verifier.Verifier.warm_worker` of every
+    installed verifier of ``kinds``; returns the names of those that warmed.
+
+    What a verifier builds here belongs to this one process (the code verifier's warm sandbox), so
+    it cannot be built in the fork server. A failure is logged and skipped: the verifier then
+    builds it on its first call, as it would without this, and the worker serves either way.
+    """
+    warmed = []
+    for name in registry.names():
+        cls = registry.verifier_class(name)
+        if cls.kind not in kinds or cls.warm_worker.__func__ is Verifier.warm_worker.__func__:  # type: ignore[attr-defined]
+            continue
+        try:
+            cls.warm_worker()
+        except Exception:  # noqa: BLE001 - a failed warm-up only means the first call builds it
+            log.warning("warming verifier %r in a worker failed; its first call does it", name, exc_info=True)
+            continue
+        warmed.append(name)
     return warmed
 
 
