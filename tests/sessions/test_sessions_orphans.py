@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from session_support import alive, descendants, mount_namespaces_in_use
 
 from rewardhub.sandbox import SandboxUnavailable
 from rewardhub.sandbox.bwrap import find_bwrap
@@ -53,42 +54,6 @@ def _serve(log_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
         log.close()
 
 
-def _descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.add(child)
-            todo.append(child)
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
-
-
-def _mount_namespaces_in_use() -> set[str]:
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                found.add(os.readlink(entry / "ns" / "mnt"))
-            except OSError:
-                continue
-    return found
-
-
 def test_kill_9_of_the_service_leaves_no_session_behind(tmp_path):
     try:
         find_bwrap("bwrap")
@@ -110,14 +75,14 @@ def test_kill_9_of_the_service_leaves_no_session_behind(tmp_path):
         keep = "import subprocess; p = subprocess.Popen(['sleep', '600']); open('scratch.txt', 'w').write('x')"
         answer = httpx.post(f"{url}/v1/sessions/{ids[0]}/run", json={"code": keep}, timeout=60).json()
         assert answer["status"] == "ok", answer
-        ours = _descendants(service.pid)
-        namespaces = {os.readlink(f"/proc/{pid}/ns/mnt") for pid in ours if _alive(pid)}
+        ours = descendants(service.pid)
+        namespaces = {os.readlink(f"/proc/{pid}/ns/mnt") for pid in ours if alive(pid)}
         namespaces.discard(os.readlink(f"/proc/{service.pid}/ns/mnt"))
         assert len(namespaces) >= 2, "each session has a mount namespace of its own"
         os.kill(service.pid, signal.SIGKILL)
         service.wait()
         deadline = time.monotonic() + 10
-        while any(_alive(pid) for pid in ours) and time.monotonic() < deadline:
+        while any(alive(pid) for pid in ours) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert [pid for pid in ours if _alive(pid)] == []
-        assert namespaces & _mount_namespaces_in_use() == set()  # their tmpfs scratch went with them
+        assert [pid for pid in ours if alive(pid)] == []
+        assert namespaces & mount_namespaces_in_use() == set()  # their tmpfs scratch went with them

@@ -1,0 +1,114 @@
+"""Sessions across ``rewardhub serve --api-workers 2``: the sessions live in the serve process above
+the workers, so a session made through one worker is used, judged and deleted through the other;
+an API worker killed with SIGKILL takes no session with it; and kill -9 of the whole service tree
+(the serve process, its workers, their pools) leaves no sandbox process and no mount namespace (where
+a session's scratch lives) behind.
+
+Which worker takes a connection is the kernel's choice: every request here opens its own
+(``serve_support.fresh``) and the answer names its worker (``X-Rewardhub-Pid``). One service start.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from serve_support import ATTEMPTS, api_workers, fresh
+from session_support import alive, descendants, mount_namespaces_in_use
+
+from rewardhub.sandbox import SandboxUnavailable
+from rewardhub.sandbox.bwrap import find_bwrap
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    try:
+        find_bwrap("bwrap")
+    except SandboxUnavailable as exc:
+        pytest.skip(f"no bubblewrap on this machine: {exc.message}")
+    with api_workers(tmp_path_factory.mktemp("serve"), 2, "--workers", "1") as served:
+        yield served
+
+
+@contextmanager
+def _worker(url: str, worker: str | None = None, other_than: str | None = None) -> Iterator[httpx.Client]:
+    """A client whose one connection the named worker (or any but ``other_than``) holds: found with
+    ``/healthz``, so a request with an effect is sent once, to the worker meant."""
+    for _ in range(ATTEMPTS):
+        client = httpx.Client(base_url=url, timeout=120)
+        pid = client.get("/healthz").headers["X-Rewardhub-Pid"]
+        if (worker is None or pid == worker) and pid != other_than:
+            try:
+                yield client
+            finally:
+                client.close()
+            return
+        client.close()
+    raise AssertionError(f"no connection to worker {worker or 'other than ' + str(other_than)}")
+
+
+TESTS = {"name": "session_tests", "config": {"command": "python3 -c 'from solution import add; assert add(2, 3) == 5'"}}
+
+
+def test_a_session_made_through_one_worker_is_used_through_the_other(url):
+    made = fresh("POST", f"{url}/v1/sessions", json={"files": {"solution.py": "def add(a, b):\n    return a + b\n"}})
+    assert made.status_code == 201, made.text
+    session, maker = made.json()["id"], made.headers["X-Rewardhub-Pid"]
+    with _worker(url, worker=maker) as same:
+        first = same.post(f"/v1/sessions/{session}/run", json={"code": "n = 41"})
+        assert (first.json()["status"], first.headers["X-Rewardhub-Pid"]) == ("ok", maker), first.text
+    with _worker(url, other_than=maker) as other:
+        ran = other.post(f"/v1/sessions/{session}/run", json={"code": "n += 1; n"})
+        assert (ran.json()["status"], ran.json()["stdout"]) == ("ok", "42\n"), ran.text
+        assert other.get(f"/v1/sessions/{session}").json()["calls"] == 2
+        sample = {"response": "done", "verifier": TESTS, "metadata": {"session": session}}
+        [result] = other.post("/v1/score", json={"samples": [sample]}).json()["results"]
+        assert (result["score"], result["status"]) == (1.0, "ok"), result
+        assert other.delete(f"/v1/sessions/{session}").status_code == 200
+    with _worker(url, worker=maker) as same:
+        gone = same.post(f"/v1/sessions/{session}/run", json={"code": "n"})
+        assert gone.status_code == 404 and "deleted" in gone.json()["error"]["message"]
+
+
+def test_a_killed_api_worker_takes_no_session_and_the_whole_tree_killed_leaves_none(url):
+    made = fresh("POST", f"{url}/v1/sessions", json={"runtime": "python"})
+    session, maker = made.json()["id"], made.headers["X-Rewardhub-Pid"]
+    keep = "import subprocess; p = subprocess.Popen(['sleep', '600']); open('scratch.txt', 'w').write('x'); k = 7"
+    with _worker(url, worker=maker) as same:
+        assert same.post(f"/v1/sessions/{session}/run", json={"code": keep}).json()["status"] == "ok"
+    serve = int(Path(f"/proc/{maker}/stat").read_text().rsplit(")", 1)[1].split()[1])  # the workers' parent
+    os.kill(int(maker), signal.SIGKILL)
+    with _worker(url, other_than=maker) as other:  # the survivor, before the serve process replaces the dead one
+        kept = other.post(f"/v1/sessions/{session}/run", json={"code": "k"})
+        assert (kept.status_code, kept.json()["stdout"]) == (200, "7\n"), kept.text
+
+    tree = descendants(serve)
+    own = os.readlink(f"/proc/{serve}/ns/mnt")
+    sandboxed = {pid for pid in tree if alive(pid) and _namespace(pid) not in (None, own)}
+    namespaces = {_namespace(pid) for pid in sandboxed}
+    assert sandboxed and namespaces, "the live session (and the spares) run in mount namespaces of their own"
+    for pid in [serve, *(pid for pid in tree if pid not in sandboxed)]:  # the service's processes, not the sandboxes'
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in sandboxed) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [pid for pid in sandboxed if alive(pid)] == []
+    assert namespaces & mount_namespaces_in_use() == set()  # their tmpfs scratch went with them
+
+
+def _namespace(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/mnt")
+    except OSError:
+        return None
