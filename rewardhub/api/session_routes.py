@@ -184,11 +184,7 @@ async def delete_session(session_id: str, request: Request) -> dict[str, Any]:
 async def run_in_session(session_id: str, request: Request) -> SessionRunResponse:
     body: SessionRunRequest = await _body(request, SessionRunRequest)
     sessions = sessions_of(request)
-    if body.command is not None:
-        call = {"command": body.command}
-    else:
-        session = await _off_loop(sessions.get, session_id, caller_owner(request))
-        call = {"code": body.code} if session["runtime"] == "python" else {"command": body.code}
+    call = {"command": body.command} if body.command is not None else {"code": body.code}  # code: the runtime's
     result = await _off_loop(sessions.run, session_id, caller_owner(request), call, body.timeout_s)
     return SessionRunResponse.of(result)
 

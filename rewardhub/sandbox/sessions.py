@@ -313,8 +313,11 @@ class SessionManager:
         return None
 
     def run(self, session_id: str, owner: str, request: dict[str, Any], timeout_s: float) -> RunResult:
-        """One call in a session (one at a time per session: a second concurrent call is 409)."""
+        """One call in a session (one at a time per session: a second concurrent call is 409).
+        ``{"code": ...}`` is in the session's runtime: Python, or for ``bash`` a command."""
         session = self.get(session_id, owner)
+        if "code" in request and session.runtime != "python":
+            request = {"command": request["code"]}
         if timeout_s > self.settings.max_call_timeout_s:
             raise InvalidRequest(f"timeout_s may be at most {self.settings.max_call_timeout_s:g}")
         if not session.lock.acquire(blocking=False):
