@@ -10,7 +10,10 @@ Four rows, one service, on the same cores:
    calls of one session (created and deleted on the clock) against ten stateless ``/run_code`` calls (SandboxFusion's route, what
    verl's tool calls), each of which must re-run every program before it to rebuild the state;
 4. **memory per idle session**: the proportional set size (PSS) the service's process tree gains per
-   idle session, with how many idle sessions fit in this machine's available memory (goal: 200).
+   idle session, with how many idle sessions fit in this machine's available memory (goal: 200);
+5. **the warm call through ``--api-workers 2``**: the same trivial call on a second service whose
+   sessions live in the serve process above its two API workers (each call one hop more, over the
+   session host's unix socket), against row 2's single-process p50.
 
     python bench/session_speed.py [--sessions 20] [--calls 300] [--episodes 5]
 """
@@ -180,6 +183,7 @@ def main() -> int:
                 "note": f"{fit} idle sessions fit in this machine's available memory now (goal: 200)",
             },
         ]
+        rows.append(forwarded_call_row(args.calls, p50, env))
         path = write_rows("session_speed", rows)
         for row in rows:
             print(row)
@@ -189,6 +193,33 @@ def main() -> int:
         service.kill()
         service.wait()
     return 0
+
+
+def forwarded_call_row(n_calls: int, single_p50: float, env: dict[str, str]) -> dict[str, object]:
+    service, url = start_service("--api-workers", "2", "--workers", "1", env=env, timeout_s=300)
+    try:
+        with httpx.Client(base_url=url, timeout=120) as http:
+            session = http.post("/v1/sessions", json={"runtime": "python"}).json()["id"]
+            for _ in range(20):
+                http.post(f"/v1/sessions/{session}/run", json={"code": "1"})
+            calls = sorted(
+                timed(lambda: http.post(f"/v1/sessions/{session}/run", json={"code": "1"}).raise_for_status())
+                for _ in range(n_calls)
+            )
+    finally:
+        service.kill()  # the serve process: its workers and sessions go with it
+        service.wait()
+    p50, p99 = calls[len(calls) // 2], calls[int(len(calls) * 0.99) - 1]
+    return {
+        "case": "a trivial call in a warm session through --api-workers 2, p50",
+        "baseline": "the same call with one API process holding the session (row 2)",
+        "baseline_value": round(single_p50, 2),
+        "ours_value": round(p50, 2),
+        "unit": "ms/call",
+        "ratio": round(single_p50 / p50, 2),
+        "note": f"p99 {p99:.2f} ms over {len(calls)} calls; the session lives in the serve process, one unix-socket hop "
+        "from the worker that answers",
+    }
 
 
 if __name__ == "__main__":
