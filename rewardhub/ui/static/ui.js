@@ -116,7 +116,7 @@ function fillSessions(sessions) {
   section.hidden = !sessions;
   if (!sessions) return;
   document.getElementById("sessions-summary").textContent =
-    `${sessions.live} live in this API process, ${sessions.created} created since it started`;
+    `${sessions.live} live in this service, ${sessions.created} created since it started`;
   const rows = Object.entries(sessions.by_key).flatMap(([key, list]) => list.map((s) => el("tr", {},
     el("td", {}, key), el("td", {}, s.id), el("td", {}, s.runtime), el("td", { class: "num" }, s.age_s),
     el("td", { class: "num" }, s.idle_s), el("td", { class: "num" }, s.calls), el("td", { class: "num" }, s.expires_in_s))));
