@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from rewardhub.sandbox import Limits, default_pool
+from rewardhub.sandbox import Limits, SandboxPool, SandboxSettings, default_pool
 from rewardhub.sandbox import language as find_language
 from rewardhub.sandbox.batch import run_batch
 from rewardhub.sandbox.jobs import Job
@@ -166,3 +166,17 @@ def test_output_is_capped_per_test_not_per_shared_test_process():
     program = "def plus_k(x):\n    print('x' * 200_000)\n    return x + 7654321\n"
     result = score(program, reference)
     assert verdicts(result) == ["passed"] * 12
+
+
+def test_each_stdio_case_of_a_batch_draws_fresh_numbers_from_numpys_preloaded_generator():
+    warm_numpy_random = SandboxPool(SandboxSettings(concurrency=1, preload=("numpy.random",)))
+    code = "import numpy\nprint(numpy.random.randint(1 << 30))\n"  # fork reseeds random, never numpy
+    try:
+        with warm_numpy_random.job(find_language("python"), code) as job:
+            job.setup()
+            tests = [{"kind": "stdio", "stdin": ""}] * 3
+            results = run_batch(job, tests, Limits(timeout_s=5), budget_s=20, last=True)
+    finally:
+        warm_numpy_random.close()
+    outputs = [r.stdout for r in results if r is not None and r.ok]
+    assert len(outputs) == 3 and len(set(outputs)) == 3, outputs

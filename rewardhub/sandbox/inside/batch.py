@@ -57,6 +57,7 @@ def run_batch(
     run_one: Callable[[dict[str, Any]], int],
     run_series: Callable[[list[tuple[int, dict[str, Any]]], Callable[[int, dict[str, Any]], None]], int],
     record: Callable[[dict[str, Any]], None],
+    prepare: Callable[[], None] = lambda: None,
 ) -> int:
     """Run ``spec["tests"]`` in order, forked off this process; the exit status.
 
@@ -68,6 +69,9 @@ def run_batch(
     ``spec``: ``timeout_s`` (each test's wall clock), ``budget_s`` (no test starts after it, none
     runs past it), ``stop`` (stop after the first test that surely failed: timed out, crashed or
     left no record), ``max_output`` (a test's stdout and stderr together).
+
+    ``prepare`` runs in each single test's process before anything of the program (fresh random
+    state): in a process forked ahead, while the test before it runs, so it costs no test its time.
     """
     _undumpable()
     end = time.monotonic() + float(spec.get("budget_s", 1e9))
@@ -84,12 +88,12 @@ def run_batch(
                     stop += 1
                 done = _run_series(list(enumerate(tests))[index:stop], run_series, limits, bool(spec.get("stop")))
             else:
-                process, ahead = ahead or _single(tests[index], run_one, held=False), None
+                process, ahead = ahead or _single(tests[index], run_one, prepare, held=False), None
                 if not process.go():  # it died waiting (the program killed it): a fresh one
                     process.close()
-                    process = _single(tests[index], run_one, held=False)
+                    process = _single(tests[index], run_one, prepare, held=False)
                 if index + 1 < len(tests) and tests[index + 1].get("kind") not in SERIES:
-                    ahead = _single(tests[index + 1], run_one, held=True)
+                    ahead = _single(tests[index + 1], run_one, prepare, held=True)
                 done = [_run_single(process, tests[index], limits)]
             entries += done
             if spec.get("stop") and any(_surely_failed(entry) for entry in done):
@@ -101,9 +105,13 @@ def run_batch(
     return 0
 
 
-def _single(test: dict[str, Any], run_one: Callable[[dict[str, Any]], int], held: bool) -> _Process:
+def _single(
+    test: dict[str, Any], run_one: Callable[[dict[str, Any]], int], prepare: Callable[[], None], held: bool
+) -> _Process:
     stdio = test.get("kind") == "stdio"
-    return _Process(lambda: run_one(test), _as_bytes(test.get("stdin", b"")), held=held, keep_stdout=stdio)
+    return _Process(
+        lambda: run_one(test), _as_bytes(test.get("stdin", b"")), held=held, keep_stdout=stdio, prepare=prepare
+    )
 
 
 SERIES = ("assert", "call")
@@ -228,10 +236,16 @@ class _Process:
     """A forked test process on pipes of its own: stdin, stdout, stderr, and the result channel on fd 3."""
 
     def __init__(
-        self, body: Callable[[], int], stdin: bytes = b"", held: bool = False, keep_stdout: bool = False
+        self,
+        body: Callable[[], int],
+        stdin: bytes = b"",
+        held: bool = False,
+        keep_stdout: bool = False,
+        prepare: Callable[[], None] | None = None,
     ) -> None:
-        """Fork it; with ``held`` it waits for :meth:`go` before it runs anything of the program.
-        Its stdout is kept only with ``keep_stdout`` (a stdin/stdout test's answer), else only counted."""
+        """Fork it; with ``held`` it waits for :meth:`go` before it runs anything of the program
+        (``prepare`` runs before that wait). Its stdout is kept only with ``keep_stdout`` (a
+        stdin/stdout test's answer), else only counted."""
         held_r, self.held_w = os.pipe() if held else (None, None)
         pipes = [os.pipe() for _ in range(4)]
         ours = [pipes[0][1], pipes[1][0], pipes[2][0], pipes[3][0]]
@@ -247,6 +261,8 @@ class _Process:
             try:
                 os.setpgid(0, 0)
                 _become_test(ours, theirs, keep=held_r)  # at once: no other test's pipe stays open here
+                if prepare is not None:
+                    prepare()
                 if held_r is None or os.read(held_r, 1):  # an end of file: its coordinator let it go
                     if held_r is not None:
                         pristine.close(held_r)

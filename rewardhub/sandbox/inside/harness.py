@@ -61,8 +61,7 @@ def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
         return _finish(COMPILE_ERROR_EXIT)
     if spec["mode"] == "batch":  # every test of the submission in this one run, each in a fork of its own
 
-        def one(test: dict[str, Any]) -> int:
-            reseed()
+        def one(test: dict[str, Any]) -> int:  # reseeded by run_batch's prepare, before its test began
             return _run_test(code, module, {**spec, **test, "mode": test["kind"]}, builtins_snapshot)
 
         def series(tests: list[tuple[int, dict[str, Any]]], report: Any) -> int:
@@ -81,7 +80,7 @@ def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
                     report(index, _assert_test(module, test["setup"], test["leaves"], builtins_snapshot))
             return status
 
-        return _finish(batch.run_batch(spec, one, series, _record))
+        return _finish(batch.run_batch(spec, one, series, _record, prepare=reseed))
     return _run_test(code, module, spec, builtins_snapshot)
 
 
