@@ -35,8 +35,9 @@ __all__ = ["CALLER_FIELD", "SAMPLE_FIELDS_READ", "Verifier", "VerifierConfig", "
 SAMPLE_FIELDS_READ: tuple[str, ...] = ("prompt", "response", "messages", "reference", "metadata")
 """What a verifier reads unless it says otherwise: everything but the id, the spec and the group."""
 CALLER_FIELD = "rewardhub_caller"
-"""The ``metadata`` key where the service writes who asked (a digest of the API key) for a verifier
-that ``reads_caller``; whatever a caller sent under it is replaced (or removed where no key is known)."""
+"""The ``metadata`` key where the service writes who asked (a digest of the API key, with a grant to
+judge what that key owns) for a verifier that ``reads_caller``; whatever a caller sent under it is
+replaced (or removed where the route knows no caller)."""
 
 
 class VerifierConfig(BaseModel):

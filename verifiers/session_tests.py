@@ -11,7 +11,8 @@ What it does not judge: a sample that names no session, a session that ended (ex
 lost) or belongs to another key, or a sandbox that failed is ``status: "error"`` with the reason,
 never a 0. The session is reached through the service's session host
 (:mod:`rewardhub.sandbox.session_host`), so this verifier judges only inside ``rewardhub serve``
-(which writes the caller's key digest into the sample, :data:`~rewardhub.verifier.CALLER_FIELD`),
+(which writes the caller and a grant to judge its sessions into the sample,
+:data:`~rewardhub.verifier.CALLER_FIELD`),
 and not offline (``rewardhub score``). Never cached: the same sample judges a session that may
 have changed.
 """
@@ -21,7 +22,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from rewardhub.errors import RewardhubError, VerifierError
-from rewardhub.sandbox.session_host import client_from_environment
+from rewardhub.sandbox.session_host import judge_with_grant
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import CALLER_FIELD, Verifier, VerifierConfig
 
@@ -60,19 +61,14 @@ class SessionTestsVerifier(Verifier):
         session = sample.metadata.get("session")
         if not isinstance(session, str) or not session:
             raise VerifierError("the sample names no session: metadata.session must be a session id")
-        owner = sample.metadata.get(CALLER_FIELD)
-        if not isinstance(owner, str):
-            raise VerifierError("session_tests judges only through the service's /v1/score and /v1/jobs")
-        sessions = client_from_environment()
-        if sessions is None:
-            raise VerifierError("no session host in this process: session_tests runs under rewardhub serve")
+        given = sample.metadata.get(CALLER_FIELD)
+        if not isinstance(given, dict):
+            raise VerifierError("session_tests judges only through rewardhub serve's /v1/score and /v1/jobs")
         limit = config.timeout_s or DEFAULT_TEST_TIMEOUT_S + MARGIN_S
         try:
-            result = sessions.run_tests(session, owner, config.command, max(1.0, limit - MARGIN_S), config.files)
-        except RewardhubError as exc:  # lost, expired, another key's, busy: no judgement, and why
+            result = judge_with_grant(session, given, config.command, max(1.0, limit - MARGIN_S), config.files)
+        except RewardhubError as exc:  # lost, expired, another key's, busy, a stale grant: no judgement, and why
             raise VerifierError(f"session_tests: {exc.message}") from None
-        finally:
-            sessions.close()
         details = {"verdict": result.verdict, "exit_code": result.exit_code, "stderr": result.stderr[-2000:]}
         if result.verdict == "sandbox_error":
             message = result.details.get("message") or "the sandbox failed"

@@ -38,7 +38,7 @@ def create_app(
     session_host: tuple[str, str] | None = None,
 ) -> FastAPI:
     """``session_host``: the (address, token) of the service's session host in another process
-    (``rewardhub serve --api-workers N``); None hosts the sessions here, for this app's own pools too."""
+    (``rewardhub serve --api-workers N``); None hosts the sessions here."""
     settings = settings or Settings.load()
     if settings.log_format is not None:  # under uvicorn --factory nothing else configures our logs
         configure_logging(settings.log_level, settings.log_format)
@@ -46,10 +46,10 @@ def create_app(
     sessions: LocalSessions | SessionClient
     if session_host is None:
         host = SessionHost(sandbox=SandboxSettings(backend=settings.sandbox_backend))
-        host.export()  # before the pools start: their workers judge session_tests through it
-        sessions = host.local
+        sessions, session_grant = host.local, host.grant
     else:
         sessions = SessionClient(*session_host)
+        session_grant = sessions.grant
     service = build_service(settings, registry, executor)
     service.metrics.watch_sessions(sessions.stats)
 
@@ -78,6 +78,7 @@ def create_app(
     app.state.service = service
     app.state.settings = settings
     app.state.sessions = sessions
+    app.state.session_grant = session_grant  # what a sample judged in a session carries (session_host.grant)
     install_error_handlers(app)
     app.include_router(public)
     app.include_router(protected)

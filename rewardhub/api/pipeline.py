@@ -5,8 +5,8 @@ A request's samples go through four steps, in this order and nowhere else:
 1. **plan**: the sample count is checked against the server's limit (413), then each sample's
    verifier spec is resolved into its tree; a bad spec fails the request (404/422) before any work;
    a sample whose tree holds a verifier that ``reads_caller`` (``session_tests``) gets the caller
-   written into its metadata (:data:`~rewardhub.verifier.CALLER_FIELD`), so that verifier checks
-   that the session it judges is the caller's, wherever it runs;
+   written into its metadata (:data:`~rewardhub.verifier.CALLER_FIELD`: who asks, and the grant
+   that lets that verifier judge the caller's sessions, wherever it runs);
 2. **admit**: the engine's queue bound (429 with Retry-After); each refusal is counted in
    ``rewardhub_rejected_total``;
 3. **score**: the :class:`~rewardhub.scoring.Scorer` runs the trees on the executor;
@@ -20,8 +20,9 @@ be served is refused before it is accepted; steps 3-4 happen when its results ar
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rewardhub.api.metrics import Metrics
 from rewardhub.api.run_tag import accept_run, current_run
@@ -84,10 +85,11 @@ class ScorePipeline:
         default: VerifierSpec | None,
         run: str | None = None,
         cache: bool | None = None,
-        caller: str | None = None,
+        caller: Mapping[str, Any] | None = None,
     ) -> Admitted:
         """Plan and admit, or refuse the request with its 4xx. ``run``: the body's tag, else the header's;
-        ``caller``: who asks (a digest of the API key), for the verifiers that read it."""
+        ``caller``: who asks (a session grant, :func:`rewardhub.sandbox.session_host.grant`), for the
+        verifiers that read it."""
         run = accept_run(run if run is not None else current_run())
         limit = self.settings.max_samples_per_request
         if len(samples) > limit:
@@ -104,7 +106,9 @@ class ScorePipeline:
             raise
         return Admitted(self, samples, nodes, run, cache)
 
-    def _with_caller(self, samples: Sequence[Sample], nodes: Sequence[Node], caller: str | None) -> Sequence[Sample]:
+    def _with_caller(
+        self, samples: Sequence[Sample], nodes: Sequence[Node], caller: Mapping[str, Any] | None
+    ) -> Sequence[Sample]:
         """The samples, those judged by a verifier that ``reads_caller`` with ``caller`` in their
         metadata (and never a caller's own value under that key)."""
         reads: dict[int, bool] = {}  # by tree: a batch shares a few
@@ -119,7 +123,7 @@ class ScorePipeline:
             out = list(samples) if out is None else out
             metadata = {key: value for key, value in samples[i].metadata.items() if key != CALLER_FIELD}
             if caller is not None:
-                metadata[CALLER_FIELD] = caller
+                metadata[CALLER_FIELD] = dict(caller)
             out[i] = samples[i].model_copy(update={"metadata": metadata})
         return samples if out is None else out
 
@@ -129,7 +133,7 @@ class ScorePipeline:
         default: VerifierSpec | None,
         run: str | None = None,
         cache: bool | None = None,
-        caller: str | None = None,
+        caller: Mapping[str, Any] | None = None,
     ) -> list[Result]:
         """Plan, admit, score and observe, in one go (a request that waits for its answer)."""
         return await self.admit(samples, default, run, cache, caller).score()

@@ -35,7 +35,7 @@ from rewardhub.sandbox.sessions import SessionManager, SessionSettings, key_owne
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sandbox.verdicts import RunResult
 
-__all__ = ["SessionCreateRequest", "SessionRunRequest", "caller_owner", "router", "sessions_of"]
+__all__ = ["SessionCreateRequest", "SessionRunRequest", "caller_grant", "caller_owner", "router", "sessions_of"]
 
 MAX_FILES = 256
 MAX_BODY = 64 << 20
@@ -138,6 +138,13 @@ def caller_owner(request: Request) -> str:
     """Who owns what this request makes: a digest of its API key (Bearer, or ORS's ``X-API-Key``)."""
     _, _, token = request.headers.get("authorization", "").partition(" ")
     return key_owner(token.strip() or request.headers.get("x-api-key", "").strip())
+
+
+def caller_grant(request: Request) -> dict[str, Any] | None:
+    """What a sample this request has judged in a session carries: the caller, the session host and
+    a ticket (:func:`rewardhub.sandbox.session_host.grant`); None in an app without a session host."""
+    granter = getattr(request.app.state, "session_grant", None)
+    return granter(caller_owner(request)) if granter is not None else None
 
 
 async def _off_loop(work: Any, *args: Any) -> Any:

@@ -11,22 +11,30 @@ that holds it), so a route does not know which one it has.
 
 Why an abstract socket with a token: it leaves no file behind when the service is killed (kill -9
 must leave nothing), sandboxes cannot reach it (each has a network namespace of its own), and the
-token (inherited by the service's own processes in :data:`TOKEN_ENV`, never given to a sandbox)
-keeps other local users out. The host trusts the ``owner`` its callers send: they are the
+token (inherited by the API workers in :data:`TOKEN_ENV`, never given to a sandbox) keeps other
+local users out. The host trusts the ``owner`` its callers send: they are the
 service's own processes, which derive it from the caller's API key.
 
 Errors cross the socket as their ``error_type`` and come out as the same exception classes, so a
 404 ``session_lost`` through another worker reads exactly as through the one holding the session.
+
+A verifier that judges a session (``session_tests``) runs in a pool worker, forked from a fork
+server that may have started before this host existed, so it cannot count on the environment: the
+service hands it a :func:`grant` in the sample instead, the host's address and a ticket (an HMAC of
+the caller and an expiry under the host's token) that lets its holder judge that caller's sessions,
+and nothing else, until it expires.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import os
 import secrets
 import socketserver
 import threading
+import time
 from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -47,13 +55,34 @@ from rewardhub.sandbox.sessions import (
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sandbox.verdicts import RunResult
 
-__all__ = ["SOCKET_ENV", "TOKEN_ENV", "LocalSessions", "SessionClient", "SessionHost", "client_from_environment"]
+__all__ = [
+    "SOCKET_ENV",
+    "TOKEN_ENV",
+    "LocalSessions",
+    "SessionClient",
+    "SessionHost",
+    "grant",
+    "judge_with_grant",
+]
 
 SOCKET_ENV = "_REWARDHUB_SESSION_SOCKET"
 """The host's socket address, for the service's own processes (no ``REWARDHUB_`` prefix: not a setting)."""
 TOKEN_ENV = "_REWARDHUB_SESSION_TOKEN"
 TOKEN_HEADER = "x-session-host-token"
 MAX_MESSAGE = 256 << 20
+GRANT_S = 6 * 3600.0
+"""How long a grant judges: a job may wait in the queue, a replayed old sample must not judge today."""
+
+
+def _ticket(token: str, owner: str, expires: float) -> str:
+    return hmac.new(token.encode(), f"{owner}|{expires!r}".encode(), hashlib.sha256).hexdigest()
+
+
+def grant(address: str, token: str, owner: str, now: float | None = None) -> dict[str, Any]:
+    """What a verifier needs to judge ``owner``'s sessions on the host at ``address``, for a while."""
+    expires = round((time.time() if now is None else now) + GRANT_S, 3)
+    return {"owner": owner, "host": address, "expires": expires, "ticket": _ticket(token, owner, expires)}
+
 
 _ERRORS: dict[str, type[RewardhubError]] = {
     cls.error_type: cls
@@ -176,7 +205,7 @@ class SessionHost:
         self._thread.start()
 
     def export(self) -> None:
-        """Name this host in the environment that this process's children inherit (API workers, pools)."""
+        """Name this host in the environment the API workers that ``rewardhub serve`` starts inherit."""
         os.environ[SOCKET_ENV] = self.address
         os.environ[TOKEN_ENV] = self.token
 
@@ -200,11 +229,25 @@ class SessionHost:
         if op == "delete":
             local.delete(body["id"], body["owner"])
             return None
+        if op == "judge":  # a verifier's: its grant, not the token, says whose sessions it may judge
+            owner = self._granted(body["grant"])
+            return _answer(local.run_tests(body["id"], owner, body["command"], body["timeout_s"], body.get("files")))
         if op == "describe":
             return local.describe()
         if op == "stats":
             return local.stats()
         raise InvalidRequest(f"unknown session operation {op!r}")
+
+    def grant(self, owner: str) -> dict[str, Any]:
+        return grant(self.address, self.token, owner)
+
+    def _granted(self, given: Mapping[str, Any]) -> str:
+        owner, expires, ticket = str(given["owner"]), float(given["expires"]), str(given["ticket"])
+        if not hmac.compare_digest(_ticket(self.token, owner, expires), ticket):
+            raise InvalidRequest("the sample's session grant is not this service's (another run of it made it?)")
+        if time.time() > expires:
+            raise InvalidRequest("the sample's session grant expired: score it again")
+        return owner
 
     def close(self) -> None:
         self._server.shutdown()
@@ -223,15 +266,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's name)
         host = self.server.host
-        if not hmac.compare_digest(self.headers.get(TOKEN_HEADER, ""), host.token):
-            self._send(401, {"error": {"type": "unauthorized", "message": "wrong session host token"}})
-            return
+        op = self.path.strip("/")
         length = int(self.headers.get("content-length") or 0)
         if length > MAX_MESSAGE:
             self._send(413, {"error": {"type": "payload_too_large", "message": "message too large"}})
             return
+        body = self.rfile.read(length)
+        if op != "judge" and not hmac.compare_digest(self.headers.get(TOKEN_HEADER, ""), host.token):
+            self._send(401, {"error": {"type": "unauthorized", "message": "wrong session host token"}})
+            return
         try:
-            answer = host.handle(self.path.strip("/"), json.loads(self.rfile.read(length) or b"{}"))
+            answer = host.handle(op, json.loads(body or b"{}"))
         except RewardhubError as exc:
             retry_after = getattr(exc, "retry_after", None)
             error = {"type": exc.error_type, "message": exc.message, "retry_after": retry_after}
@@ -260,12 +305,14 @@ class _Handler(BaseHTTPRequestHandler):
 class SessionClient:
     """The operations of :class:`LocalSessions`, asked of a :class:`SessionHost` in another process."""
 
-    def __init__(self, address: str, token: str, timeout_s: float = 330.0) -> None:
+    def __init__(self, address: str, token: str | None, timeout_s: float = 330.0) -> None:
+        """``token`` None: a client that may only ``judge`` with a grant."""
         self.address = address
+        self.token = token
         self._http = httpx.Client(
             transport=httpx.HTTPTransport(uds=_socket_path(address)),
             base_url="http://session-host",
-            headers={TOKEN_HEADER: token},
+            headers={TOKEN_HEADER: token} if token else {},
             timeout=timeout_s,
         )
 
@@ -322,6 +369,22 @@ class SessionClient:
     def delete(self, session_id: str, owner: str) -> None:
         self._ask("delete", id=session_id, owner=owner)
 
+    def grant(self, owner: str) -> dict[str, Any]:
+        assert self.token is not None
+        return grant(self.address, self.token, owner)
+
+    def judge(
+        self, session_id: str, given: Mapping[str, Any], command: str, timeout_s: float, files: Mapping[str, str]
+    ) -> RunResult:
+        body = {
+            "id": session_id,
+            "grant": dict(given),
+            "command": command,
+            "timeout_s": timeout_s,
+            "files": dict(files),
+        }
+        return _result(self._ask("judge", **body))
+
     def describe(self) -> dict[str, Any]:
         return self._ask("describe")
 
@@ -336,9 +399,15 @@ def _socket_path(address: str) -> str:
     return "\0" + address[1:] if address.startswith("@") else address
 
 
-def client_from_environment() -> SessionClient | None:
-    """A client of the host this process's service exported (:meth:`SessionHost.export`), if any."""
-    address, token = os.environ.get(SOCKET_ENV), os.environ.get(TOKEN_ENV)
-    if not address or not token:
-        return None
-    return SessionClient(address, token)
+def judge_with_grant(
+    session_id: str, given: Mapping[str, Any], command: str, timeout_s: float, files: Mapping[str, str]
+) -> RunResult:
+    """Run a session's tests with a grant the service wrote into a sample (see the module's docstring)."""
+    address = given.get("host")
+    if not isinstance(address, str) or not address:
+        raise InvalidRequest("the sample's session grant names no session host")
+    client = SessionClient(address, None)
+    try:
+        return client.judge(session_id, given, command, timeout_s, files)
+    finally:
+        client.close()

@@ -116,8 +116,9 @@ def test_session_tests_in_a_job(http, good):
 
 
 def test_another_keys_session_cannot_be_judged_even_naming_its_owner(http, good):
-    # key-b names key-a's session, and writes key-a's digest where the service writes the caller's
-    forged = {"session": good, CALLER_FIELD: key_owner("key-a")}
+    # key-b names key-a's session, and writes a grant for key-a where the service writes the caller's
+    forged_grant = {"owner": key_owner("key-a"), "host": "@elsewhere", "expires": 9e9, "ticket": "0" * 64}
+    forged = {"session": good, CALLER_FIELD: forged_grant}
     sample = {"response": "x", "verifier": TESTS, "metadata": forged}
     other = {"Authorization": "Bearer key-b"}
     [result] = http.post("/v1/score", json={"samples": [sample]}, headers=other).json()["results"]
