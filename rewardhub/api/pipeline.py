@@ -20,7 +20,7 @@ be served is refused before it is accepted; steps 3-4 happen when its results ar
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,11 +85,11 @@ class ScorePipeline:
         default: VerifierSpec | None,
         run: str | None = None,
         cache: bool | None = None,
-        caller: Mapping[str, Any] | None = None,
+        caller: Callable[[], Mapping[str, Any] | None] | None = None,
     ) -> Admitted:
         """Plan and admit, or refuse the request with its 4xx. ``run``: the body's tag, else the header's;
-        ``caller``: who asks (a session grant, :func:`rewardhub.sandbox.session_host.grant`), for the
-        verifiers that read it."""
+        ``caller``: who asks (it makes a session grant, :func:`rewardhub.sandbox.session_host.grant`),
+        called once if a sample's verifier reads it."""
         run = accept_run(run if run is not None else current_run())
         limit = self.settings.max_samples_per_request
         if len(samples) > limit:
@@ -107,12 +107,13 @@ class ScorePipeline:
         return Admitted(self, samples, nodes, run, cache)
 
     def _with_caller(
-        self, samples: Sequence[Sample], nodes: Sequence[Node], caller: Mapping[str, Any] | None
+        self, samples: Sequence[Sample], nodes: Sequence[Node], caller: Callable[[], Mapping[str, Any] | None] | None
     ) -> Sequence[Sample]:
         """The samples, those judged by a verifier that ``reads_caller`` with ``caller`` in their
         metadata (and never a caller's own value under that key)."""
         reads: dict[int, bool] = {}  # by tree: a batch shares a few
         out: list[Sample] | None = None
+        given: Mapping[str, Any] | None = None
         for i, node in enumerate(nodes):
             found = reads.get(id(node))
             if found is None:
@@ -120,10 +121,11 @@ class ScorePipeline:
                 found = reads[id(node)] = any(registry.verifier_class(leaf.name).reads_caller for leaf in leaves(node))
             if not found:
                 continue
-            out = list(samples) if out is None else out
+            if out is None:
+                out, given = list(samples), caller() if caller is not None else None
             metadata = {key: value for key, value in samples[i].metadata.items() if key != CALLER_FIELD}
-            if caller is not None:
-                metadata[CALLER_FIELD] = dict(caller)
+            if given is not None:
+                metadata[CALLER_FIELD] = dict(given)
             out[i] = samples[i].model_copy(update={"metadata": metadata})
         return samples if out is None else out
 
@@ -133,7 +135,7 @@ class ScorePipeline:
         default: VerifierSpec | None,
         run: str | None = None,
         cache: bool | None = None,
-        caller: Mapping[str, Any] | None = None,
+        caller: Callable[[], Mapping[str, Any] | None] | None = None,
     ) -> list[Result]:
         """Plan, admit, score and observe, in one go (a request that waits for its answer)."""
         return await self.admit(samples, default, run, cache, caller).score()

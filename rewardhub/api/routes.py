@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -55,7 +56,9 @@ async def score(request: Request, service: ServiceDep) -> Response:
     """Answered ahead of FastAPI's router by :mod:`rewardhub.api.hot_routes`, which calls this function."""
     started = time.perf_counter()
     body = parse_body(await read_body(request, service.settings.max_request_bytes), ScoreRequest)
-    results = await service.pipeline.score(body.samples, body.verifier, body.run, body.cache, caller_grant(request))
+    results = await service.pipeline.score(
+        body.samples, body.verifier, body.run, body.cache, partial(caller_grant, request)
+    )
     answer = ScoreResponse(results=results, elapsed_ms=(time.perf_counter() - started) * 1000)
     return Response(answer.model_dump_json(), media_type="application/json")
 
@@ -63,7 +66,7 @@ async def score(request: Request, service: ServiceDep) -> Response:
 @protected.post("/v1/jobs", status_code=202)
 async def submit_job(request: Request, service: ServiceDep) -> JobAccepted:
     body = parse_body(await read_body(request, service.settings.max_request_bytes), ScoreRequest)
-    admitted = service.pipeline.admit(body.samples, body.verifier, body.run, body.cache, caller_grant(request))
+    admitted = service.pipeline.admit(body.samples, body.verifier, body.run, body.cache, partial(caller_grant, request))
     return JobAccepted(job_id=service.jobs.submit(len(admitted.samples), admitted.score))
 
 

@@ -191,7 +191,10 @@ class LocalSessions:
 
 
 class SessionHost:
-    """The sessions of a service, served to its other processes on an abstract unix socket."""
+    """The sessions of a service, served to its other processes on an abstract unix socket.
+
+    The socket opens when first needed (:meth:`export`, :meth:`grant`): an app that never judges a
+    session nor has API workers above it holds no server thread."""
 
     def __init__(self, settings: SessionSettings | None = None, sandbox: SandboxSettings | None = None) -> None:
         self.local = LocalSessions(lambda: SessionManager(settings or SessionSettings(), sandbox))
@@ -199,13 +202,22 @@ class SessionHost:
         """The socket's name, ``@`` standing for the abstract namespace's leading NUL (which no
         environment variable can hold)."""
         self.token = secrets.token_hex(16)
-        self._server = _Server(_socket_path(self.address), _Handler)
-        self._server.host = self
-        self._thread = threading.Thread(target=self._server.serve_forever, name="session-host", daemon=True)
-        self._thread.start()
+        self._server: _Server | None = None
+        self._lock = threading.Lock()
+
+    def serve(self) -> None:
+        """Open the socket, if it is not open yet."""
+        with self._lock:
+            if self._server is not None:
+                return
+            server = _Server(_socket_path(self.address), _Handler)
+            server.host = self
+            threading.Thread(target=server.serve_forever, name="session-host", daemon=True).start()
+            self._server = server
 
     def export(self) -> None:
         """Name this host in the environment the API workers that ``rewardhub serve`` starts inherit."""
+        self.serve()
         os.environ[SOCKET_ENV] = self.address
         os.environ[TOKEN_ENV] = self.token
 
@@ -239,6 +251,7 @@ class SessionHost:
         raise InvalidRequest(f"unknown session operation {op!r}")
 
     def grant(self, owner: str) -> dict[str, Any]:
+        self.serve()  # a verifier in a pool worker is about to ask
         return grant(self.address, self.token, owner)
 
     def _granted(self, given: Mapping[str, Any]) -> str:
@@ -250,8 +263,11 @@ class SessionHost:
         return owner
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        with self._lock:
+            server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
         self.local.close()
 
 

@@ -19,6 +19,7 @@ from rewardhub.sandbox.sessions import SessionManager, SessionNotFound
 def host(manager: SessionManager) -> Iterator[SessionHost]:
     served = SessionHost()
     served.local = LocalSessions(manager)  # the module's manager, behind a socket of its own
+    served.serve()
     yield served
     served.close()  # and the manager with it, the module's last user
 
