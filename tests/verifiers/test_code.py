@@ -12,12 +12,12 @@ import pytest
 
 import rewardhub.verifiers.code as code_module
 from rewardhub.errors import VerifierError
-from rewardhub.sandbox import RunResult, SandboxUnavailable
+from rewardhub.sandbox import RunResult, SandboxSettings, SandboxUnavailable
 from rewardhub.types import Sample
 from rewardhub.verifiers.code import CodeVerifier, last_code_block
 
 VERIFIER = CodeVerifier()
-SANDBOX_UIDS = range(62000, 62000 + 1024)  # SandboxSettings' default uid_base and uid_count
+SANDBOX_UIDS = range(SandboxSettings().uid_base, SandboxSettings().uid_base + SandboxSettings().uid_count)
 
 
 @pytest.fixture(autouse=True)
