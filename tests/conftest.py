@@ -29,7 +29,15 @@ from rewardhub.server import EmbeddedServer
 TESTS = Path(__file__).parent
 PLUGIN = TESTS / "plugins" / "testing_verifiers.py"
 
-STARTERS = ("EmbeddedServer(", "ServiceProcess(", "ServiceThread(", "CeleryService(", "PrivateRedis(", "Trainer(", "api_workers(")
+STARTERS = (
+    "EmbeddedServer(",
+    "ServiceProcess(",
+    "ServiceThread(",
+    "CeleryService(",
+    "PrivateRedis(",
+    "Trainer(",
+    "api_workers(",
+)
 """What a fixture's code calls when it starts a service, a broker, a worker or a training run."""
 
 INTEGRATION_DIRS = ("celery", "contract", "deploy")
@@ -86,7 +94,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         parts = Path(str(item.fspath)).relative_to(TESTS).parts
         fixtures = getattr(item, "_fixtureinfo", None)
         defs = fixtures.name2fixturedefs.values() if fixtures is not None else ()
-        starts = _starts_something(getattr(item, "function", None)) or any(_starts_something(d[-1].func) for d in defs if d)
+        starts = _starts_something(getattr(item, "function", None)) or any(
+            _starts_something(d[-1].func) for d in defs if d
+        )
         if parts[0] in INTEGRATION_DIRS or starts:
             item.add_marker(pytest.mark.integration)
         group = _shared_group(item, parts[0])
