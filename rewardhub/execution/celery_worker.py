@@ -315,6 +315,7 @@ class WorkerRuntime:
                     plugin_files=self.registry.plugin_files,
                     memory_mb=memory,
                     preload=fork_server_modules(self.registry, kinds=("rule", "group")),
+                    warm_kinds=("code",) if queue == "code" else (),  # its process starts its warm sandbox
                 )
                 pool.start()
                 self._pools[queue] = pool
