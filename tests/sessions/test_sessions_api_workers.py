@@ -1,5 +1,6 @@
 """Sessions across ``rewardhub serve --api-workers 2``: the sessions live in the serve process above
-the workers, so a session made through one worker is used, judged and deleted through the other;
+the workers, so a session made through one worker is used, judged and deleted through the other
+(an ORS session too, created, called and submitted through either);
 an API worker killed with SIGKILL takes no session with it; and kill -9 of the whole service tree
 (the serve process, its workers, their pools) leaves no sandbox process and no mount namespace (where
 a session's scratch lives) behind.
@@ -10,6 +11,7 @@ Which worker takes a connection is the kernel's choice: every request here opens
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -76,6 +78,36 @@ def test_a_session_made_through_one_worker_is_used_through_the_other(url):
     with _worker(url, worker=maker) as same:
         gone = same.post(f"/v1/sessions/{session}/run", json={"code": "n"})
         assert gone.status_code == 404 and "deleted" in gone.json()["error"]["message"]
+
+
+def _ors_answer(events: str) -> dict:
+    """The JSON an ORS call's server-sent events end with (``event: end``; long answers come in chunks)."""
+    chunks, event = [], None
+    for line in events.splitlines():
+        if line.startswith("event:"):
+            event = line.partition(":")[2].strip()
+        elif line.startswith("data:") and event in ("chunk", "end"):
+            chunks.append(line.partition(":")[2].removeprefix(" "))
+    return json.loads("".join(chunks))
+
+
+def test_an_ors_session_created_through_one_worker_is_called_through_the_other(url):
+    sid = {"X-Session-ID": "ors-across-workers"}
+    task = {"prompt": "p", "files": {"n.txt": "2"}, "test_command": 'test "$(cat out.txt)" = 4'}
+    with _worker(url) as first:
+        maker = first.get("/healthz").headers["X-Rewardhub-Pid"]
+        assert first.post("/create", json={"task_spec": task}, headers=sid).json() == {"sid": sid["X-Session-ID"]}
+    with _worker(url, other_than=maker) as other:
+        call = {"name": "python", "input": {"code": "n = int(open('n.txt').read())"}}
+        assert _ors_answer(other.post("/code/call", json=call, headers=sid).text)["ok"] is True
+    with _worker(url, worker=maker) as same:
+        call = {"name": "python", "input": {"code": "open('out.txt', 'w').write(str(n * 2))"}}
+        assert _ors_answer(same.post("/code/call", json=call, headers=sid).text)["ok"] is True
+    with _worker(url, other_than=maker) as other:
+        graded = _ors_answer(other.post("/code/call", json={"name": "submit", "input": {}}, headers=sid).text)
+        assert (graded["output"]["reward"], graded["output"]["finished"]) == (1.0, True), graded
+        assert other.post("/delete", headers=sid).status_code == 200
+        assert other.post("/ping", headers=sid).status_code == 404
 
 
 def test_a_killed_api_worker_takes_no_session_and_the_whole_tree_killed_leaves_none(url):
