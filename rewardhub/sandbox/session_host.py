@@ -179,7 +179,8 @@ class LocalSessions:
         self.manager.delete(session_id, owner)
 
     def describe(self) -> dict[str, Any]:
-        return self.manager.describe()
+        """Live sessions by key, for the operator page (which asks every few seconds: that alone starts no sandbox)."""
+        return self.manager.describe() if self.opened else {"live": 0, "created": 0, "by_key": {}}
 
     def stats(self) -> dict[str, Any] | None:
         """The host's counts; None while no session was ever asked for (no manager was made)."""

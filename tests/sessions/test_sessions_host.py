@@ -60,3 +60,12 @@ def test_a_grant_judges_its_callers_sessions_until_it_expires(host, session):
         judge_with_grant(session, stale, "true", 10, {})
     with pytest.raises(SandboxError, match="cannot be reached"):
         judge_with_grant(session, {**host.grant("owner-a"), "host": "@no-such-host"}, "true", 10, {})
+
+
+def test_the_operator_pages_poll_starts_no_sandbox():
+    fresh = SessionHost()
+    try:
+        assert fresh.local.describe() == {"live": 0, "created": 0, "by_key": {}}
+        assert fresh.local.stats() is None and not fresh.local.opened  # no manager, so no spare sandbox either
+    finally:
+        fresh.close()
