@@ -1,17 +1,20 @@
 """``/v1/sessions``: stateful sandboxes for tool-using agents, as API.md describes.
 
-- ``POST /v1/sessions``: a runtime (``python`` or ``bash``), files, limits and a TTL; the session's id.
+- ``POST /v1/sessions``: a runtime (``python`` or ``bash``), files, a TTL, the contract's
+  ``timeout_s`` (a call's default limit) and ``memory_mb`` (the session's), or the same limits
+  under ``limits``; 201 with ``session_id`` (and ``id``, kept) and ``expires_at``.
 - ``POST /v1/sessions/{id}/run``: one call, ``code`` (the runtime's language) or ``command`` (shell,
-  in either runtime). The answer has the words of ``/v1/sandbox/run``: ``status``, ``exit_code``,
-  ``stdout``, ``stderr``, ``elapsed_ms``, and ``state`` (``kept``, or ``lost`` when the call ended
-  the interpreter: its variables are gone, its files are not).
+  in either runtime), with ``stdin``. The answer is ``/v1/sandbox/run``'s: ``status``, ``exit_code``,
+  ``stdout``, ``stderr``, ``elapsed_ms``, ``message``, ``sandbox``, and ``state`` (``kept``, or
+  ``lost`` when the call ended the interpreter: its variables are gone, its files are not).
 - ``POST /v1/sessions/{id}/test``: judge the session's final state: a test command run on its files
   in a fresh program (the interpreter's state ends; the files stay), and ``reward`` 1.0 when it passes.
 - ``GET /v1/sessions/{id}``, ``DELETE /v1/sessions/{id}``, ``GET /v1/sessions`` (the key's own).
 
-A session belongs to the API key that made it (another key gets 404). Ended sessions answer 410
-``session_expired`` (idle TTL, lifetime) or 404 ``session_lost`` / ``session_not_found``, with the
-reason; creating past the limits is 429 with ``Retry-After``. The routes ask the service's one
+A session belongs to the API key that made it (another key gets 404). ``DELETE`` answers 204.
+Ended sessions answer 410 ``session_expired`` (idle TTL, lifetime) or ``session_lost`` (its sandbox
+died, an earlier run of the service made it), or 404 ``session_not_found`` (deleted, never known),
+with the reason; creating past the limits is 429 with ``Retry-After``. The routes ask the service's one
 session host (:mod:`rewardhub.sandbox.session_host`): in this process, or, with ``--api-workers``
 above 1, in the ``rewardhub serve`` process above the workers, so a session made through one worker
 is used through any.
@@ -24,7 +27,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rewardhub.api.body import parse_body, read_body
@@ -62,6 +65,20 @@ class SessionCreateRequest(BaseModel):
     files: dict[str, str] = Field(default_factory=dict, description="Files by path relative to the working directory.")
     limits: SessionLimitsBody = Field(default_factory=SessionLimitsBody)
     ttl_s: float | None = Field(None, gt=0, description="Idle time after which the session expires.")
+    timeout_s: float = Field(10.0, gt=0, description="A call's wall-clock limit when the call gives none.")
+    memory_mb: int | None = Field(
+        None, ge=32, description="Memory of everything the session holds at once (or limits.memory_mb)."
+    )
+
+    @model_validator(mode="after")
+    def _one_memory(self) -> SessionCreateRequest:
+        given = self.limits.model_fields_set
+        if self.memory_mb is not None and "memory_mb" in given and self.limits.memory_mb != self.memory_mb:
+            raise ValueError("memory_mb and limits.memory_mb differ: give one")
+        return self
+
+    def session_memory_mb(self) -> int:
+        return self.memory_mb if self.memory_mb is not None else self.limits.memory_mb
 
     @field_validator("files")
     @classmethod
@@ -74,7 +91,8 @@ class SessionRunRequest(BaseModel):
 
     code: str | None = Field(None, description="In the session's runtime: Python (state kept) or a bash command.")
     command: str | None = Field(None, description="A shell command, in either runtime.")
-    timeout_s: float = Field(10.0, gt=0, description="Wall-clock limit of this call.")
+    stdin: str = Field("", description="Fed to the call's standard input.")
+    timeout_s: float | None = Field(None, gt=0, description="Wall-clock limit of this call (the session's default).")
 
     @model_validator(mode="after")
     def _one_of(self) -> SessionRunRequest:
@@ -161,11 +179,12 @@ async def create_session(request: Request) -> dict[str, Any]:
     body: SessionCreateRequest = await _body(request, SessionCreateRequest)
     lim = body.limits
     limits = {
-        "memory_mb": lim.memory_mb,
+        "memory_mb": body.session_memory_mb(),
         "max_processes": lim.max_processes,
         "max_file_mb": lim.max_file_mb,
         "max_output_bytes": lim.max_output_kb << 10,
         "lifetime_s": lim.lifetime_s,  # None: the host's largest
+        "call_timeout_s": body.timeout_s,
     }
     sessions = sessions_of(request)
     return await _off_loop(sessions.create, caller_owner(request), body.runtime, body.files, limits, body.ttl_s)
@@ -181,17 +200,19 @@ async def get_session(session_id: str, request: Request) -> dict[str, Any]:
     return await _off_loop(sessions_of(request).get, session_id, caller_owner(request))
 
 
-@router.delete("/v1/sessions/{session_id}")
-async def delete_session(session_id: str, request: Request) -> dict[str, Any]:
+@router.delete("/v1/sessions/{session_id}", status_code=204)
+async def delete_session(session_id: str, request: Request) -> Response:
     await _off_loop(sessions_of(request).delete, session_id, caller_owner(request))
-    return {"id": session_id, "deleted": True}
+    return Response(status_code=204)
 
 
 @router.post("/v1/sessions/{session_id}/run", response_model=SessionRunResponse)
 async def run_in_session(session_id: str, request: Request) -> SessionRunResponse:
     body: SessionRunRequest = await _body(request, SessionRunRequest)
     sessions = sessions_of(request)
-    call = {"command": body.command} if body.command is not None else {"code": body.code}  # code: the runtime's
+    call: dict[str, Any] = {"command": body.command} if body.command is not None else {"code": body.code}
+    if body.stdin:
+        call["stdin"] = body.stdin
     result = await _off_loop(sessions.run, session_id, caller_owner(request), call, body.timeout_s)
     return SessionRunResponse.of(result)
 

@@ -16,7 +16,7 @@ local users out. The host trusts the ``owner`` its callers send: they are the
 service's own processes, which derive it from the caller's API key.
 
 Errors cross the socket as their ``error_type`` and come out as the same exception classes, so a
-404 ``session_lost`` through another worker reads exactly as through the one holding the session.
+410 ``session_lost`` through another worker reads exactly as through the one holding the session.
 
 A verifier that judges a session (``session_tests``) runs in a pool worker, forked from a fork
 server that may have started before this host existed, so it cannot count on the environment: the
@@ -61,6 +61,7 @@ __all__ = [
     "LocalSessions",
     "SessionClient",
     "SessionHost",
+    "code_tests_with_grant",
     "grant",
     "judge_with_grant",
 ]
@@ -167,13 +168,24 @@ class LocalSessions:
     def list(self, owner: str) -> list[dict[str, Any]]:
         return [session.describe() for session in self.manager.list(owner)]
 
-    def run(self, session_id: str, owner: str, request: dict[str, Any], timeout_s: float) -> RunResult:
+    def run(self, session_id: str, owner: str, request: dict[str, Any], timeout_s: float | None) -> RunResult:
         return self.manager.run(session_id, owner, request, timeout_s)
 
     def run_tests(
         self, session_id: str, owner: str, command: str, timeout_s: float, files: Mapping[str, str] | None = None
     ) -> RunResult:
         return self.manager.run_tests(session_id, owner, command, timeout_s, files)
+
+    def run_code_tests(self, session_id: str, owner: str, body: Mapping[str, Any]) -> list[RunResult | None]:
+        return self.manager.run_code_tests(
+            session_id,
+            owner,
+            str(body["program"]),
+            list(body["tests"]),
+            float(body["test_timeout_s"]),
+            float(body["budget_s"]),
+            bool(body.get("stop_on_failure")),
+        )
 
     def delete(self, session_id: str, owner: str) -> None:
         self.manager.delete(session_id, owner)
@@ -245,6 +257,10 @@ class SessionHost:
         if op == "judge":  # a verifier's: its grant, not the token, says whose sessions it may judge
             owner = self._granted(body["grant"])
             return _answer(local.run_tests(body["id"], owner, body["command"], body["timeout_s"], body.get("files")))
+        if op == "judge_code":  # the code verifier's tests in a session: its grant says whose
+            owner = self._granted(body["grant"])
+            runs = local.run_code_tests(body["id"], owner, body)
+            return [None if run is None else _answer(run) for run in runs]
         if op == "describe":
             return local.describe()
         if op == "stats":
@@ -289,7 +305,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(413, {"error": {"type": "payload_too_large", "message": "message too large"}})
             return
         body = self.rfile.read(length)
-        if op != "judge" and not hmac.compare_digest(self.headers.get(TOKEN_HEADER, ""), host.token):
+        if op not in ("judge", "judge_code") and not hmac.compare_digest(
+            self.headers.get(TOKEN_HEADER, ""), host.token
+        ):
             self._send(401, {"error": {"type": "unauthorized", "message": "wrong session host token"}})
             return
         try:
@@ -368,7 +386,7 @@ class SessionClient:
     def list(self, owner: str) -> list[dict[str, Any]]:
         return self._ask("list", owner=owner)
 
-    def run(self, session_id: str, owner: str, request: dict[str, Any], timeout_s: float) -> RunResult:
+    def run(self, session_id: str, owner: str, request: dict[str, Any], timeout_s: float | None) -> RunResult:
         return _result(self._ask("run", id=session_id, owner=owner, request=request, timeout_s=timeout_s))
 
     def run_tests(
@@ -402,6 +420,10 @@ class SessionClient:
         }
         return _result(self._ask("judge", **body))
 
+    def judge_code(self, session_id: str, given: Mapping[str, Any], body: Mapping[str, Any]) -> list[RunResult | None]:
+        answers = self._ask("judge_code", id=session_id, grant=dict(given), **body)
+        return [None if answer is None else _result(answer) for answer in answers]
+
     def describe(self) -> dict[str, Any]:
         return self._ask("describe")
 
@@ -414,6 +436,33 @@ class SessionClient:
 
 def _socket_path(address: str) -> str:
     return "\0" + address[1:] if address.startswith("@") else address
+
+
+def code_tests_with_grant(
+    session_id: str,
+    given: Mapping[str, Any],
+    program: str,
+    tests: list[dict[str, Any]],
+    test_timeout_s: float,
+    budget_s: float,
+    stop_on_failure: bool,
+) -> list[RunResult | None]:
+    """Run the ``code`` verifier's tests in a session with a grant the service wrote into a sample."""
+    address = given.get("host")
+    if not isinstance(address, str) or not address:
+        raise InvalidRequest("the sample's session grant names no session host")
+    body = {
+        "program": program,
+        "tests": tests,
+        "test_timeout_s": test_timeout_s,
+        "budget_s": budget_s,
+        "stop_on_failure": stop_on_failure,
+    }
+    client = SessionClient(address, None)
+    try:
+        return client.judge_code(session_id, given, body)
+    finally:
+        client.close()
 
 
 def judge_with_grant(

@@ -66,6 +66,8 @@ class SessionLimits:
     """stdout and stderr of one call together."""
     lifetime_s: float = 3600.0
     """The kernel's CPU limit follows it: a session cannot burn more CPU seconds than it may live."""
+    call_timeout_s: float = 10.0
+    """A call's wall-clock limit when the call names none (the contract's session ``timeout_s``)."""
 
     def kernel_limits(self) -> Limits:
         return Limits(
@@ -168,6 +170,7 @@ class SessionSandbox:
 
     def _answer(self, reply: bytes, seen: Pumped, started: float, oom_before: int | None) -> RunResult:
         elapsed_ms = (time.monotonic() - started) * 1000.0
+        answer: Any = None
         try:
             answer = json.loads(reply.split(b"\n", 1)[0])
             verdict, exit_code = answer["status"], answer["exit_code"]
@@ -182,6 +185,9 @@ class SessionSandbox:
         details = {**self.sandbox.isolation.details(), "state": "kept"}
         if verdict == "sandbox_error":
             details["message"] = "the session's kernel answered something that is not a verdict"
+        if isinstance(answer, dict) and "record" in answer:  # a test run in a fork: its own output and record
+            stdout, stderr = str(answer.get("stdout", ""))[:cap], str(answer.get("stderr", ""))[:cap]
+            return RunResult(verdict, exit_code, stdout, stderr, elapsed_ms, _record(answer["record"]), details)
         return RunResult(
             verdict, exit_code, _text(seen, "stdout", cap), _text(seen, "stderr", cap), elapsed_ms, None, details
         )
@@ -272,6 +278,12 @@ class SessionSandbox:
 
     # --- scoring --------------------------------------------------------------------------------
 
+    def run_code_test(self, program: str, spec: dict[str, Any], timeout_s: float) -> RunResult:
+        """One of the ``code`` verifier's tests (``spec`` without its expected value) in a fork of the
+        kernel: the program and the test see the session's variables and files; the fork's changes go
+        with it. Its stdout, stderr and record come back; the verifier compares."""
+        return self.call({"test": spec, "program": program}, timeout_s)
+
     def run_tests(self, command: str, timeout_s: float, files: Mapping[str, str | bytes] | None = None) -> RunResult:
         """Run a test command on the session's files in a fresh program of the fork server (the
         kernel is stopped first, so nothing the session's calls left running can answer for it)."""
@@ -293,6 +305,17 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def _record(text: Any) -> dict[str, Any] | None:
+    """A test's record as the kernel relayed it (JSON text; none when the test wrote none)."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return {"error": "malformed result record"}
+    return record if isinstance(record, dict) else {"error": "malformed result record"}
 
 
 def _text(seen: Pumped, name: str, cap: int) -> str:

@@ -13,10 +13,10 @@ on time, whatever it is doing), memory and process limits for its whole life, at
 (token bucket) past which creating answers 429 with Retry-After. A session whose sandbox dies
 (killed from outside) ends alone: the others keep working, and its id answers "lost".
 
-How an ended session answers (never an empty success): expired (idle TTL or lifetime) is 410
-``session_expired``; deleted, lost (its sandbox died, or an earlier run of the service made it) or
-never known is 404, with ``error.type`` ``session_lost`` or ``session_not_found`` and a message
-that says which.
+How an ended session answers (never an empty success), as the API contract has it: expired (idle
+TTL or lifetime) is 410 ``session_expired``; lost (its sandbox died, the service ended it, or an
+earlier run of the service made it) is 410 ``session_lost``; deleted or never known is 404
+``session_not_found``. Each message says which.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class SessionNotFound(RewardhubError):
 
 
 class SessionLost(RewardhubError):
-    status_code = 404
+    status_code = 410
     error_type = "session_lost"
 
 
@@ -135,7 +135,9 @@ class Session:
 
     def describe(self, now: float | None = None) -> dict[str, Any]:
         now = time.monotonic() if now is None else now
+        left = max(0.0, self.expires_in(now))
         return {
+            "session_id": self.id,
             "id": self.id,
             "runtime": self.runtime,
             "created_at": self.created,
@@ -145,7 +147,9 @@ class Session:
             "busy": self.busy,
             "idle_ttl_s": self.idle_ttl_s,
             "lifetime_s": self.lifetime_s,
-            "expires_in_s": round(max(0.0, self.expires_in(now)), 3),
+            "expires_in_s": round(left, 3),
+            "expires_at": round(time.time() + left, 3),
+            "timeout_s": self.limits.call_timeout_s,
             "limits": {"memory_mb": self.limits.memory_mb, "max_processes": self.limits.max_processes},
             **({"tags": self.tags} if self.tags else {}),
         }
@@ -154,7 +158,14 @@ class Session:
 @dataclass(frozen=True)
 class _Ended:
     reason: str
-    expired: bool
+    kind: str
+    """One of :data:`END_KINDS`: which error a later call gets."""
+
+    def error(self, session_id: str) -> RewardhubError:
+        message = f"session {session_id!r} {self.reason}"
+        if self.kind == "deleted":
+            return SessionNotFound(message)
+        return SessionExpired(message) if self.kind in ("expired", "lifetime") else SessionLost(message)
 
 
 END_KINDS: tuple[str, ...] = ("deleted", "expired", "lifetime", "killed", "lost")
@@ -243,6 +254,8 @@ class SessionManager:
             raise InvalidRequest(f"lifetime_s may be at most {self.settings.max_lifetime_s:g}")
         if limits.memory_mb > self.settings.max_memory_mb:
             raise InvalidRequest(f"memory_mb may be at most {self.settings.max_memory_mb}")
+        if limits.call_timeout_s > self.settings.max_call_timeout_s:
+            raise InvalidRequest(f"timeout_s may be at most {self.settings.max_call_timeout_s:g}")
         ttl = self.settings.idle_ttl_s if idle_ttl_s is None else idle_ttl_s
         if ttl > self.settings.idle_ttl_s:
             raise InvalidRequest(f"ttl_s may be at most {self.settings.idle_ttl_s:g}")
@@ -294,8 +307,7 @@ class SessionManager:
         if session is not None:  # another key's: the same answer as an id that never was
             raise SessionNotFound(f"no session {session_id!r}")
         if ended is not None:
-            error = SessionExpired if ended.expired else SessionLost
-            raise error(f"session {session_id!r} {ended.reason}")
+            raise ended.error(session_id)
         shape = ID_SHAPE.fullmatch(session_id)
         if shape is not None and shape.group(1) != self.boot:
             raise SessionLost(
@@ -312,12 +324,15 @@ class SessionManager:
                     return session
         return None
 
-    def run(self, session_id: str, owner: str, request: dict[str, Any], timeout_s: float) -> RunResult:
+    def run(self, session_id: str, owner: str, request: dict[str, Any], timeout_s: float | None = None) -> RunResult:
         """One call in a session (one at a time per session: a second concurrent call is 409).
-        ``{"code": ...}`` is in the session's runtime: Python, or for ``bash`` a command."""
+        ``{"code": ...}`` is in the session's runtime: Python, or for ``bash`` a command; ``"stdin"``
+        beside it is the call's standard input. ``timeout_s`` None: the session's per-call default."""
         session = self.get(session_id, owner)
         if "code" in request and session.runtime != "python":
-            request = {"command": request["code"]}
+            request = {**{k: v for k, v in request.items() if k != "code"}, "command": request["code"]}
+        if timeout_s is None:
+            timeout_s = session.limits.call_timeout_s
         if timeout_s > self.settings.max_call_timeout_s:
             raise InvalidRequest(f"timeout_s may be at most {self.settings.max_call_timeout_s:g}")
         if not session.lock.acquire(blocking=False):
@@ -340,14 +355,14 @@ class SessionManager:
             session.last_used = time.monotonic()
             session.lock.release()
         if result is None:
-            self._end(session, f"was lost: its sandbox failed ({failure})", expired=False, kind="lost")
+            self._end(session, f"was lost: its sandbox failed ({failure})", kind="lost")
             raise SessionLost(f"session {session_id!r} was lost: its sandbox failed ({failure})")
         with self._lock:
             ended_meanwhile = session_id not in self._sessions
         if ended_meanwhile:  # its lifetime ran out, or it was deleted, during the call: say so, not the kill
             self.get(session_id, owner)
         if result.verdict == "sandbox_error" and not session.box.alive:
-            self._end(session, "was lost: its sandbox died during a call", expired=False, kind="killed")
+            self._end(session, "was lost: its sandbox died during a call", kind="killed")
         return result
 
     def run_tests(
@@ -365,9 +380,45 @@ class SessionManager:
             session.last_used = time.monotonic()
             session.lock.release()
 
+    def run_code_tests(
+        self,
+        session_id: str,
+        owner: str,
+        program: str,
+        specs: list[dict[str, Any]],
+        test_timeout_s: float,
+        budget_s: float,
+        stop_on_failure: bool = False,
+    ) -> list[RunResult | None]:
+        """The ``code`` verifier's tests in the session, each in a fork of its kernel (see
+        :meth:`SessionSandbox.run_code_test`); None for a test not run (past ``budget_s``, or after
+        a test that surely failed when ``stop_on_failure``)."""
+        session = self.get(session_id, owner)
+        test_timeout_s = min(test_timeout_s, self.settings.max_call_timeout_s)
+        if not session.lock.acquire(blocking=False):
+            raise SessionBusy(f"session {session_id!r} is running another call")
+        runs: list[RunResult | None] = []
+        try:
+            session.busy = True
+            deadline = time.monotonic() + budget_s
+            for spec in specs:
+                stopped = stop_on_failure and runs and (runs[-1] is None or not runs[-1].ok)
+                if stopped or time.monotonic() > deadline:
+                    runs.append(None)
+                    continue
+                try:
+                    runs.append(session.box.run_code_test(program, spec, test_timeout_s))
+                except SandboxError as exc:
+                    runs.append(RunResult("sandbox_error", None, "", "", 0.0, None, {"message": exc.message}))
+        finally:
+            session.busy = False
+            session.last_used = time.monotonic()
+            session.lock.release()
+        return runs
+
     def delete(self, session_id: str, owner: str) -> None:
         session = self.get(session_id, owner)
-        self._end(session, "was deleted", expired=False, wait=False, kind="deleted")
+        self._end(session, "was deleted", wait=False, kind="deleted")
 
     def list(self, owner: str | None = None) -> list[Session]:
         with self._lock:
@@ -396,7 +447,7 @@ class SessionManager:
         with self._lock:
             sessions = list(self._sessions.values())
         for session in sessions:
-            self._end(session, "ended with the service", expired=False, kind="lost")
+            self._end(session, "ended with the service", kind="lost")
 
     # --- limits and ends ------------------------------------------------------------------------
 
@@ -429,14 +480,14 @@ class SessionManager:
             self._tokens -= 1
             self._starting += 1
 
-    def _end(self, session: Session, reason: str, expired: bool, kind: str, wait: bool = True) -> None:
+    def _end(self, session: Session, reason: str, kind: str, wait: bool = True) -> None:
         """Forget the session (its id answers ``reason`` from now on), stop a call in flight, close it
         (``wait=False``: in a thread of its own, so a DELETE does not wait for the sandbox to exit).
         ``kind``: one of :data:`END_KINDS`, what the counts file it under."""
         with self._lock:
             if self._sessions.pop(session.id, None) is None:
                 return
-            self._ended[session.id] = _Ended(reason, expired)
+            self._ended[session.id] = _Ended(reason, kind)
             self.counts.ended[kind] += 1
             while len(self._ended) > TOMBSTONES:
                 self._ended.popitem(last=False)
@@ -509,7 +560,6 @@ class SessionManager:
                 self._end(
                     session,
                     f"expired: it reached its lifetime of {session.lifetime_s:g} s",
-                    expired=True,
                     wait=False,
                     kind="lifetime",
                 )
@@ -517,7 +567,6 @@ class SessionManager:
                 self._end(
                     session,
                     f"expired: idle for more than its TTL of {session.idle_ttl_s:g} s",
-                    expired=True,
                     wait=False,
                     kind="expired",
                 )
@@ -525,7 +574,6 @@ class SessionManager:
                 self._end(
                     session,
                     "was lost: its sandbox died (killed from outside?)",
-                    expired=False,
                     wait=False,
                     kind="killed",
                 )

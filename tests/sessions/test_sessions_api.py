@@ -101,16 +101,16 @@ def test_ended_sessions_say_why(client, manager):
     never = client.get("/v1/sessions/s-nope-0")
     assert (never.status_code, never.json()["error"]["type"]) == (404, "session_not_found")
     earlier = client.get("/v1/sessions/s-00000000-0123456789abcdef")
-    assert (earlier.status_code, earlier.json()["error"]["type"]) == (404, "session_lost")
+    assert (earlier.status_code, earlier.json()["error"]["type"]) == (410, "session_lost")
     assert "earlier run" in earlier.json()["error"]["message"]
 
     session = _open(client)
     other_key = client.get(f"/v1/sessions/{session}", headers={"Authorization": "Bearer key-b"})
     assert other_key.status_code == 404
     assert client.get(f"/v1/sessions/{session}").json()["id"] == session
-    assert client.delete(f"/v1/sessions/{session}").status_code == 200
+    assert client.delete(f"/v1/sessions/{session}").status_code == 204
     deleted = client.post(f"/v1/sessions/{session}/run", json={"code": "1"})
-    assert (deleted.status_code, deleted.json()["error"]["type"]) == (404, "session_lost")
+    assert (deleted.status_code, deleted.json()["error"]["type"]) == (404, "session_not_found")
     assert "deleted" in deleted.json()["error"]["message"]
 
     short = _open(client, ttl_s=0.3)
@@ -131,10 +131,10 @@ def test_a_session_killed_from_outside_ends_alone(client, manager):
     while client.get(f"/v1/sessions/{victim}").status_code == 200 and time.monotonic() < deadline:
         time.sleep(0.05)
     lost = client.get(f"/v1/sessions/{victim}")
-    assert (lost.status_code, lost.json()["error"]["type"]) == (404, "session_lost")
+    assert (lost.status_code, lost.json()["error"]["type"]) == (410, "session_lost")
     assert "sandbox died" in lost.json()["error"]["message"]
     answer = client.post(f"/v1/sessions/{victim}/run", json={"code": "1"})
-    assert (answer.status_code, answer.json()["error"]["type"]) == (404, "session_lost")
+    assert (answer.status_code, answer.json()["error"]["type"]) == (410, "session_lost")
     assert _run(client, bystander, code="y * 6")["stdout"] == "42\n"
 
 

@@ -74,7 +74,7 @@ def test_a_session_made_through_one_worker_is_used_through_the_other(url):
         sample = {"response": "done", "verifier": TESTS, "metadata": {"session": session}}
         [result] = other.post("/v1/score", json={"samples": [sample]}).json()["results"]
         assert (result["score"], result["status"]) == (1.0, "ok"), result
-        assert other.delete(f"/v1/sessions/{session}").status_code == 200
+        assert other.delete(f"/v1/sessions/{session}").status_code == 204
     with _worker(url, worker=maker) as same:
         gone = same.post(f"/v1/sessions/{session}/run", json={"code": "n"})
         assert gone.status_code == 404 and "deleted" in gone.json()["error"]["message"]

@@ -143,7 +143,7 @@ def test_metrics_count_sessions_calls_ends_and_refusals(http, good, bad):
     ran = http.post(f"/v1/sessions/{made[0].json()['id']}/run", json={"code": "x = 1"}, headers=mine)
     assert ran.json()["status"] == "ok"
     for answer in made[:PER_KEY]:
-        assert http.delete(f"/v1/sessions/{answer.json()['id']}", headers=mine).status_code == 200
+        assert http.delete(f"/v1/sessions/{answer.json()['id']}", headers=mine).status_code == 204
     after = _session_metrics(http)
 
     def grew(name: str, **labels: str) -> float:

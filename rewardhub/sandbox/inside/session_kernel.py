@@ -5,13 +5,16 @@ sandbox's cgroups and system-call filter, like any submission) and keeps it for 
 The run's pipes become the kernel's channels:
 
 - fd 0 brings requests, one JSON object a line: ``{"code": ..., "timeout_s": ...}`` (Python, run in
-  one namespace that lives as long as the kernel), ``{"command": ...}`` (a shell command) or
-  ``{"files": {path: text}}`` (the session's files, written as its own user);
+  one namespace that lives as long as the kernel), ``{"command": ...}`` (a shell command),
+  ``{"files": {path: text}}`` (the session's files, written as its own user) or ``{"test": spec,
+  "program": ...}`` (one of the ``code`` verifier's tests, run in a fork of the kernel: it sees the
+  session's variables and files, and what it changes goes with the fork);
 - fd 1 and fd 2 are the calls' stdout and stderr, as the program and its children write them;
 - fd 3 takes one reply line per request, written after the call's output was flushed:
   ``{"status": ..., "exit_code": ...}`` with the words of the sandbox's verdicts.
 
-Both channels move to descriptors of their own first, and a call's stdin is /dev/null, so a call's
+Both channels move to descriptors of their own first, and a call's stdin is its request's
+``"stdin"`` (an unlinked temporary file) or else /dev/null, never the request channel, so a call's
 ``input()`` cannot eat the next request. Nothing the kernel says is trusted beyond the session's own
 caller: the code it runs shares its process. Rewards never come from here; scoring a session runs
 its tests in a fresh program of the fork server instead.
@@ -28,6 +31,8 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 import traceback
 import types
 
@@ -126,7 +131,7 @@ WRAPPER = 'trap "pwd >&$2" EXIT; eval "$1"'
 """Runs the command in the session's working directory and reports where it ended (``cd`` persists)."""
 
 
-def run_command(command, timeout_s):
+def run_command(command, timeout_s, stdin=None):
     """Run one shell command in its own process group, in the session's working directory (a ``cd``
     in it moves the session, Python's calls too); the group is killed at its end or time limit."""
     _flush()
@@ -134,7 +139,7 @@ def run_command(command, timeout_s):
     try:
         process = subprocess.Popen(
             [SHELL, "-c", WRAPPER, SHELL, command, str(told)],
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else stdin,
             start_new_session=True,
             pass_fds=(told,),
         )
@@ -195,6 +200,221 @@ def write_files(files):
     return "ok", 0
 
 
+def stdin_file(text):
+    """The call's standard input: an unlinked file holding ``text`` (no pipe to fill, no file left)."""
+    handle = tempfile.TemporaryFile()
+    handle.write(text.encode())
+    handle.seek(0)
+    return handle
+
+
+def with_stdin(text, call, *args):
+    """Run ``call(*args)`` with fd 0 and ``sys.stdin`` reading ``text``, then /dev/null again."""
+    handle = stdin_file(text)
+    os.dup2(handle.fileno(), 0)
+    handle.close()
+    sys.stdin = open(0, closefd=False)
+    try:
+        return call(*args)
+    finally:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        sys.stdin = open(0, closefd=False)
+
+
+# --- the code verifier's tests, in a fork of the session -------------------------------------
+# A test's record carries values, never verdicts: the expected outputs stay with the verifier,
+# which compares. Values are type-tagged as rewardhub.sandbox.inside.wire.encode_value tags them
+# (its decode_value reads them strictly in the parent; tests/sessions pins the two together).
+
+MAX_DEPTH = 64
+TEST_GRACE_S = 0.5
+"""How long past its alarm a test's fork may run before the kernel kills it."""
+
+
+class NotPlain(TypeError):
+    pass
+
+
+def encode_value(value, depth=0):
+    if depth > MAX_DEPTH:
+        raise NotPlain(f"value nested deeper than {MAX_DEPTH} levels")
+    kind = type(value)
+    if value is None or kind is bool or kind is str:
+        return value
+    if kind is int:
+        return value if -(2**63) <= value < 2**63 else {"int": str(value)}
+    if kind is float:
+        return value if value == value and value not in (float("inf"), float("-inf")) else {"float": repr(value)}
+    if kind in (list, tuple, set, frozenset):
+        return {kind.__name__: [encode_value(item, depth + 1) for item in value]}
+    if kind is dict:
+        return {"dict": [[encode_value(k, depth + 1), encode_value(v, depth + 1)] for k, v in value.items()]}
+    if kind is bytes:
+        import base64
+
+        return {"bytes": base64.b64encode(value).decode()}
+    if kind is complex:
+        return {"complex": [repr(value.real), repr(value.imag)]}
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and type(value) is numpy.ndarray:
+        return encode_value(value.tolist(), depth + 1)
+    if numpy is not None and isinstance(value, numpy.generic) and type(value).__module__ == "numpy":
+        return encode_value(value.item(), depth + 1)
+    raise NotPlain(f"cannot compare a value of type {kind.__module__}.{kind.__qualname__}")
+
+
+def _encoded(value):
+    try:
+        return {"value": encode_value(value)}
+    except (NotPlain, ValueError, RecursionError) as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+
+
+def _described(exc):
+    try:
+        return f"{type(exc).__name__}: {exc}"[:2000]
+    except BaseException:
+        return type(exc).__name__
+
+
+def _test_in_fork(spec, program):
+    """In the fork: the program (the response's code, if any) in the session's namespace, then the
+    test. Returns (exit status, record or None)."""
+    kind = spec["kind"]
+    status = _run_program(program) if program else 0
+    if status == 3:
+        return 3, {"compile_error": "the program does not compile"}
+    if kind == "stdio":
+        return status, None
+    if status != 0:
+        return status, {"error": "the program exited or raised an exception before its test ran"}
+    if kind == "call":
+        function = NAMESPACE.get(spec["fn_name"])
+        if function is None and isinstance(NAMESPACE.get("Solution"), type):
+            function = getattr(NAMESPACE["Solution"](), spec["fn_name"], None)
+        if not callable(function):
+            return 0, {"error": f"the session defines no function {spec['fn_name']!r}"}
+        try:
+            return 0, _encoded(function(*spec["args"]))
+        except CellTimeout:
+            raise
+        except BaseException as exc:
+            _print_exception(exc)
+            return 0, {"error": _described(exc)}
+    namespace = dict(NAMESPACE)
+    if kind == "assert":
+        try:
+            exec(compile(spec["setup"], "<test setup>", "exec"), namespace)
+        except CellTimeout:
+            raise
+        except BaseException as exc:
+            _print_exception(exc)
+            return 0, {"error": f"test setup raised {_described(exc)}"}
+        values = []
+        for leaf in spec["leaves"]:
+            try:
+                values.append(_encoded(eval(compile(leaf, "<test>", "eval"), namespace)))
+            except CellTimeout:
+                raise
+            except BaseException as exc:
+                values.append({"error": _described(exc)})
+        return 0, {"values": values}
+    if kind == "check":
+        try:
+            exec(compile(spec["source"], "<test>", "exec"), namespace)
+        except CellTimeout:
+            raise
+        except BaseException as exc:
+            _print_exception(exc)
+            return 0, {"check": "failed", "message": _described(exc)[:500]}
+        return 0, {"check": "passed"}
+    return 1, {"error": f"unknown test kind {kind!r}"}
+
+
+def _run_program(program):
+    """The program as a script would run (no REPL echo), in the session's namespace; its exit status."""
+    try:
+        code = compile(program, "<program>", "exec")
+    except (SyntaxError, ValueError) as exc:
+        traceback.print_exception(type(exc), exc, None, limit=0, file=sys.stderr)
+        return 3
+    try:
+        exec(code, NAMESPACE)
+    except SystemExit as exc:
+        return 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+    except CellTimeout:
+        raise
+    except MemoryError as exc:
+        _print_exception(exc)
+        return 137
+    except BaseException as exc:
+        _print_exception(exc)
+        return 1
+    return 0
+
+
+def run_test(request, timeout_s):
+    """One test of the code verifier in a fork of the kernel, under its own clock; its verdict, with
+    the fork's stdout, stderr and record in the reply (the kernel's own state is untouched)."""
+    _flush()
+    out, err, record = tempfile.TemporaryFile(), tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    given = stdin_file(request["test"].get("stdin") or "")
+    pid = os.fork()
+    if pid == 0:  # the fork: never returns
+        status = 1
+        try:
+            os.setpgid(0, 0)
+            for fd, handle in ((0, given), (1, out), (2, err)):
+                os.dup2(handle.fileno(), fd)
+            sys.stdin = open(0, closefd=False)
+            sys.stdout = open(1, "w", closefd=False)
+            sys.stderr = open(2, "w", closefd=False)
+            signal.setitimer(signal.ITIMER_REAL, timeout_s)
+            status, written = _test_in_fork(request["test"], request.get("program") or "")
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            if written is not None:
+                record.write(json.dumps(written).encode())
+                record.flush()
+        except CellTimeout:
+            status = 124
+        except MemoryError:
+            status = 137
+        except BaseException as exc:
+            _print_exception(exc)
+        finally:
+            _flush()
+            os._exit(status)
+    deadline = time.monotonic() + timeout_s + TEST_GRACE_S
+    waited = 0
+    while True:
+        done, waited = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            _kill_group(pid)
+            os.waitpid(pid, 0)
+            waited = None
+            break
+        time.sleep(0.002)
+    _kill_group(pid)  # what the test left running goes with it
+    texts = []
+    for handle in (out, err, record):
+        handle.seek(0)
+        texts.append(handle.read(1 << 20).decode(errors="replace"))
+        handle.close()
+    given.close()
+    if waited is None or (os.WIFEXITED(waited) and os.WEXITSTATUS(waited) == 124):
+        status, exit_code = "timeout", None
+    elif os.WIFEXITED(waited):
+        exit_code = os.WEXITSTATUS(waited)
+        status = {0: "ok", 3: "compile_error", 137: "memory"}.get(exit_code, "runtime_error")
+    else:
+        status, exit_code = ("memory" if os.WTERMSIG(waited) == signal.SIGKILL else "runtime_error"), None
+    return status, exit_code, {"stdout": texts[0], "stderr": texts[1], "record": texts[2]}
+
+
 def serve():
     signal.signal(signal.SIGALRM, _alarm)
     pending = b""
@@ -207,24 +427,33 @@ def serve():
         line, pending = pending.split(b"\n", 1)
         request = json.loads(line)
         timeout_s = float(request.get("timeout_s", 10.0))
-        if "files" in request:
+        extra = {}
+        if "test" in request:
+            status, exit_code, extra = run_test(request, timeout_s)
+        elif "files" in request:
             try:
                 status, exit_code = write_files(request["files"])
             except (OSError, ValueError) as exc:
                 print(f"cannot write the session's files: {exc}", file=sys.stderr)
                 status, exit_code = "runtime_error", 1
         elif "command" in request:
-            status, exit_code = run_command(request["command"], timeout_s)
+            stdin = request.get("stdin")
+            handle = stdin_file(stdin) if stdin else None
+            try:
+                status, exit_code = run_command(request["command"], timeout_s, handle)
+            finally:
+                if handle is not None:
+                    handle.close()
         else:
             signal.setitimer(signal.ITIMER_REAL, timeout_s)
             try:
-                status, exit_code = run_code(request["code"])
+                status, exit_code = with_stdin(request.get("stdin") or "", run_code, request["code"])
             except CellTimeout:  # the alarm rang between the cell's end and this line
                 status, exit_code = "timeout", None
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         _flush()
-        _reply({"status": status, "exit_code": exit_code})
+        _reply({"status": status, "exit_code": exit_code, **extra})
 
 
 serve()
