@@ -184,8 +184,8 @@ class Scorer:
 
     def _address(self, sample: Sample, leaf: Leaf, cache: bool | None) -> str | None:
         """The sample's cache address under ``leaf``, or None when this leaf is not cached here."""
-        if self.cache is None or cache is False:
-            return None
+        if self.cache is None or cache is False or sample.session_id is not None:
+            return None  # a session's files and state change between two scorings of one sample
         cls = self.registry.verifier_class(leaf.name)
         if not cls.is_cacheable() or (cache is None and leaf.name not in self._cache_by_default):
             return None

@@ -239,6 +239,8 @@ class Sample(_Wire):
     assistant turn's text, so a verifier that reads text needs to know nothing of conversations.
     ``messages`` holding a system, developer or user turn is the whole conversation; holding only
     assistant and tool turns, it is what followed ``prompt`` (see :meth:`conversation`).
+    ``session_id`` names a live session of the caller's: the ``code`` verifier then runs its tests
+    inside that session's files and state (never cached: the session changes).
     """
 
     id: str | None = None
@@ -249,6 +251,7 @@ class Sample(_Wire):
     verifier: VerifierSpec | None = None
     group: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    session_id: str | None = None
 
     @model_validator(mode="before")
     @classmethod

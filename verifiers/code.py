@@ -31,6 +31,21 @@ test passed. With ``all_or_nothing`` the sandbox stops after the first test that
 (timed out, crashed, left no record); a wrong answer only this process can see, so the tests
 after it still run, under their own clocks, and count as skipped. ``batch: false`` runs each test
 as a sandboxed run of its own, as compiled languages always do.
+
+**In a session** (a sample with ``session_id``, a live session of the caller's API key): the tests
+run inside that session's sandbox, each in a fork of the session's interpreter, so they see its
+files and, for Python, its variables (a function the agent defined in an earlier
+``/v1/sessions/{id}/run`` call); the response's last code block, if it has one, runs first in that
+fork, and without one the session's state alone answers the tests. What a test changes goes with
+its fork: scoring leaves the session as it was. Tests are Python's (stdin/stdout, function calls,
+asserts; a checker runs outside the session, as always). The guarantee is weaker than a fresh
+run's, and this is exactly it: the expected values and the comparison still stay in this process
+(nothing in the session can read what a test expects), but a test's output and values are reported
+by a process the session's own code ran in, so a session whose code rewrote its interpreter (the
+kernel, ``sys``, built-ins) can make a test report what it likes. Where that matters, judge the
+files with ``session_tests`` (a fresh program). An unknown, deleted, expired or lost session, or
+another key's, is ``status: "error"`` naming the session and why (404 or 410), never a 0; these
+samples are never cached.
 """
 
 from __future__ import annotations
@@ -41,7 +56,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rewardhub.errors import VerifierError
+from rewardhub.errors import RewardhubError, VerifierError
 from rewardhub.sandbox import (
     CheckerFailed,
     Job,
@@ -59,11 +74,12 @@ from rewardhub.sandbox.batch import run_batch
 from rewardhub.sandbox.checkers import checker_session, include_files
 from rewardhub.sandbox.compare import same_output, same_value
 from rewardhub.sandbox.inside.wire import decode_value
+from rewardhub.sandbox.session_host import code_tests_with_grant
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sandbox.syscall_filter import bpf_program
 from rewardhub.sandbox.testcases import CallTest, CheckerSpec, StdioTest, TestCase, parse_reference
 from rewardhub.types import Result, Sample
-from rewardhub.verifier import Verifier, VerifierConfig
+from rewardhub.verifier import CALLER_FIELD, Verifier, VerifierConfig
 
 __all__ = ["CodeVerifier", "last_code_block"]
 
@@ -143,9 +159,13 @@ class CodeVerifier(Verifier):
             raise VerifierError(f"cannot read the reference tests: {exc}") from None
         tests = reference.tests[: config.max_tests] if config.max_tests else reference.tests
         block = last_code_block(sample.response)
+        if block is None and sample.session_id is not None:  # the session's own state answers the tests
+            block = (None, "")
         if block is None:
             return Result.ok(0.0, passed=0, total=len(tests), reason="no fenced code block in the response")
         tag, code = block
+        if sample.session_id is not None:
+            return _score_in_session(sample, sample.session_id, code, tag, tests, reference.checker, config)
         try:
             chosen = find_language(tag or "python") if config.language == "auto" else find_language(config.language)
         except UnsupportedLanguage as exc:
@@ -166,6 +186,53 @@ class CodeVerifier(Verifier):
         except (SandboxError, SandboxUnavailable) as exc:
             return Result.failed(exc.message, score=config.failure_score, verdict="sandbox_error")
         return _result(outcomes, sandbox, chosen, config)
+
+
+def _score_in_session(
+    sample: Sample,
+    session_id: str,
+    code: str,
+    tag: str | None,
+    tests: list[TestCase],
+    checker: CheckerSpec | None,
+    config: CodeVerifier.Config,
+) -> Result:
+    """The tests in a live session of the caller's, each in a fork of its interpreter (its
+    variables and files, the response's code run first when it has some): see the module docstring."""
+    if config.language not in ("python", "auto") or (config.language == "auto" and tag not in (None, "python", "py")):
+        raise VerifierError(f"tests run in a session are Python's: not {tag or config.language!r}")
+    given = sample.metadata.get(CALLER_FIELD)
+    if not isinstance(given, dict):
+        raise VerifierError(
+            f"session {session_id!r}: a sample judged in a session is scored only through rewardhub serve's "
+            "/v1/score, /v1/jobs and /get_reward"
+        )
+    deadline = time.monotonic() + _budget_s(config)
+    specs = [_test_spec(test) for test in tests]
+    try:
+        runs = code_tests_with_grant(
+            session_id, given, code, specs, config.test_timeout_s, _budget_s(config), _stop_on_failure(config)
+        )
+    except RewardhubError as exc:  # not found or deleted (404), expired or lost (410), another key's, busy
+        raise VerifierError(
+            f"session {session_id!r} cannot be judged: {exc.error_type} ({exc.status_code}): {exc.message}"
+        ) from None
+    outcomes = []
+    for test, run in zip(tests, runs, strict=True):
+        if run is None:
+            outcomes.append(_skipped(None))
+        elif run.verdict == "compile_error":
+            outcomes.append(_skipped(run))
+        else:
+            outcomes.append(_judged(test, run, config, checker is not None))
+    if checker is not None:
+        try:
+            _run_checker(checker, tests, outcomes, config, deadline)
+        except CheckerFailed as exc:
+            return Result.failed(exc.message, score=config.failure_score, verdict="checker_error")
+        except (SandboxError, SandboxUnavailable) as exc:
+            return Result.failed(exc.message, score=config.failure_score, verdict="sandbox_error")
+    return _result(outcomes, {"session_id": session_id}, find_language("python"), config)
 
 
 def _budget_s(config: CodeVerifier.Config) -> float:

@@ -4,7 +4,8 @@ A request's samples go through four steps, in this order and nowhere else:
 
 1. **plan**: the sample count is checked against the server's limit (413), then each sample's
    verifier spec is resolved into its tree; a bad spec fails the request (404/422) before any work;
-   a sample whose tree holds a verifier that ``reads_caller`` (``session_tests``) gets the caller
+   a sample whose tree holds a verifier that ``reads_caller`` (``session_tests``), or that names a
+   ``session_id`` (the ``code`` verifier judging in a session), gets the caller
    written into its metadata (:data:`~rewardhub.verifier.CALLER_FIELD`: who asks, and the grant
    that lets that verifier judge the caller's sessions, wherever it runs);
 2. **admit**: the engine's queue bound (429 with Retry-After); each refusal is counted in
@@ -119,7 +120,7 @@ class ScorePipeline:
             if found is None:
                 registry = self.scorer.registry
                 found = reads[id(node)] = any(registry.verifier_class(leaf.name).reads_caller for leaf in leaves(node))
-            if not found:
+            if not found and samples[i].session_id is None:  # a sample judged in a session is the caller's too
                 continue
             if out is None:
                 out, given = list(samples), caller() if caller is not None else None
