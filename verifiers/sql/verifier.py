@@ -7,9 +7,12 @@ Spider's (:mod:`.compare`). The reference names the database and gives the gold:
 
 ``{"db_id": "concert_singer"}`` (the file ``<data dir>/concert_singer/concert_singer.sqlite``, the
 layout BIRD and Spider ship), or ``{"db_path": "spider/x.sqlite"}`` (any file under the data
-directory), or ``{"schema": "CREATE TABLE ...", "rows": {"table": [[...], ...]}}`` inline; and
-``gold_sql`` (BIRD's ``SQL``, Spider's ``query`` and NeMo-Gym's ``gt_sql`` are read too) or
-``gold_result`` (rows; ``ordered`` says whether their order counts under Spider's rule). Other
+directory), or ``{"database": name}`` (the API contract's: ``<name>/<name>.sqlite``, else
+``<name>.sqlite``, else the file ``<name>``, under the data directory), or ``{"schema": "CREATE
+TABLE ...", "rows": {"table": [[...], ...]}}`` inline (``setup_sql``, the contract's name, is the
+same schema: DDL and INSERTs); and ``gold_sql`` (BIRD's ``SQL``, Spider's ``query`` and NeMo-Gym's
+``gt_sql`` are read too) or ``gold_result`` (rows; ``ordered``, or the contract's
+``order_matters``, says whether their order counts: under Spider's rule, and under BIRD's when true). Other
 fields of a data set's row (``question``, ``evidence``) are ignored.
 
 A predicted query that is missing, refused, fails, times out or passes the row cap scores 0 with
@@ -48,6 +51,7 @@ class SqlReference(BaseModel):
 
     db_id: str | None = Field(None, min_length=1)
     db_path: str | None = Field(None, min_length=1)
+    database: str | None = Field(None, min_length=1)
     db_schema: str | None = Field(None, alias="schema")
     rows: dict[str, list[list[Any]]] = Field(default_factory=dict)
     gold_sql: str | None = None
@@ -57,6 +61,8 @@ class SqlReference(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _gold_by_any_name(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = _contract_names(data)
         if isinstance(data, dict) and data.get("gold_sql") is None:
             for alias in _GOLD_ALIASES[1:]:
                 if isinstance(data.get(alias), str):
@@ -65,9 +71,9 @@ class SqlReference(BaseModel):
 
     @model_validator(mode="after")
     def _one_database_one_gold(self) -> SqlReference:
-        named = [name for name in ("db_id", "db_path", "schema") if self._given(name)]
+        named = [name for name in ("db_id", "db_path", "database", "schema") if self._given(name)]
         if len(named) != 1:
-            raise ValueError(f"name one database (db_id, db_path or schema), not {named or 'none'}")
+            raise ValueError(f"name one database (db_id, db_path, database or schema), not {named or 'none'}")
         if self.rows and self.db_schema is None:
             raise ValueError("rows need an inline schema")
         if (self.gold_sql is None) == (self.gold_result is None):
@@ -76,6 +82,21 @@ class SqlReference(BaseModel):
 
     def _given(self, name: str) -> bool:
         return getattr(self, "db_schema" if name == "schema" else name) is not None
+
+
+_CONTRACT_NAMES = {"setup_sql": "schema", "order_matters": "ordered"}
+
+
+def _contract_names(data: dict[str, Any]) -> dict[str, Any]:
+    """The API contract's field names as this reference's: ``setup_sql`` is ``schema``,
+    ``order_matters`` is ``ordered`` (both given: refused, as two databases are)."""
+    out = dict(data)
+    for theirs, ours in _CONTRACT_NAMES.items():
+        if theirs in out:
+            if ours in out:
+                raise ValueError(f"give {theirs} or {ours}, not both")
+            out[ours] = out.pop(theirs)
+    return out
 
 
 class SqlVerifier(Verifier):
@@ -148,10 +169,26 @@ def _database(reference: SqlReference, timeout_s: float) -> Path:
             if "/" in reference.db_id or "\\" in reference.db_id or reference.db_id in (".", ".."):
                 raise ValueError(f"{reference.db_id!r} is a path, not a database id")
             return database_file(f"{reference.db_id}/{reference.db_id}.sqlite")
+        if reference.database is not None:
+            return _named_database(reference.database)
         return database_file(reference.db_path or "")
     except ValueError as exc:
         field = "schema" if reference.db_schema is not None else ("db_id" if reference.db_id else "db_path")
+        field = "database" if reference.database is not None else field
         raise VerifierError(f"reference.{field}: {exc}") from None
+
+
+def _named_database(name: str) -> Path:
+    """A database by name under the data directory: BIRD's and Spider's ``<name>/<name>.sqlite``,
+    else ``<name>.sqlite``, else the file ``<name>`` itself; the first that exists."""
+    tried = [f"{name}/{name}.sqlite", f"{name}.sqlite", name] if "/" not in name else [name]
+    for relative in tried:
+        try:
+            return database_file(relative)
+        except ValueError as exc:
+            if "is not a file" not in str(exc):
+                raise
+    raise ValueError(f"no database {name!r} under the data directory (looked for {', '.join(tried)})")
 
 
 def _gold_rows(reference: SqlReference, path: Path, limits: Limits) -> list[tuple[Any, ...]]:
@@ -174,8 +211,8 @@ def _gold_query_rows(path: str, _mtime_ns: int, gold_sql: str, limits: Limits) -
 
 
 def _match(rule: str, reference: SqlReference, gold: list, predicted: list) -> bool:
-    if rule == "bird":
-        return bird_match(gold, predicted)
+    if rule == "bird":  # a set of rows, unless the reference says their order counts: then the same list
+        return bird_match(gold, predicted) and (not reference.ordered or list(gold) == list(predicted))
     ordered = reference.ordered
     if ordered is None:
         ordered = spider_order_matters(reference.gold_sql) if reference.gold_sql is not None else False
