@@ -10,7 +10,8 @@ reasoning_gym resources server does: the task is the reference's ``task`` or its
 its entries name the family they came from).
 
 The reference is the entry: ``{"question", "answer", "metadata": {"source_dataset", ...}}``, as the
-release generates it, with ``task`` optional. A family's partial credit (0.01 for a wrong number,
+release generates it, with ``task`` optional; or, as the API contract writes it, ``{"task", "entry":
+{question, answer, metadata}}``. A family's partial credit (0.01 for a wrong number,
 a share of a plan) is its own. Two released scorers pay for answers that are not right, and
 ``strict`` replaces just those two: ``game_of_life_halting`` compares ``bool(answer)`` with
 ``bool(gold)``, so any non-empty text matches the gold "False"; ``coin_flip`` gives prefix credit
@@ -208,6 +209,11 @@ def _entry(reference: Any) -> tuple[dict[str, Any], str]:
         raise VerifierError(
             f"reasoning_gym needs reference as an entry {{question, answer, metadata}}, got {type(reference).__name__}"
         )
+    if "entry" in reference:  # the API contract's {"task", "entry": {question, answer, metadata}}
+        wrapped = reference["entry"]
+        if not isinstance(wrapped, dict) or set(reference) - {"task", "entry"}:
+            raise VerifierError('reference: {"task": str, "entry": {question, answer, metadata}}, nothing else')
+        reference = {**wrapped, **({"task": reference["task"]} if "task" in reference else {})}
     metadata = reference.get("metadata")
     if not isinstance(metadata, dict):
         raise VerifierError("reference.metadata: a reasoning-gym entry carries its metadata (an object)")
