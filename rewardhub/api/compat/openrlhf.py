@@ -141,4 +141,5 @@ def openrlhf_answer(results: Sequence[Result]) -> dict[str, Any]:
         "status": [r.status for r in results],
         "error": [r.error for r in results],
         "details": [r.model_dump(mode="json")["details"] for r in results],
+        "cached": [r.cached for r in results],  # the result field, per sample: served from the reward cache
     }
