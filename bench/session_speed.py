@@ -96,7 +96,7 @@ def main() -> int:
         # 4 first, on a fresh service: nothing else has started a sandbox yet
         before = pss_kb(service.pid)
         started = time.perf_counter()
-        ids = [http.post("/v1/sessions", json={"runtime": "python"}).json()["id"] for _ in range(args.sessions)]
+        ids = [http.post("/v1/sessions", json={"runtime": "python"}).json()["session_id"] for _ in range(args.sessions)]
         create_s = time.perf_counter() - started
         for session in ids:
             assert http.post(f"/v1/sessions/{session}/run", json={"code": "1"}).json()["status"] == "ok"
@@ -122,11 +122,11 @@ def main() -> int:
 
         def session_episode() -> float:
             started = time.perf_counter()  # the session's creation is on the clock too
-            session = http.post("/v1/sessions", json={"runtime": "python"}).json()["id"]
+            session = http.post("/v1/sessions", json={"runtime": "python"}).json()["session_id"]
             for code in EPISODE:
                 answer = http.post(f"/v1/sessions/{session}/run", json={"code": code}).json()
                 assert answer["status"] == "ok", answer
-            http.delete(f"/v1/sessions/{session}")
+            assert http.delete(f"/v1/sessions/{session}").status_code == 204  # no body
             return (time.perf_counter() - started) * 1000.0
 
         def stateless_episode() -> float:
@@ -199,7 +199,7 @@ def forwarded_call_row(n_calls: int, single_p50: float, env: dict[str, str]) -> 
     service, url = start_service("--api-workers", "2", "--workers", "1", env=env, timeout_s=300)
     try:
         with httpx.Client(base_url=url, timeout=120) as http:
-            session = http.post("/v1/sessions", json={"runtime": "python"}).json()["id"]
+            session = http.post("/v1/sessions", json={"runtime": "python"}).json()["session_id"]
             for _ in range(20):
                 http.post(f"/v1/sessions/{session}/run", json={"code": "1"})
             calls = sorted(

@@ -43,12 +43,17 @@ class Session:
         if limits:
             body["limits"] = dict(limits)
         self.runtime = runtime
-        self.id: str | None = self.client.request("POST", "/v1/sessions", body)["id"]
+        self.id: str | None = self.client.request("POST", "/v1/sessions", body)["session_id"]
 
-    def run(self, code: str | None = None, *, command: str | None = None, timeout_s: float = 10.0) -> dict[str, Any]:
-        """One call: ``code`` in the session's runtime, or a shell ``command``; the answer (status, stdout, ...)."""
+    def run(
+        self, code: str | None = None, *, command: str | None = None, timeout_s: float = 10.0, stdin: str = ""
+    ) -> dict[str, Any]:
+        """One call: ``code`` in the session's runtime, or a shell ``command``, reading ``stdin``; the
+        answer (status, stdout, ...)."""
         body: dict[str, Any] = {"timeout_s": timeout_s}
         body.update({"code": code} if command is None else {"command": command})
+        if stdin:
+            body["stdin"] = stdin
         return self.client.request("POST", f"/v1/sessions/{self._id()}/run", body)
 
     def test(self, command: str, files: Mapping[str, str] | None = None, timeout_s: float = 60.0) -> dict[str, Any]:
@@ -57,7 +62,7 @@ class Session:
         return self.client.request("POST", f"/v1/sessions/{self._id()}/test", body)
 
     def close(self) -> None:
-        """Delete the session (again is a no-op; one the service already ended is forgotten)."""
+        """Delete the session (204; again is a no-op; one the service already ended, 404 or 410, is forgotten)."""
         if self.id is None:
             return
         session, self.id = self.id, None
