@@ -6,11 +6,12 @@ code and its fixtures' (what they call, :data:`STARTERS`), from its folder (:dat
 or from an explicit ``@pytest.mark.integration``. ``pytest -m "not integration"`` is the fast unit
 tier for development; CI runs both.
 
-CI runs the suite on two pytest-xdist workers (``-n 2 --dist loadgroup``). Two things keep the
-workers out of each other's way. Each worker's sandboxes take user ids from a range of its own
-(:func:`_own_sandbox_uids`), so a test's "no sandbox process is left on the host" sees only its own
-worker's programs. Tests that share something host-wide beyond that run on one worker, one at a
-time, by :data:`SHARED_BY_FOLDER` and :data:`SHARED_BY_MARK`.
+CI runs the suite on two pytest-xdist workers (``-n 2 --dist loadfile``): each test file runs whole
+on one worker, so a module's service starts once. Two things keep the workers out of each other's
+way. Each worker's sandboxes take user ids from a range of its own (:func:`_own_sandbox_uids`), so a
+test's "no sandbox process is left on the host" sees only its own worker's programs. And the folders
+whose tests share something host-wide beyond that (:data:`SHARED_FOLDERS`) run whole on one worker,
+one test at a time (:func:`pytest_xdist_make_scheduler`).
 """
 
 from __future__ import annotations
@@ -44,16 +45,15 @@ INTEGRATION_DIRS = ("celery", "contract", "deploy")
 """Folders whose every test runs against real processes (brokers, workers, upstream trainers)."""
 
 
-SHARED_BY_FOLDER = {
-    "celery": "brokers",  # queues and workers on the shared Redis and RabbitMQ, broker restarts
+SHARED_FOLDERS = {
+    "celery": "brokers",  # queues and workers on the shared Redis and RabbitMQ
     "jobs": "brokers",
-    "deploy": "docker",  # the compose project and its images
-    "sandbox": "sandbox",  # the attack battery's traces in /tmp, /dev/shm and /; the unsafe backend's folders
+    # the attack battery's traces in /tmp, /dev/shm and /, the unsafe backend's folders, and the
+    # Docker engine's containers (the docker tier checks that none of the sandbox image is left)
+    "sandbox": "host",
+    "deploy": "host",
 }
-"""Top folders of tests/ whose tests share host-wide state, and the one xdist group each runs in."""
-
-SHARED_BY_MARK = {"docker": "docker"}
-"""Marks whose tests share host-wide state (the Docker engine's containers), and their xdist group."""
+"""Top folders of tests/ whose tests share host-wide state, and the unit each runs in on one worker."""
 
 SANDBOX_UID_BASE = 62000
 """``SandboxSettings.uid_base``'s default: worker N of an xdist run starts N ranges above it."""
@@ -73,11 +73,30 @@ def _own_sandbox_uids() -> None:
 _own_sandbox_uids()
 
 
-def _shared_group(item: pytest.Item, top: str) -> str | None:
-    for mark, group in SHARED_BY_MARK.items():
-        if item.get_closest_marker(mark) is not None:
-            return group
-    return SHARED_BY_FOLDER.get(top)
+def work_unit(nodeid: str) -> str:
+    """What one xdist worker runs whole: a shared folder's unit, else the test's file."""
+    path = nodeid.split("::", 1)[0]
+    parts = Path(path).parts
+    top = parts[1] if len(parts) > 2 and parts[0] == TESTS.name else ""
+    return SHARED_FOLDERS.get(top, path)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """With ``--dist loadfile``, schedule by :func:`work_unit` instead of by file alone.
+
+    (xdist's own ``xdist_group`` marks would say the same, but under pytest 9 the group suffix
+    xdist 3.8 writes into a test's node id never reaches its scheduler.)
+    """
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedStateScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return SharedStateScheduling(config, log)
 
 
 @cache
@@ -99,9 +118,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         )
         if parts[0] in INTEGRATION_DIRS or starts:
             item.add_marker(pytest.mark.integration)
-        group = _shared_group(item, parts[0])
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")

@@ -26,14 +26,16 @@ WARM_PROBE = textwrap.dedent(
     from rewardhub.types import Result
     from rewardhub.verifier import Verifier
 
+    MARKS = {marks!r}
+
     class WarmProbe(Verifier):
         name = "code_warm_probe"
         kind = "code"
 
         @classmethod
         def warm_worker(cls):
-            with open(os.environ["CODE_WARM_PROBE_FILE"], "a") as handle:
-                handle.write(f"{os.getpid()}\\n")
+            with open(MARKS, "a") as handle:
+                handle.write(f"{{os.getpid()}}\\n")
 
         def score(self, sample, config):
             return Result.ok(1.0)
@@ -45,10 +47,11 @@ def _executor(tmp_path: Path, monkeypatch, **settings: object) -> tuple[LocalExe
     """An executor whose CPU pool never starts (only the code pool's start is in question) and whose
     fork server imports nothing ahead (its warm-up is tests/execution/test_warm_up.py's subject)."""
     monkeypatch.setattr(local, "fork_server_modules", lambda registry: [])
-    plugin = tmp_path / "warm_probe.py"
-    plugin.write_text(WARM_PROBE)
     marks = tmp_path / "warmed"
-    monkeypatch.setenv("CODE_WARM_PROBE_FILE", str(marks))
+    plugin = tmp_path / "warm_probe.py"
+    # the file's path is in the plugin's source, not in the environment: a fork server this process
+    # started for an earlier test keeps the environment it had then, and code workers fork from it
+    plugin.write_text(WARM_PROBE.format(marks=str(marks)))
     monkeypatch.setenv("REWARDHUB_SANDBOX_PRELOAD", "json")  # the code verifier's own warm sandbox: a light one
     registry = Registry.load([str(plugin)])
     executor = LocalExecutor(Settings(workers=1, code_workers=1, **settings), registry)
