@@ -144,3 +144,33 @@ def test_a_run_reaches_the_servers_child_in_marshal_with_its_descriptors():
             os.close(fd)
         left.close()
         right.close()
+
+
+def _session_kernel_encoder():
+    """The session kernel's own copy of ``encode_value`` (the kernel runs alone in a session's
+    sandbox, without this module), lifted out of its source: it must tag values as the wire does."""
+    import ast
+    from pathlib import Path
+
+    from rewardhub.sandbox import inside
+
+    tree = ast.parse((Path(inside.__file__).parent / "session_kernel.py").read_text())
+    wanted = {"MAX_DEPTH", "NotPlain", "encode_value"}
+    kept = [
+        node
+        for node in tree.body
+        if (isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in wanted)
+        or (isinstance(node, ast.Assign) and any(getattr(t, "id", None) in wanted for t in node.targets))
+    ]
+    namespace: dict = {"sys": __import__("sys")}
+    exec(compile(ast.Module(body=kept, type_ignores=[]), "session_kernel", "exec"), namespace)
+    return namespace["encode_value"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, True, 0, -7, 2**100, 1.5, float("inf"), "text", b"\x00\xff", 1 + 2j, [1, [2, 3]], (1, (2,)),
+     {1, 2}, frozenset({"a"}), {"k": [1, 2], (1, 2): None}, np.int64(3), np.array([[1, 2]])],
+)  # fmt: skip
+def test_the_session_kernel_tags_values_as_the_wire_does(value):
+    assert _session_kernel_encoder()(value) == encode_value(value)

@@ -226,7 +226,7 @@ def with_stdin(text, call, *args):
 # --- the code verifier's tests, in a fork of the session -------------------------------------
 # A test's record carries values, never verdicts: the expected outputs stay with the verifier,
 # which compares. Values are type-tagged as rewardhub.sandbox.inside.wire.encode_value tags them
-# (its decode_value reads them strictly in the parent; tests/sessions pins the two together).
+# (its decode_value reads them strictly in the parent; tests/sandbox/test_sandbox_wire.py pins the two together).
 
 MAX_DEPTH = 64
 TEST_GRACE_S = 0.5
