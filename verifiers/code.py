@@ -36,8 +36,8 @@ as a sandboxed run of its own, as compiled languages always do.
 run inside that session's sandbox, each in a fork of the session's interpreter, so they see its
 files and, for Python, its variables (a function the agent defined in an earlier
 ``/v1/sessions/{id}/run`` call); the response's last code block, if it has one, runs first in that
-fork, and without one the session's state alone answers the tests. What a test changes goes with
-its fork: scoring leaves the session as it was. Tests are Python's (stdin/stdout, function calls,
+fork, and without one the session's state alone answers the tests. The variables a test changes go
+with its fork (scoring leaves the session's interpreter as it was); a file it writes stays. Tests are Python's (stdin/stdout, function calls,
 asserts; a checker runs outside the session, as always). The guarantee is weaker than a fresh
 run's, and this is exactly it: the expected values and the comparison still stay in this process
 (nothing in the session can read what a test expects), but a test's output and values are reported

@@ -280,7 +280,7 @@ class SessionSandbox:
 
     def run_code_test(self, program: str, spec: dict[str, Any], timeout_s: float) -> RunResult:
         """One of the ``code`` verifier's tests (``spec`` without its expected value) in a fork of the
-        kernel: the program and the test see the session's variables and files; the fork's changes go
+        kernel: the program and the test see the session's variables and files; the fork's variables go
         with it. Its stdout, stderr and record come back; the verifier compares."""
         return self.call({"test": spec, "program": program}, timeout_s)
 

@@ -8,7 +8,7 @@ The run's pipes become the kernel's channels:
   one namespace that lives as long as the kernel), ``{"command": ...}`` (a shell command),
   ``{"files": {path: text}}`` (the session's files, written as its own user) or ``{"test": spec,
   "program": ...}`` (one of the ``code`` verifier's tests, run in a fork of the kernel: it sees the
-  session's variables and files, and what it changes goes with the fork);
+  session's variables and files; the variables it changes go with the fork, files it writes stay);
 - fd 1 and fd 2 are the calls' stdout and stderr, as the program and its children write them;
 - fd 3 takes one reply line per request, written after the call's output was flushed:
   ``{"status": ..., "exit_code": ...}`` with the words of the sandbox's verdicts.
@@ -366,6 +366,8 @@ def run_test(request, timeout_s):
         status = 1
         try:
             os.setpgid(0, 0)
+            os.close(REQUESTS)  # the kernel's channels are not the test's
+            os.close(REPLIES)
             for fd, handle in ((0, given), (1, out), (2, err)):
                 os.dup2(handle.fileno(), fd)
             sys.stdin = open(0, closefd=False)
