@@ -395,10 +395,17 @@ class SessionManager:
         a test that surely failed when ``stop_on_failure``)."""
         session = self.get(session_id, owner)
         test_timeout_s = min(test_timeout_s, self.settings.max_call_timeout_s)
-        if not session.lock.acquire(blocking=False):
-            raise SessionBusy(f"session {session_id!r} is running another call")
+        # Several samples of one request may name one session (a group): they take turns, each waiting
+        # at most its budget, then running its tests within the budget (the sample's hard limit is the
+        # pool's: a sample that waited too long is a timeout, never a 0).
+        if not session.lock.acquire(timeout=budget_s):
+            raise SessionBusy(f"session {session_id!r} was busy for the sample's whole time budget ({budget_s:g} s)")
         runs: list[RunResult | None] = []
         try:
+            with self._lock:
+                ended = session_id not in self._sessions
+            if ended:  # it ended while this sample waited its turn: say why
+                self.get(session_id, owner)
             session.busy = True
             deadline = time.monotonic() + budget_s
             for spec in specs:

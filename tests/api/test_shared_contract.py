@@ -1,6 +1,6 @@
 """The shared API contract's added rows, each sent as the contract writes it to one real service.
 
-One ``rewardhub serve`` (an embedded service, one worker per pool) answers every test; each test is
+One ``rewardhub serve`` (started as a user starts it, one worker per pool) answers every test; each test is
 one row (or a few rows) of the contract's tables "Additions requested next" and "Additions requested
 in the third round", and asserts the fields and statuses the contract names, under those names.
 Foreign protocols are read with their released packages where that costs little (SandboxFusion's
@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -23,11 +22,11 @@ from typing import Any
 import httpx
 import pytest
 import sandbox_fusion
+from serve_support import api_workers
 
 from rewardhub.cli import main
 from rewardhub.sandbox import SandboxUnavailable
 from rewardhub.sandbox.bwrap import find_bwrap
-from rewardhub.server import EmbeddedServer
 
 KEYS = ["key-a", "key-b", "key-c"]
 PER_KEY = 3
@@ -56,23 +55,21 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def url(data_dir: Path) -> Iterator[str]:
+def url(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``rewardhub serve`` as a user starts it, with the settings in its environment: a pool's workers
+    fork from a fork server that keeps the environment it started with, so a setting such as the
+    SQL data directory reaches them only in a process of its own."""
     try:
         find_bwrap("bwrap")
     except SandboxUnavailable as exc:
         pytest.skip(f"no bubblewrap on this machine: {exc.message}")
-    env = {"REWARDHUB_SESSION_MAX_PER_KEY": str(PER_KEY), "REWARDHUB_SQL_DATA_DIR": str(data_dir)}
-    saved = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)  # read by the pools' workers and by the session host when it first opens
-    try:
-        with EmbeddedServer(workers=1, api_keys=KEYS) as served:
-            yield served
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    env = {
+        "REWARDHUB_API_KEYS": ",".join(KEYS),
+        "REWARDHUB_SESSION_MAX_PER_KEY": str(PER_KEY),
+        "REWARDHUB_SQL_DATA_DIR": str(data_dir),
+    }
+    with api_workers(tmp_path_factory.mktemp("serve"), 1, "--workers", "1", env=env) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
@@ -385,7 +382,10 @@ def test_past_the_limit_creating_is_429_with_retry_after(url: str) -> None:
                 other.delete(f"/v1/sessions/{answer.json()['session_id']}")
 
 
-DEFINES_ADD = "def add(a, b):\n    return a + b\n\nopen('numbers.txt', 'w').write('3 4\\n')\nscale = 10"
+DEFINES_ADD = (
+    "import time\n\ndef add(a, b):\n    return a + b\n\ndef nap(s):\n    time.sleep(s)\n    return s\n\n"
+    "open('numbers.txt', 'w').write('3 4\\n')\nscale = 10"
+)
 
 
 def test_sample_session_id_runs_the_code_tests_inside_the_session(http: httpx.Client, url: str) -> None:
@@ -414,6 +414,9 @@ def test_sample_session_id_runs_the_code_tests_inside_the_session(http: httpx.Cl
             ("ok", 0.0),
         ]
         assert results[0]["cached"] is False
+        naps = {"fn_name": "nap", "inputs": [[0.2]], "outputs": [0.2]}
+        group = score(http, "code", [{"response": "x", "reference": naps, "session_id": sid, "group": "g"}] * 4)
+        assert [(r["status"], r["score"]) for r in group] == [("ok", 1.0)] * 4  # one session's samples take turns
         after = http.post(f"/v1/sessions/{sid}/run", json={"code": "print(add(1, 1) * scale)"}).json()
         assert after["stdout"] == "20\n"  # what a test changed went with its fork
         with httpx.Client(base_url=url, headers={"Authorization": "Bearer key-b"}, timeout=60) as other:
