@@ -240,6 +240,20 @@ def test_cli_reverify_and_audit_through_the_service(url: str, tmp_path: Path, ca
     assert "--api-workers" in capsys.readouterr().out
 
 
+def test_cli_plots_are_png_files(url: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    pytest.importorskip("matplotlib")  # the audit extra's
+    stored = tmp_path / "stored.jsonl"
+    stored.write_text(json.dumps({"response": "a", "reference": "b", "result": {"score": 1.0, "status": "ok"}}) + "\n")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"response": "a", "reference": "a", "expected": 1}) + "\n")
+    auth = ["--url", url, "--api-key", "key-a"]
+    assert main(["reverify", str(stored), "--verifier", "exact", "--plot", str(tmp_path / "flips.png"), *auth]) == 0
+    assert main(["audit", "exact", "--cases", str(cases), "--plot", str(tmp_path / "audit.png"), *auth]) == 0
+    capsys.readouterr()
+    for name in ("flips.png", "audit.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 # --- Additions requested in the third round: verifiers ---------------------------------------------
 
 
