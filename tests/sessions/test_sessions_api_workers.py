@@ -71,6 +71,9 @@ def test_a_session_made_through_one_worker_is_used_through_the_other(url):
         ran = other.post(f"/v1/sessions/{session}/run", json={"code": "n += 1; n"})
         assert (ran.json()["status"], ran.json()["stdout"]) == ("ok", "42\n"), ran.text
         assert other.get(f"/v1/sessions/{session}").json()["calls"] == 2
+        in_session = {"response": "done", "verifier": "code", "reference": {"test": "assert n == 42"}}
+        [state] = other.post("/v1/score", json={"samples": [{**in_session, "session_id": session}]}).json()["results"]
+        assert (state["score"], state["status"]) == (1.0, "ok"), state  # the code verifier, in the session's state
         sample = {"response": "done", "verifier": TESTS, "metadata": {"session": session}}
         [result] = other.post("/v1/score", json={"samples": [sample]}).json()["results"]
         assert (result["score"], result["status"]) == (1.0, "ok"), result
