@@ -21,8 +21,6 @@ __all__ = ["main"]
 
 log = logging.getLogger("rewardhub")
 
-SAMPLE_FIELDS = {"id", "prompt", "response", "reference", "verifier", "group", "metadata"}
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
@@ -212,7 +210,7 @@ def _read_samples(lines: list[str], args: argparse.Namespace) -> Iterator[Any]:
             raw["response"] = raw.pop(args.response_field, None)
         if args.reference_field != "reference":
             raw["reference"] = raw.pop(args.reference_field, None)
-        extra = {k: raw.pop(k) for k in list(raw) if k not in SAMPLE_FIELDS}
+        extra = {k: raw.pop(k) for k in list(raw) if k not in Sample.model_fields}  # messages too: not metadata
         raw["metadata"] = {**raw.get("metadata", {}), **extra}
         if raw.get("id") is None:
             raw["id"] = str(number)
