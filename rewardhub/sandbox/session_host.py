@@ -172,9 +172,15 @@ class LocalSessions:
         return self.manager.run(session_id, owner, request, timeout_s)
 
     def run_tests(
-        self, session_id: str, owner: str, command: str, timeout_s: float, files: Mapping[str, str] | None = None
+        self,
+        session_id: str,
+        owner: str,
+        command: str,
+        timeout_s: float,
+        files: Mapping[str, str] | None = None,
+        wait_s: float = 0.0,
     ) -> RunResult:
-        return self.manager.run_tests(session_id, owner, command, timeout_s, files)
+        return self.manager.run_tests(session_id, owner, command, timeout_s, files, wait_s)
 
     def run_code_tests(self, session_id: str, owner: str, body: Mapping[str, Any]) -> list[RunResult | None]:
         return self.manager.run_code_tests(
@@ -256,7 +262,8 @@ class SessionHost:
             return None
         if op == "judge":  # a verifier's: its grant, not the token, says whose sessions it may judge
             owner = self._granted(body["grant"])
-            return _answer(local.run_tests(body["id"], owner, body["command"], body["timeout_s"], body.get("files")))
+            timeout_s = body["timeout_s"]  # the samples of one session take turns, each waiting up to its time
+            return _answer(local.run_tests(body["id"], owner, body["command"], timeout_s, body.get("files"), timeout_s))
         if op == "judge_code":  # the code verifier's tests in a session: its grant says whose
             owner = self._granted(body["grant"])
             runs = local.run_code_tests(body["id"], owner, body)

@@ -366,11 +366,19 @@ class SessionManager:
         return result
 
     def run_tests(
-        self, session_id: str, owner: str, command: str, timeout_s: float, files: Mapping[str, str] | None = None
+        self,
+        session_id: str,
+        owner: str,
+        command: str,
+        timeout_s: float,
+        files: Mapping[str, str] | None = None,
+        wait_s: float = 0.0,
     ) -> RunResult:
-        """Judge the session's final state: ``command`` on its files, in a fresh program (the kernel stops)."""
+        """Judge the session's final state: ``command`` on its files, in a fresh program (the kernel stops).
+        ``wait_s``: how long to wait for a call in flight (a verifier's samples of one session take turns)."""
         session = self.get(session_id, owner)
-        if not session.lock.acquire(blocking=False):
+        acquired = session.lock.acquire(timeout=wait_s) if wait_s > 0 else session.lock.acquire(blocking=False)
+        if not acquired:
             raise SessionBusy(f"session {session_id!r} is running another call")
         try:
             session.busy = True

@@ -86,6 +86,13 @@ def test_a_sample_naming_a_session_is_judged_by_its_tests(http, good, bad):
     assert results[4]["status"] == "error" and "earlier run" in results[4]["error"]
 
 
+def test_a_group_of_samples_of_one_session_take_turns(http, good):
+    slow = {"name": "session_tests", "config": {"command": "sleep 0.2 && " + TESTS["config"]["command"]}}
+    samples = [{"response": "done", "verifier": slow, "metadata": {"session": good}, "group": "g"}] * 4
+    results = http.post("/v1/score", json={"samples": samples}).json()["results"]
+    assert [(r["score"], r["status"]) for r in results] == [(1.0, "ok")] * 4  # none of them "busy"
+
+
 def test_a_session_command_missing_from_the_config_is_a_422(http, good):
     sample = {"response": "x", "verifier": "session_tests", "metadata": {"session": good}}
     answer = http.post("/v1/score", json={"samples": [sample]})
