@@ -43,7 +43,9 @@ class Trainer:
     context managers yielding an object with ``async score(samples, verifier)``.
     """
 
-    def __init__(self, cfg: TrainConfig, scorer: RewardSourceFactory | None = None, console: Console | None = None) -> None:
+    def __init__(
+        self, cfg: TrainConfig, scorer: RewardSourceFactory | None = None, console: Console | None = None
+    ) -> None:
         self.cfg = cfg
         self.run_dir = Path(cfg.output_dir)
         self.console = console or Console(stderr=True)

@@ -28,7 +28,9 @@ def import_verifiers() -> Any:
     """
     spec = importlib.util.find_spec("verifiers")
     shadowed = spec is not None and Path(spec.origin or "").resolve().is_relative_to(REPO / "verifiers")
-    assert not shadowed, "the repository root is on sys.path (python -m pytest puts it there): run pytest or python -P -m pytest"
+    assert not shadowed, (
+        "the repository root is on sys.path (python -m pytest puts it there): run pytest or python -P -m pytest"
+    )
     return pytest.importorskip("verifiers.v1", reason="verifiers 0.4.0 is not installed (dev extra)")
 
 

@@ -113,7 +113,9 @@ def test_a_programs_own_module_named_like_a_harness_module_is_the_one_it_imports
 
 def test_the_harness_is_off_the_programs_import_path(pool):
     # the harness's own folder: the checkout's venv may sit under a path that says rewardhub too
-    result = run(pool, "import sys\nprint([p for p in sys.path if p.startswith('/opt/rewardhub/inside')])\nimport wire\n")
+    result = run(
+        pool, "import sys\nprint([p for p in sys.path if p.startswith('/opt/rewardhub/inside')])\nimport wire\n"
+    )
     assert (result.verdict, result.stdout) == ("runtime_error", "[]\n")
     assert "No module named 'wire'" in result.stderr
 

@@ -42,7 +42,10 @@ def score(response, reference=REFERENCE, **config):
             '{"tool_calls": [{"function": {"name": "f", "arguments": "{}"}}, {"name": "g"}]}',
             [ParsedCall("f", {}), ParsedCall("g", {})],  # no arguments: a call without parameters
         ),
-        ('[{"name": "f", "arguments": {}}, {"name": "g", "arguments": {}}]', [ParsedCall("f", {}), ParsedCall("g", {})]),
+        (
+            '[{"name": "f", "arguments": {}}, {"name": "g", "arguments": {}}]',
+            [ParsedCall("f", {}), ParsedCall("g", {})],
+        ),
         ('Calling:\n```json\n{"name": "f", "arguments": {"x": 1}}\n```', [ParsedCall("f", {"x": 1})]),
         ('{"name": "f", "arguments": "not json"}', [ParsedCall("f", None)]),
         ("The weather in Paris is nice.", []),

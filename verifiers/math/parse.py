@@ -227,7 +227,12 @@ def _ambiguous_number(text: str) -> Value | None:
     match = _AMBIGUOUS_COMMA.match(text)
     if match is None:
         return None
-    label, left, right, unit = match.group("label") or "", match.group("left"), match.group("right"), match.group("unit")
+    label, left, right, unit = (
+        match.group("label") or "",
+        match.group("left"),
+        match.group("right"),
+        match.group("unit"),
+    )
     decimal = _parse_plain(f"{label}{left}.{right}{unit or ''}")
     if left in ("-0", "+0"):
         return decimal  # "-0, 5" is no list anyone writes

@@ -37,7 +37,15 @@ from rewardhub.messages import as_reference
 from rewardhub.result_logs import batch_logs
 from rewardhub.types import Result, Sample, VerifierSpec
 
-__all__ = ["OpenRLHFRequest", "get_reward", "openrlhf_answer", "openrlhf_samples", "router", "split_query", "strip_special_tokens"]
+__all__ = [
+    "OpenRLHFRequest",
+    "get_reward",
+    "openrlhf_answer",
+    "openrlhf_samples",
+    "router",
+    "split_query",
+    "strip_special_tokens",
+]
 
 router = APIRouter(dependencies=[Depends(require_key)])
 

@@ -137,8 +137,15 @@ def _cases_of(function: ast.FunctionDef, path: str) -> list[dict[str, Any]]:
     return cases
 
 
-def _case(pair: dict[str, str], expected: Any, harness: str, function: ast.FunctionDef, settings: dict[str, Any],
-          source: str, line: int) -> dict[str, Any]:
+def _case(
+    pair: dict[str, str],
+    expected: Any,
+    harness: str,
+    function: ast.FunctionDef,
+    settings: dict[str, Any],
+    source: str,
+    line: int,
+) -> dict[str, Any]:
     return {
         **pair,
         "expected": bool(expected),
@@ -255,7 +262,12 @@ def main(argv: list[str]) -> int:
         return 0
     literals = load(LITERALS)
     if args.baseline:
-        print(line("math-verify 0.9.0 itself on its test literals", metrics(baseline(literals), [c["expected"] for c in literals])))
+        print(
+            line(
+                "math-verify 0.9.0 itself on its test literals",
+                metrics(baseline(literals), [c["expected"] for c in literals]),
+            )
+        )
     sets = [("Math-Verify 0.9.0 test literals", literals)]
     if args.dev:
         sets.append((f"dev set {args.dev.name} (tuned on)", load(args.dev)))

@@ -24,7 +24,9 @@ def test_math_verify_own_literals():
     measured = metrics([v["match"] for v in verdicts], labels)
     print("\n" + line("Math-Verify 0.9.0 test literals", measured))
     disagreements = {
-        case["source"]: case for case, verdict in zip(cases, verdicts, strict=True) if verdict["match"] != case["expected"]
+        case["source"]: case
+        for case, verdict in zip(cases, verdicts, strict=True)
+        if verdict["match"] != case["expected"]
     }
     for source, case in disagreements.items():
         why = CONVENTIONS.get(source, "NOT A LISTED CONVENTION")
