@@ -8,53 +8,18 @@ stays hidden: tests/ui/test_stats.py covers the null; one service per module kee
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
-
 import httpx
 import pytest
 
 selenium = pytest.importorskip("selenium")
+from browser_support import WAIT_S, needs_chromium  # noqa: E402
 from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service as DriverService  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 from rewardhub.server import EmbeddedServer  # noqa: E402
 
-CHROMIUM = shutil.which("chromium")
-CHROMEDRIVER = shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(
-    not (CHROMIUM and CHROMEDRIVER), reason="chromium and chromium-driver: run scripts/install_system_deps.sh"
-)
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-)
-WAIT_S = 30
+pytestmark = needs_chromium
 SAMPLES = [{"id": name, "response": name, "reference": name} for name in ("a", "b", "c")]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[webdriver.Chrome]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM  # type: ignore[assignment]
-    for flag in FLAGS:
-        options.add_argument(flag)
-    with tempfile.TemporaryDirectory(prefix="rewardhub-chromium-") as profile:
-        options.add_argument(f"--user-data-dir={profile}")
-        driver = webdriver.Chrome(options=options, service=DriverService(executable_path=CHROMEDRIVER))
-        try:
-            yield driver
-        finally:
-            driver.quit()
 
 
 def _cells(driver: webdriver.Chrome) -> dict[str, str] | None:
