@@ -21,12 +21,24 @@ from pathlib import Path
 from typing import IO, Any
 
 import httpx
+import pytest
 import uvicorn
 
+from rewardhub.sandbox import SandboxUnavailable
+from rewardhub.sandbox.bwrap import find_bwrap
 from rewardhub.server import free_port
 
 ATTEMPTS = 400
 """Fresh connections a test may open to reach every process."""
+
+
+def needs_bubblewrap() -> None:
+    """Skip the calling test or fixture, saying why, where this machine has no usable bubblewrap
+    (sessions and the services that run code need it)."""
+    try:
+        find_bwrap("bwrap")
+    except SandboxUnavailable as exc:
+        pytest.skip(f"no bubblewrap on this machine: {exc.message}")
 
 
 @contextmanager

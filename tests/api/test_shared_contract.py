@@ -22,11 +22,9 @@ from typing import Any
 import httpx
 import pytest
 import sandbox_fusion
-from serve_support import api_workers
+from serve_support import api_workers, needs_bubblewrap
 
 from rewardhub.cli import main
-from rewardhub.sandbox import SandboxUnavailable
-from rewardhub.sandbox.bwrap import find_bwrap
 
 KEYS = ["key-a", "key-b", "key-c"]
 PER_KEY = 3
@@ -59,10 +57,7 @@ def url(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
     """``rewardhub serve`` as a user starts it, with the settings in its environment: a pool's workers
     fork from a fork server that keeps the environment it started with, so a setting such as the
     SQL data directory reaches them only in a process of its own."""
-    try:
-        find_bwrap("bwrap")
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no bubblewrap on this machine: {exc.message}")
+    needs_bubblewrap()
     env = {
         "REWARDHUB_API_KEYS": ",".join(KEYS),
         "REWARDHUB_SESSION_MAX_PER_KEY": str(PER_KEY),

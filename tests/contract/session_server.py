@@ -7,23 +7,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import SimpleNamespace
 
-import pytest
 from fastapi import FastAPI
-from serve_support import in_thread
+from serve_support import in_thread, needs_bubblewrap
 
 from rewardhub.api import session_routes
 from rewardhub.api.errors import install_error_handlers
-from rewardhub.sandbox import SandboxUnavailable
-from rewardhub.sandbox.bwrap import find_bwrap
 from rewardhub.sandbox.sessions import SessionManager, SessionSettings
 
 
 @contextmanager
 def session_routes_served() -> Iterator[str]:
-    try:
-        find_bwrap("bwrap")
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no bubblewrap on this machine: {exc.message}")
+    needs_bubblewrap()
     manager = SessionManager(SessionSettings(spares=1))
     app = FastAPI()
     app.state.settings = SimpleNamespace(max_request_bytes=1 << 20, sandbox_backend="bwrap")

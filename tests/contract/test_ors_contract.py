@@ -14,11 +14,10 @@ from collections.abc import Iterator
 
 import pytest
 from contract_support import installed, readme_block
+from serve_support import needs_bubblewrap
 from session_server import in_thread, session_routes_served
 
 from rewardhub.launcher import ServiceProcess
-from rewardhub.sandbox import SandboxUnavailable
-from rewardhub.sandbox.bwrap import find_bwrap
 
 VERSION = "0.1.0"
 
@@ -51,10 +50,7 @@ def ors_url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def rewardhub_ors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real ``rewardhub serve`` with the task above as the ``train`` split of its ORS environment."""
-    try:
-        find_bwrap("bwrap")
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no bubblewrap on this machine: {exc.message}")
+    needs_bubblewrap()
     tasks = tmp_path_factory.mktemp("ors") / "tasks.json"
     tasks.write_text(json.dumps({"train": [TASK]}))
     saved = {key: os.environ.get(key) for key in ("REWARDHUB_ORS_TASKS_FILE", "REWARDHUB_API_KEYS")}

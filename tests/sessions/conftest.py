@@ -6,19 +6,15 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
+from serve_support import needs_bubblewrap
 from session_support import SMALL, session_app
 
-from rewardhub.sandbox import SandboxUnavailable
-from rewardhub.sandbox.bwrap import find_bwrap
 from rewardhub.sandbox.sessions import SessionManager
 
 
 @pytest.fixture(scope="module")
 def manager() -> Iterator[SessionManager]:
-    try:
-        find_bwrap("bwrap")
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no bubblewrap on this machine: {exc.message}")
+    needs_bubblewrap()
     sessions = SessionManager(SMALL)
     yield sessions
     sessions.close()

@@ -21,21 +21,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serve_support import ATTEMPTS, api_workers, fresh
+from serve_support import ATTEMPTS, api_workers, fresh, needs_bubblewrap
 from session_support import alive, descendants, mount_namespaces_in_use
-
-from rewardhub.sandbox import SandboxUnavailable
-from rewardhub.sandbox.bwrap import find_bwrap
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    try:
-        find_bwrap("bwrap")
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no bubblewrap on this machine: {exc.message}")
+    needs_bubblewrap()
     with api_workers(tmp_path_factory.mktemp("serve"), 2, "--workers", "1") as served:
         yield served
 

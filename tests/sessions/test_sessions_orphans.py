@@ -18,10 +18,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from serve_support import needs_bubblewrap
 from session_support import alive, descendants, mount_namespaces_in_use
 
-from rewardhub.sandbox import SandboxUnavailable
-from rewardhub.sandbox.bwrap import find_bwrap
 from rewardhub.server import free_port
 
 pytestmark = pytest.mark.integration
@@ -55,10 +54,7 @@ def _serve(log_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
 
 
 def test_kill_9_of_the_service_leaves_no_session_behind(tmp_path):
-    try:
-        find_bwrap("bwrap")
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no bubblewrap on this machine: {exc.message}")
+    needs_bubblewrap()
     with _serve(tmp_path / "first.log") as (service, url):
         ids = []
         for _ in range(2):

@@ -14,9 +14,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from serve_support import needs_bubblewrap
 
-from rewardhub.sandbox import SandboxUnavailable
-from rewardhub.sandbox.bwrap import find_bwrap
 from rewardhub.sandbox.sessions import key_owner
 from rewardhub.server import EmbeddedServer
 from rewardhub.verifier import CALLER_FIELD
@@ -28,10 +27,7 @@ TESTS = {"name": "session_tests", "config": {"command": ADDS}}
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    try:
-        find_bwrap("bwrap")
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no bubblewrap on this machine: {exc.message}")
+    needs_bubblewrap()
     os.environ["REWARDHUB_SESSION_MAX_PER_KEY"] = str(PER_KEY)  # read when the first session opens
     try:
         with EmbeddedServer(workers=1, api_keys=["key-a", "key-b", "key-m"]) as served:
