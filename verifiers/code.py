@@ -131,8 +131,14 @@ class CodeVerifier(Verifier):
         )
         batch: bool = Field(
             True,
-            description="Python: all the tests in one sandboxed run, each in a fork of its own with its own "
-            "clock (false: one run per test, as for compiled languages).",
+            description="Python: all the tests in one sandboxed run, each with its own clock (false: one run "
+            "per test, as for compiled languages).",
+        )
+        fresh_process_per_case: bool = Field(
+            False,
+            description="Python, batched: each stdin/stdout case in a fork of its own, instead of one after "
+            "another in one process reset to a fresh interpreter's state between cases (same verdicts; "
+            "what a reset cannot undo is in rewardhub.sandbox.inside.stdio_cases).",
         )
         checker_timeout_s: float = Field(
             10.0, gt=0, le=120, description="Wall-clock limit of each run of a reference's checker (special judge)."
@@ -287,9 +293,9 @@ def _run_batched(
     then counted as skipped here, as they are when each test is a run of its own.
     """
     stop_on_failure = _stop_on_failure(config)
-    runs = run_batch(
-        job, [_test_spec(t) for t in tests], limits, deadline - time.monotonic(), stop_on_failure, last=True
-    )
+    specs = [_test_spec(t) for t in tests]
+    series = not config.fresh_process_per_case
+    runs = run_batch(job, specs, limits, deadline - time.monotonic(), stop_on_failure, last=True, stdio_series=series)
     outcomes: list[dict[str, Any]] = []
     for test, run in zip(tests, runs, strict=True):
         failed_before = stop_on_failure and outcomes and outcomes[-1]["verdict"] not in ("passed", "pending")

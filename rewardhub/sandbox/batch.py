@@ -25,10 +25,20 @@ by the budget, so the parent's clock only fires if the coordinator itself is stu
 
 
 def run_batch(
-    job: Job, tests: list[dict[str, Any]], limits: Limits, budget_s: float, stop: bool = False, last: bool = False
+    job: Job,
+    tests: list[dict[str, Any]],
+    limits: Limits,
+    budget_s: float,
+    stop: bool = False,
+    last: bool = False,
+    stdio_series: bool = True,
 ) -> list[RunResult | None]:
     """Each test's result, in order; None for a test that did not start (out of budget, or after a
     sure failure with ``stop``). ``limits.timeout_s`` is each test's own clock.
+
+    stdin/stdout cases in a row run one after another in one test process, each as a fresh
+    interpreter would run it (:mod:`rewardhub.sandbox.inside.stdio_cases`); ``stdio_series`` false
+    gives each a test process of its own (a fork per case).
 
     A test is ``{"kind": "stdio", "stdin"}``, ``{"kind": "call", "fn_name", "args"}``,
     ``{"kind": "assert", "setup", "leaves"}`` or ``{"kind": "check", "source", "names"}``.
@@ -42,6 +52,7 @@ def run_batch(
         "timeout_s": limits.timeout_s,
         "budget_s": budget_s,
         "stop": stop,
+        "stdio_series": stdio_series,
         "max_output": limits.max_output_bytes,
     }
     run = job.run(b"", run_limits, spec, last=last)
@@ -62,6 +73,8 @@ def _result(entry: Any, run: RunResult, limits: Limits) -> RunResult:
     details: dict[str, Any] = {"batched": True}
     if entry.get("record_problem"):
         details["record_problem"] = str(entry["record_problem"])
+    if entry.get("retired"):  # the case left its process unfit for another: the next one got a fresh one
+        details["process_retired"] = entry["retired"]
     status = entry.get("status")
     exit_code, signal_name = _decoded(status)
     if signal_name:

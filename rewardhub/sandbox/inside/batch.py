@@ -30,6 +30,7 @@ import os
 import resource
 import select
 import signal
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -37,8 +38,10 @@ from typing import Any
 
 try:
     from . import pristine
+    from .stdio_cases import RETIRE, SOCKET_FD
 except ImportError:  # run as a plain script inside the sandbox
     import pristine  # type: ignore[no-redef]
+    from stdio_cases import RETIRE, SOCKET_FD  # type: ignore[no-redef]
 
 pristine.seal(globals())
 
@@ -61,10 +64,11 @@ def run_batch(
 ) -> int:
     """Run ``spec["tests"]`` in order, forked off this process; the exit status.
 
-    Assert and call tests in a row share one test process (:data:`SERIES`): ``run_series`` runs the
-    program once and then each test, reporting each as it ends; a test that hangs, crashes its
-    process or runs over its output is stopped alone, and a fresh test process goes on with the
-    next. Other tests (stdin/stdout, whole checks) get a test process each (``run_one``).
+    Tests of one family in a row share one test process (:func:`_family`): ``run_series`` runs the
+    program once and then each assert or call test, or the program once per stdin/stdout case
+    (:mod:`stdio_cases`), reporting each test as it ends; a test that hangs, crashes its process or
+    runs over its output is stopped alone, and a fresh test process goes on with the next. Whole
+    checks, and stdin/stdout cases with ``stdio_series`` false, get a test process each (``run_one``).
 
     ``spec``: ``timeout_s`` (each test's wall clock), ``budget_s`` (no test starts after it, none
     runs past it), ``stop`` (stop after the first test that surely failed: timed out, crashed or
@@ -78,13 +82,14 @@ def run_batch(
     limits = _Clock(end, float(spec["timeout_s"]), int(spec.get("max_output", 1 << 20)))
     tests: list[dict[str, Any]] = list(spec["tests"])
     entries: list[dict[str, Any]] = []
+    families = [_family(test, bool(spec.get("stdio_series", True))) for test in tests]
     ahead: _Process | None = None  # the next single test's process, forked while this one runs
     try:
         while len(entries) < len(tests) and time.monotonic() < end:
             index = len(entries)
-            if tests[index].get("kind") in SERIES:
+            if families[index] is not None:
                 stop = index
-                while stop < len(tests) and tests[stop].get("kind") in SERIES:
+                while stop < len(tests) and families[stop] == families[index]:
                     stop += 1
                 done = _run_series(list(enumerate(tests))[index:stop], run_series, limits, bool(spec.get("stop")))
             else:
@@ -92,7 +97,7 @@ def run_batch(
                 if not process.go():  # it died waiting (the program killed it): a fresh one
                     process.close()
                     process = _single(tests[index], run_one, prepare, held=False)
-                if index + 1 < len(tests) and tests[index + 1].get("kind") not in SERIES:
+                if index + 1 < len(tests) and families[index + 1] is None:
                     ahead = _single(tests[index + 1], run_one, prepare, held=True)
                 done = [_run_single(process, tests[index], limits)]
             entries += done
@@ -118,6 +123,17 @@ SERIES = ("assert", "call")
 """Tests that run in the program's process after its body: several share one test process."""
 
 
+def _family(test: dict[str, Any], stdio_series: bool) -> str | None:
+    """Which tests may share a test process with this one: ``program`` (asserts and calls after one
+    run of the program), ``stdio`` (cases, the program run once for each), or None (its own)."""
+    kind = test.get("kind")
+    if kind in SERIES:
+        return "program"
+    if kind == "stdio" and stdio_series:
+        return "stdio"
+    return None
+
+
 class _Clock:
     def __init__(self, end: float, timeout_s: float, max_output: int) -> None:
         self.end = end
@@ -132,7 +148,7 @@ def _surely_failed(entry: dict[str, Any]) -> bool:
     """A test the parent cannot pass whatever the expected values are (wrong answers it finds itself)."""
     if entry.get("killed") or entry.get("status") != 0:
         return True
-    return entry.get("series", False) and (entry.get("record") is None or "error" in entry["record"])
+    return bool(entry.get("series")) and (entry.get("record") is None or "error" in entry["record"])
 
 
 def _run_single(process: _Process, test: dict[str, Any], clock: _Clock) -> dict[str, Any]:
@@ -158,29 +174,37 @@ def _run_series(
 ) -> list[dict[str, Any]]:
     """Entries for ``tests`` run in as few test processes as their failures allow."""
     entries: list[dict[str, Any]] = []
+    cases = tests[0][1].get("kind") == "stdio"
     while len(entries) < len(tests) and time.monotonic() < clock.end:
         rest = tests[len(entries) :]
-        process = _Process(lambda rest=rest: run_series(rest, _report))
+        process = _Process(lambda rest=rest: run_series(rest, _report), keep_stdout=cases, cases=cases)
         try:
-            for index, _test in rest:
+            for index, test in rest:
+                if cases:
+                    process.give_stdin(_as_bytes(test.get("stdin", b"")))
                 started = time.monotonic()
                 why = process.wait(clock.deadline(), clock.max_output, want_line=True)
-                entry: dict[str, Any] = {"elapsed_ms": _ms_since(started), "series": True, "index": index}
+                entry: dict[str, Any] = {"elapsed_ms": _ms_since(started), "index": index}
+                entry["series" if not cases else "case"] = True
                 if why == "line":
                     line = process.take_line()
-                    entry.update(status=0, **_series_record(line, index))
+                    record = _series_record(line, index)
                     _spoil_earlier(entries, line)
+                    entry.update(_case_entry(record, process) if cases else {"status": 0, **record})
                     entry["stderr"] = process.stderr_tail()
                     process.mark()
                     entries.append(entry)
-                    if entry["record"] is not None and not (stop and _surely_failed(entry)):
-                        continue
-                    break  # a forged or broken record: this process is not trusted with the next test
+                    if entry["record" if not cases else "status"] is not None and not entry.get("retired"):
+                        if not (stop and _surely_failed(entry)):
+                            continue
+                    break  # a forged or broken record, or a process that asked to end: a fresh one goes on
                 status = process.close()
                 entry["status"] = None if why in _KILLED else status
                 if why in _KILLED:
                     entry["killed"] = why
                 entry.update(record=None, stderr=process.stderr_tail())
+                if cases:
+                    entry["stdout"] = process.take_stdout()
                 entries.append(entry)
                 break
         finally:
@@ -193,17 +217,36 @@ def _run_series(
 _KILLED = ("timeout", "output_limit")
 
 
-def _report(index: int, record: dict[str, Any]) -> None:
-    """In a series' test process: one test's record, as one line on the result channel."""
+def _report(index: int, record: dict[str, Any]) -> bool:
+    """In a series' test process: one test's record, as one line on the result channel; False if
+    it could not be written."""
     data = json.dumps({"i": index, "r": record}, separators=(",", ":")).encode() + b"\n"
     try:
         while data:
             data = data[pristine.write(RECORD_FD, data) :]
     except OSError:  # the program closed or replaced fd 3: no record, so the test fails
-        pass
+        return False
+    return True
 
 
 FORGED = "result records out of place (the program wrote on the result channel)"
+
+
+def _case_entry(record: dict[str, Any], process: _Process) -> dict[str, Any]:
+    """A stdin/stdout case's entry from its line: its exit status as a wait status, as a test
+    process of its own would give, and the stdout it wrote before the line (all of it: the line is
+    written after the case's streams were flushed and its threads joined)."""
+    process.drain()
+    entry: dict[str, Any] = {"record": None, "stdout": process.take_stdout()}
+    said = record.get("record")
+    exit_status = said.get("exit") if isinstance(said, dict) else None
+    if not isinstance(exit_status, int) or isinstance(exit_status, bool):
+        entry.update(status=None, record_problem=record.get("record_problem") or FORGED)
+        return entry
+    entry["status"] = (exit_status & 0xFF) << 8
+    if said.get(RETIRE):
+        entry["retired"] = [str(reason) for reason in said[RETIRE]][:8] if isinstance(said[RETIRE], list) else True
+    return entry
 
 
 def _series_record(line: bytes, index: int) -> dict[str, Any]:
@@ -225,7 +268,10 @@ def _spoil_earlier(entries: list[dict[str, Any]], line: bytes) -> None:
         return
     for position, entry in enumerate(entries):
         if entry.get("index") == index:
-            entries[position] = {**entry, "record": None, "record_problem": FORGED}
+            spoiled = {**entry, "record": None, "record_problem": FORGED}
+            if entry.get("case"):  # a case's answer is its stdout: without a trusted end, no status
+                spoiled["status"] = None
+            entries[position] = spoiled
 
 
 def _ms_since(started: float) -> float:
@@ -242,14 +288,22 @@ class _Process:
         held: bool = False,
         keep_stdout: bool = False,
         prepare: Callable[[], None] | None = None,
+        cases: bool = False,
     ) -> None:
         """Fork it; with ``held`` it waits for :meth:`go` before it runs anything of the program
         (``prepare`` runs before that wait). Its stdout is kept only with ``keep_stdout`` (a
-        stdin/stdout test's answer), else only counted."""
+        stdin/stdout test's answer), else only counted. With ``cases`` it runs stdin/stdout cases
+        one after another, and each case's standard input reaches it on :data:`SOCKET_FD`
+        (:meth:`give_stdin`)."""
         held_r, self.held_w = os.pipe() if held else (None, None)
         pipes = [os.pipe() for _ in range(4)]
         ours = [pipes[0][1], pipes[1][0], pipes[2][0], pipes[3][0]]
         theirs = {0: pipes[0][0], 1: pipes[1][1], 2: pipes[2][1], RECORD_FD: pipes[3][1]}
+        self.cases: socket.socket | None = None
+        if cases:
+            self.cases, theirs_socket = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            ours.append(self.cases.fileno())
+            theirs[SOCKET_FD] = theirs_socket.detach()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -277,6 +331,8 @@ class _Process:
             os.close(fd)
         if held_r is not None:
             os.close(held_r)
+        if self.cases is not None:
+            self.cases.setblocking(False)
         try:
             os.setpgid(pid, pid)  # the child does it too: whichever comes first, no race with its forks
         except OSError:
@@ -287,7 +343,7 @@ class _Process:
         os.set_blocking(ours[0], False)
         if not self.pending:
             self._close_stdin()
-        self.out_r, self.err_r, self.record_r = ours[1:]
+        self.out_r, self.err_r, self.record_r = ours[1:4]
         self.stdout, self.stderr, self.record = bytearray(), bytearray(), bytearray()
         self.streams = {self.out_r: self.stdout, self.err_r: self.stderr, self.record_r: self.record}
         self.keep_stdout = keep_stdout
@@ -356,6 +412,38 @@ class _Process:
                 del self.stderr[:-STDERR_CAP]
         return got
 
+    def give_stdin(self, data: bytes) -> None:
+        """The next case's standard input: a fresh pipe, its read end sent to the process, its write
+        end fed from :meth:`wait` as a test process of its own is fed."""
+        assert self.cases is not None
+        self._close_stdin()
+        read, write = os.pipe()
+        try:
+            socket.send_fds(self.cases, [b"c"], [read])
+        except OSError:  # gone, or the program stopped reading its socket: the wait will tell
+            os.close(write)
+            return
+        finally:
+            os.close(read)
+        os.set_blocking(write, False)
+        self.stdin_fd, self.pending = write, memoryview(data)
+        if not self.pending:
+            self._close_stdin()
+
+    def drain(self) -> None:
+        """Read what is already in the stdout and stderr pipes."""
+        for fd in (self.out_r, self.err_r):
+            if fd in self.open_reads:
+                os.set_blocking(fd, False)
+                while fd in self.open_reads and self._read(fd):
+                    pass
+
+    def take_stdout(self) -> str:
+        """The stdout kept so far, gone from here."""
+        text = bytes(self.stdout).decode("utf-8", errors="replace")
+        del self.stdout[:]
+        return text
+
     def take_line(self) -> bytes:
         line, _, rest = bytes(self.record).partition(b"\n")
         self.record[:] = rest
@@ -386,6 +474,8 @@ class _Process:
                     os.close(fd)
                 except OSError:
                     pass
+        if self.cases is not None:
+            self.cases.close()
         return self.status
 
     def _feed(self) -> None:
@@ -411,13 +501,17 @@ def _become_test(ours: list[int], theirs: dict[int, int], keep: int | None = Non
     own descriptors are all above them: 0-3 were taken when its pipes were made), and ``keep``."""
     for fd in ours:
         os.close(fd)
-    for target, fd in theirs.items():
-        os.dup2(fd, target, inheritable=target != RECORD_FD)
-    top = max(RECORD_FD + 2, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    for target, fd in theirs.items():  # the sources are all above 3; one may be 4, copied before 4 is
+        if fd == target:
+            os.set_inheritable(fd, target < RECORD_FD)
+        else:
+            os.dup2(fd, target, inheritable=target < RECORD_FD)
+    first = max(theirs) + 1
+    top = max(first + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     if keep is None:
-        os.closerange(RECORD_FD + 1, top)
+        os.closerange(first, top)
     else:
-        os.closerange(RECORD_FD + 1, keep)
+        os.closerange(first, keep)
         os.closerange(keep + 1, top)
 
 

@@ -24,11 +24,12 @@ import types
 from typing import Any
 
 try:
-    from . import batch, check_process, pristine, wire
+    from . import batch, check_process, pristine, stdio_cases, wire
 except ImportError:  # run as a plain script inside the sandbox
     import batch  # type: ignore[no-redef]
     import check_process  # type: ignore[no-redef]
     import pristine  # type: ignore[no-redef]
+    import stdio_cases  # type: ignore[no-redef]
     import wire  # type: ignore[no-redef]
 
 pristine.seal(globals())  # what runs after the program looks up nothing the program can rebind
@@ -65,7 +66,12 @@ def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
             return _run_test(code, module, {**spec, **test, "mode": test["kind"]}, builtins_snapshot)
 
         def series(tests: list[tuple[int, dict[str, Any]]], report: Any) -> int:
-            """The program once, then each assert or call test in turn, each reported as it ends."""
+            """The program once, then each assert or call test in turn, each reported as it ends;
+            or the program once per stdin/stdout case (:mod:`stdio_cases`)."""
+            if tests[0][1]["kind"] == "stdio":
+                cases = [index for index, _ in tests]
+                run_main = lambda module: _exec_main(code, module)  # noqa: E731
+                return stdio_cases.run_cases(cases, run_main, _at_exit, report, path, builtins_snapshot, reseed)
             reseed()
             status = _exec_main(code, module)
             for index, test in tests:
@@ -226,6 +232,11 @@ def _finish(status: int) -> int:
         pristine.join_threads()
     except BaseException as exc:  # a thread's or a hook's own crash
         pristine.display(exc)
+    return _at_exit(status)
+
+
+def _at_exit(status: int) -> int:
+    """The interpreter's way out after its threads are joined: atexit functions, flushed streams."""
     try:
         pristine.run_exitfuncs()
     except BaseException as exc:
