@@ -23,9 +23,11 @@ check returned, a process the program's code never runs in.
 A Python submission's tests all run in **one sandboxed run** (``batch``, the default; see
 :mod:`rewardhub.sandbox.inside.batch`): inside it a coordinator that runs none of the program
 forks the test processes. Asserts and function calls share one (the program runs once, as in
-HumanEval's own harness), each stdin/stdout case and each whole test gets a fork of its own, and
-every test has its own clock: a test that hangs or kills its process fails alone and a fresh
-process goes on with the next. The coordinator checks each test's record on its own (a program
+HumanEval's own harness); stdin/stdout cases share one too, the program run afresh for each case
+with the process reset to a fresh interpreter's state in between (see
+:mod:`rewardhub.sandbox.inside.stdio_cases`; ``fresh_process_per_case`` gives each a fork of its
+own); each whole test gets a fork of its own; and every test has its own clock: a test that hangs
+or kills its process fails alone and a fresh process goes on with the next. The coordinator checks each test's record on its own (a program
 that writes on its channel spoils only its own test) and reports what happened, never whether a
 test passed. With ``all_or_nothing`` the sandbox stops after the first test that surely failed
 (timed out, crashed, left no record); a wrong answer only this process can see, so the tests

@@ -184,8 +184,11 @@ def _run_series(
                     process.give_stdin(_as_bytes(test.get("stdin", b"")))
                 started = time.monotonic()
                 why = process.wait(clock.deadline(), clock.max_output, want_line=True)
-                entry: dict[str, Any] = {"elapsed_ms": _ms_since(started), "index": index}
-                entry["series" if not cases else "case"] = True
+                entry: dict[str, Any] = {
+                    "elapsed_ms": _ms_since(started),
+                    "index": index,
+                    "case" if cases else "series": True,
+                }
                 if why == "line":
                     line = process.take_line()
                     record = _series_record(line, index)
@@ -194,10 +197,10 @@ def _run_series(
                     entry["stderr"] = process.stderr_tail()
                     process.mark()
                     entries.append(entry)
-                    if entry["record" if not cases else "status"] is not None and not entry.get("retired"):
-                        if not (stop and _surely_failed(entry)):
-                            continue
-                    break  # a forged or broken record, or a process that asked to end: a fresh one goes on
+                    trusted = entry["status" if cases else "record"] is not None  # a case's record is its status
+                    if trusted and not entry.get("retired") and not (stop and _surely_failed(entry)):
+                        continue
+                    break  # a forged or broken record, or a process that must end: a fresh one goes on
                 status = process.close()
                 entry["status"] = None if why in _KILLED else status
                 if why in _KILLED:
