@@ -69,7 +69,11 @@ def _parser() -> argparse.ArgumentParser:
 
     worker = sub.add_parser("worker", help="run a Celery worker for execution=celery")
     common(worker)
-    worker.add_argument("--queues", default="cpu", help="comma-separated queues: cpu, code, gpu")
+    worker.add_argument(
+        "--queues",
+        default="cpu",
+        help="comma-separated queues: cpu, code, gpu; or sessions (a worker that holds sessions)",
+    )
     worker.add_argument("--concurrency", type=int, help="worker processes (gpu: one per device)")
     worker.set_defaults(func=_worker)
 
@@ -125,12 +129,19 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _worker(args: argparse.Namespace) -> int:
+    settings = _settings(args, execution="celery")
+    queues = [q.strip() for q in args.queues.split(",") if q.strip()]
+    if "sessions" in queues:  # a worker of its own kind: one process that holds sessions, nothing else
+        if len(queues) > 1:
+            others = ", ".join(q for q in queues if q != "sessions")
+            print(f"rewardhub: a session worker takes no other queue; run another worker for {others}", file=sys.stderr)
+            return 2
+        from rewardhub.execution.celery_session_worker import run_session_worker
+
+        return run_session_worker(settings, concurrency=args.concurrency)
     from rewardhub.execution.celery_worker import run_worker
 
-    settings = _settings(args, execution="celery")
-    return run_worker(
-        settings, queues=[q.strip() for q in args.queues.split(",") if q.strip()], concurrency=args.concurrency
-    )
+    return run_worker(settings, queues=queues, concurrency=args.concurrency)
 
 
 def _verifiers(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -38,19 +39,23 @@ def create_app(
     session_host: tuple[str, str] | None = None,
 ) -> FastAPI:
     """``session_host``: the (address, token) of the service's session host in another process
-    (``rewardhub serve --api-workers N``); None hosts the sessions here."""
+    (``rewardhub serve --api-workers N``); None hosts the sessions here. With ``execution: celery``
+    neither: each session lives on a session worker (:mod:`rewardhub.execution.celery_sessions`)."""
     settings = settings or Settings.load()
     if settings.log_format is not None:  # under uvicorn --factory nothing else configures our logs
         configure_logging(settings.log_level, settings.log_format)
     host = None
-    sessions: LocalSessions | SessionClient
-    if session_host is None:
+    service = build_service(settings, registry, executor)
+    sessions: LocalSessions | SessionClient | Any  # Any: celery_sessions.CelerySessions (celery is an extra)
+    pinned = getattr(service.executor, "sessions", None)  # execution: celery holds them on session workers
+    if pinned is not None:
+        sessions, session_grant = pinned, pinned.grant
+    elif session_host is None:
         host = SessionHost(sandbox=SandboxSettings(backend=settings.sandbox_backend))
         sessions, session_grant = host.local, host.grant
     else:
         sessions = SessionClient(*session_host)
         session_grant = sessions.grant
-    service = build_service(settings, registry, executor)
     service.metrics.watch_sessions(sessions.stats)
 
     @asynccontextmanager

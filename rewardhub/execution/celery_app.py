@@ -58,7 +58,9 @@ from rewardhub.types import VerifierKind
 __all__ = [
     "MAX_TASKS_PER_CHILD",
     "QUEUES",
+    "SESSIONS",
     "TASK_SCORE_CHUNK",
+    "TASK_SESSION_OP",
     "CONNECTION_ERRORS",
     "BrokerOptions",
     "KindRouter",
@@ -69,10 +71,15 @@ __all__ = [
     "create_celery_app",
     "max_task_seconds",
     "queue_for_kind",
+    "session_queue",
 ]
 
 QUEUES: tuple[str, ...] = ("cpu", "code", "gpu")
+SESSIONS = "sessions"
+"""The worker role that holds sessions (``rewardhub worker --queues sessions``): it consumes no queue
+of :data:`QUEUES`, only one of its own (:func:`session_queue`)."""
 TASK_SCORE_CHUNK = "rewardhub.score_chunk"
+TASK_SESSION_OP = "rewardhub.session_op"
 MAX_TASKS_PER_CHILD = 10_000  # a recycled child re-warms its call pool: seconds, so not too often
 
 DEFAULT_VISIBILITY_S = {"redis": 3600, "amqp": 1800}  # Redis's kombu default; RabbitMQ's consumer_timeout
@@ -110,6 +117,14 @@ class BrokerOptions:
 
     def queue(self, logical: str) -> str:
         return self.queue_prefix + logical
+
+
+def session_queue(options: BrokerOptions, node: str) -> Queue:
+    """The queue of one session worker (``node``): the operations on the sessions it holds go there and
+    nowhere else. RabbitMQ deletes it once its worker's connection is gone (``auto_delete``); a message
+    left in it on Redis expires unread (see :mod:`~rewardhub.execution.celery_sessions`)."""
+    name = options.queue(f"{SESSIONS}.{node}")
+    return Queue(name, Exchange(name, type="direct"), routing_key=name, auto_delete=True)
 
 
 def queue_of_chunk(payload: Mapping[str, Any]) -> str:

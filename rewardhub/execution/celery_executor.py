@@ -58,6 +58,7 @@ from rewardhub.execution.celery_app import (
 from rewardhub.execution.celery_dispatch import Dispatch, Dispatcher, DispatchStats, Lost, Outcome
 from rewardhub.execution.celery_jobs import CeleryJobLiveness
 from rewardhub.execution.celery_liveness import Heartbeat, Liveness, liveness_for
+from rewardhub.execution.celery_sessions import CelerySessions
 from rewardhub.execution.celery_tasks import CallPayload, ChunkOutcome, ChunkPayload
 from rewardhub.jobs.records import JobJournal
 from rewardhub.jobs.redis_journal import RedisJobJournal
@@ -179,6 +180,8 @@ class CeleryExecutor(Executor):
             self.liveness.client, settings.result_ttl_s, CeleryJobLiveness(self.liveness, self.instance)
         )
         self._monitor = _Monitor(self.app, self.options.queue("cpu"))
+        self.sessions = CelerySessions(self.app, self.liveness, settings.lost_after_s)
+        """The service's sessions, each on one session worker; samples judged in one are scored there."""
         self._in_flight = 0
         self._throughput = _Throughput()
         self._started = False
@@ -233,8 +236,9 @@ class CeleryExecutor(Executor):
         if not self._started:
             raise ExecutionError("the Celery executor is not started")
         results: list[list[Result] | None] = [None] * len(calls)
-        inline = [i for i, call in enumerate(calls) if self._is_inline(call)]
-        remote = [i for i, call in enumerate(calls) if not self._is_inline(call)]
+        in_session = {i for i, call in enumerate(calls) if self._in_session(call)}
+        inline = [i for i, call in enumerate(calls) if i not in in_session and self._is_inline(call)]
+        remote = [i for i, call in enumerate(calls) if i not in in_session and not self._is_inline(call)]
         chunks = self._chunks(calls, remote)
 
         async def collect(chunk: _Chunk, future: asyncio.Future[Outcome]) -> None:
@@ -247,7 +251,13 @@ class CeleryExecutor(Executor):
             if on_progress is not None:
                 on_progress(chunk.samples)
 
-        waits = [collect(chunk, self._submit(chunk)) for chunk in chunks]
+        async def judge(i: int) -> None:  # on the session's worker (celery_sessions)
+            loop = asyncio.get_running_loop()
+            results[i] = await loop.run_in_executor(self.sessions.threads, self.sessions.score, calls[i])
+            if on_progress is not None:
+                on_progress(len(calls[i].samples))
+
+        waits = [collect(chunk, self._submit(chunk)) for chunk in chunks] + [judge(i) for i in sorted(in_session)]
         self._in_flight += len(remote)
         try:
             await self._run_inline(calls, inline, results, on_progress)
@@ -260,6 +270,13 @@ class CeleryExecutor(Executor):
         return [r if r is not None else [] for r in results]
 
     # --- pieces of run ---------------------------------------------------------------------------
+    def _in_session(self, call: Call) -> bool:
+        """A call that judges samples in sessions (``session_tests``, or a sample's ``session_id``)."""
+        if call.kind in ("model", "judge"):
+            return False
+        judges = self.registry.verifier_class(call.verifier).reads_caller or any(s.session_id for s in call.samples)
+        return judges and any(map(self.sessions.session_named, call.samples))
+
     def _is_inline(self, call: Call) -> bool:
         return self.registry.verifier_class(call.verifier).inline and call.kind not in ("model", "judge")
 

@@ -16,11 +16,19 @@ from celery import Celery
 from pydantic import BaseModel, ConfigDict, Field
 
 from rewardhub.calls import Call
-from rewardhub.execution.celery_app import TASK_SCORE_CHUNK
+from rewardhub.execution.celery_app import TASK_SCORE_CHUNK, TASK_SESSION_OP
 from rewardhub.logging import request_context
 from rewardhub.types import Result, Sample, VerifierKind
 
-__all__ = ["CallPayload", "ChunkOutcome", "ChunkPayload", "ChunkScorer", "register_tasks"]
+__all__ = [
+    "CallPayload",
+    "ChunkOutcome",
+    "ChunkPayload",
+    "ChunkScorer",
+    "SessionOpPayload",
+    "register_session_task",
+    "register_tasks",
+]
 
 
 class _Payload(BaseModel):
@@ -91,3 +99,27 @@ def register_tasks(app: Celery, scorer: Callable[[Celery], ChunkScorer]) -> None
         with request_context(chunk.request_id):
             outcome = scorer(app).score_chunk(chunk, task.request.id, task.request.hostname or "")
         return outcome.model_dump(mode="json")
+
+
+class SessionOpPayload(_Payload):
+    """One operation on the sessions of the worker it is sent to (``op``: create, run, get, ... or
+    score, with its JSON ``body``), and the Redis list its answer is pushed to (``reply``)."""
+
+    request_id: str | None = None
+    op: str = Field(min_length=1)
+    body: dict[str, Any] = Field(default_factory=dict)
+    reply: str = Field(min_length=1)
+
+
+def register_session_task(app: Celery, handle: Callable[[SessionOpPayload], None]) -> None:
+    """Register ``rewardhub.session_op`` on a session worker's app; ``handle`` answers it.
+
+    Acknowledged on receipt, not after: an operation on a session is never run twice (a /run
+    delivered again would run its code again), and a lost worker is the API's to notice
+    (:mod:`~rewardhub.execution.celery_sessions`), not the broker's."""
+
+    @app.task(name=TASK_SESSION_OP, acks_late=False, reject_on_worker_lost=False, ignore_result=True)
+    def session_op(payload: dict[str, Any]) -> None:
+        request = SessionOpPayload.model_validate(payload)
+        with request_context(request.request_id):
+            handle(request)

@@ -41,17 +41,11 @@ from typing import Any
 
 import httpx
 
-from rewardhub.errors import InvalidRequest, Overloaded, RewardhubError
-from rewardhub.sandbox.errors import SandboxError, SandboxUnavailable
+from rewardhub.errors import InvalidRequest, RewardhubError
+from rewardhub.sandbox.errors import SandboxError
 from rewardhub.sandbox.session_sandbox import SessionLimits
-from rewardhub.sandbox.sessions import (
-    SessionBusy,
-    SessionExpired,
-    SessionLost,
-    SessionManager,
-    SessionNotFound,
-    SessionSettings,
-)
+from rewardhub.sandbox.session_wire import answer_of, error_of, raised, result_of
+from rewardhub.sandbox.sessions import SessionManager, SessionSettings
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sandbox.verdicts import RunResult
 
@@ -85,43 +79,12 @@ def grant(address: str, token: str, owner: str, now: float | None = None) -> dic
     return {"owner": owner, "host": address, "expires": expires, "ticket": _ticket(token, owner, expires)}
 
 
-_ERRORS: dict[str, type[RewardhubError]] = {
-    cls.error_type: cls
-    for cls in (SessionNotFound, SessionLost, SessionExpired, SessionBusy, InvalidRequest, Overloaded)
-    + (SandboxError, SandboxUnavailable)
-}
-
-
 def _limits(manager: SessionManager, body: Mapping[str, Any] | None) -> SessionLimits:
     """A session's limits from their JSON; an unset lifetime is the host's largest."""
     fields = dict(body or {})
     if fields.get("lifetime_s") is None:
         fields["lifetime_s"] = manager.settings.max_lifetime_s
     return SessionLimits(**fields)
-
-
-def _result(answer: Mapping[str, Any]) -> RunResult:
-    return RunResult(
-        answer["verdict"],
-        answer["exit_code"],
-        answer["stdout"],
-        answer["stderr"],
-        answer["elapsed_ms"],
-        answer.get("record"),
-        dict(answer.get("details") or {}),
-    )
-
-
-def _answer(result: RunResult) -> dict[str, Any]:
-    return {
-        "verdict": result.verdict,
-        "exit_code": result.exit_code,
-        "stdout": result.stdout,
-        "stderr": result.stderr,
-        "elapsed_ms": result.elapsed_ms,
-        "record": result.record,
-        "details": result.details,
-    }
 
 
 class LocalSessions:
@@ -253,21 +216,23 @@ class SessionHost:
         if op == "list":
             return local.list(body["owner"])
         if op == "run":
-            return _answer(local.run(body["id"], body["owner"], body["request"], body["timeout_s"]))
+            return answer_of(local.run(body["id"], body["owner"], body["request"], body["timeout_s"]))
         if op == "run_tests":
             result = local.run_tests(body["id"], body["owner"], body["command"], body["timeout_s"], body.get("files"))
-            return _answer(result)
+            return answer_of(result)
         if op == "delete":
             local.delete(body["id"], body["owner"])
             return None
         if op == "judge":  # a verifier's: its grant, not the token, says whose sessions it may judge
             owner = self._granted(body["grant"])
             timeout_s = body["timeout_s"]  # the samples of one session take turns, each waiting up to its time
-            return _answer(local.run_tests(body["id"], owner, body["command"], timeout_s, body.get("files"), timeout_s))
+            return answer_of(
+                local.run_tests(body["id"], owner, body["command"], timeout_s, body.get("files"), timeout_s)
+            )
         if op == "judge_code":  # the code verifier's tests in a session: its grant says whose
             owner = self._granted(body["grant"])
             runs = local.run_code_tests(body["id"], owner, body)
-            return [None if run is None else _answer(run) for run in runs]
+            return [None if run is None else answer_of(run) for run in runs]
         if op == "describe":
             return local.describe()
         if op == "stats":
@@ -320,9 +285,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             answer = host.handle(op, json.loads(body or b"{}"))
         except RewardhubError as exc:
-            retry_after = getattr(exc, "retry_after", None)
-            error = {"type": exc.error_type, "message": exc.message, "retry_after": retry_after}
-            self._send(exc.status_code, {"error": error})
+            self._send(exc.status_code, {"error": error_of(exc)})
             return
         except (KeyError, TypeError, ValueError) as exc:
             self._send(400, {"error": {"type": "bad_request", "message": f"{type(exc).__name__}: {exc}"}})
@@ -366,11 +329,7 @@ class SessionClient:
         payload = response.json()
         if response.status_code == 200:
             return payload["answer"]
-        error = payload.get("error") or {}
-        cls = _ERRORS.get(error.get("type"), SandboxError)
-        if cls is Overloaded:
-            raise Overloaded(error.get("message", "overloaded"), retry_after=error.get("retry_after") or 1.0)
-        raise cls(error.get("message") or f"session host answered {response.status_code}")
+        raise raised(payload.get("error") or {}, f"session host answered {response.status_code}")
 
     def create(
         self,
@@ -394,7 +353,7 @@ class SessionClient:
         return self._ask("list", owner=owner)
 
     def run(self, session_id: str, owner: str, request: dict[str, Any], timeout_s: float | None) -> RunResult:
-        return _result(self._ask("run", id=session_id, owner=owner, request=request, timeout_s=timeout_s))
+        return result_of(self._ask("run", id=session_id, owner=owner, request=request, timeout_s=timeout_s))
 
     def run_tests(
         self, session_id: str, owner: str, command: str, timeout_s: float, files: Mapping[str, str] | None = None
@@ -406,7 +365,7 @@ class SessionClient:
             "timeout_s": timeout_s,
             "files": dict(files or {}),
         }
-        return _result(self._ask("run_tests", **body))
+        return result_of(self._ask("run_tests", **body))
 
     def delete(self, session_id: str, owner: str) -> None:
         self._ask("delete", id=session_id, owner=owner)
@@ -425,11 +384,11 @@ class SessionClient:
             "timeout_s": timeout_s,
             "files": dict(files),
         }
-        return _result(self._ask("judge", **body))
+        return result_of(self._ask("judge", **body))
 
     def judge_code(self, session_id: str, given: Mapping[str, Any], body: Mapping[str, Any]) -> list[RunResult | None]:
         answers = self._ask("judge_code", id=session_id, grant=dict(given), **body)
-        return [None if answer is None else _result(answer) for answer in answers]
+        return [None if answer is None else result_of(answer) for answer in answers]
 
     def describe(self) -> dict[str, Any]:
         return self._ask("describe")

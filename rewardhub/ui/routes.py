@@ -88,7 +88,7 @@ async def stats(request: Request, service: ServiceDep) -> JSONResponse:
     workers = _workers(request, service)
     answer["workers"] = await asyncio.to_thread(workers.get) if workers is not None else None
     sessions = getattr(request.app.state, "sessions", None)  # rewardhub.sandbox.sessions, once one was opened
-    answer["sessions"] = sessions.describe() if sessions is not None else None
+    answer["sessions"] = await asyncio.to_thread(sessions.describe) if sessions is not None else None  # may ask workers
     return JSONResponse(answer, headers=NO_STORE)
 
 

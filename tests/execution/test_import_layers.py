@@ -19,7 +19,17 @@ CELERY_LAYERS = {
     "celery_jobs": {"celery_app", "celery_liveness"},
     "celery_dispatch": {"celery_app", "celery_liveness"},
     "celery_worker": {"celery_app", "celery_liveness", "celery_tasks"},
-    "celery_executor": {"celery_app", "celery_liveness", "celery_tasks", "celery_dispatch", "celery_jobs"},
+    "celery_session_records": {"celery_liveness"},
+    "celery_sessions": {"celery_app", "celery_liveness", "celery_tasks", "celery_session_records"},
+    "celery_session_worker": {"celery_app", "celery_liveness", "celery_tasks", "celery_session_records"},
+    "celery_executor": {
+        "celery_app",
+        "celery_liveness",
+        "celery_tasks",
+        "celery_dispatch",
+        "celery_jobs",
+        "celery_sessions",
+    },
 }
 
 
