@@ -272,7 +272,7 @@ class CeleryExecutor(Executor):
     # --- pieces of run ---------------------------------------------------------------------------
     def _in_session(self, call: Call) -> bool:
         """A call that judges samples in sessions (``session_tests``, or a sample's ``session_id``)."""
-        if call.kind in ("model", "judge"):
+        if call.kind in ("model", "judge") or self._is_inline(call):  # neither judges a session
             return False
         judges = self.registry.verifier_class(call.verifier).reads_caller or any(s.session_id for s in call.samples)
         return judges and any(map(self.sessions.session_named, call.samples))

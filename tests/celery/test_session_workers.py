@@ -1,7 +1,7 @@
 """With ``execution: celery``, sessions are pinned to one session worker; a lost worker loses its own alone.
 
-Two real ``rewardhub worker --queues sessions`` processes on the real Redis broker, and the real API
-in celery mode. Sessions are placed on the two in turn; each keeps its state across calls through
+Two real ``rewardhub worker --queues sessions`` processes on the real broker (Redis, then RabbitMQ),
+and the real API in celery mode. Sessions are placed on the two in turn; each keeps its state across calls through
 its worker (calls, GET, DELETE, ORS, and samples the score pipeline judges in it). kill -9 of one
 worker: its sessions answer 410 ``session_lost`` naming it within seconds, a call in flight included
 (its liveness key expires; no broker timeout is waited for), a sample judged in one is a per-sample
@@ -21,7 +21,16 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
-from celery_support import ServiceThread, Worker, celery_settings, start_worker, stop_workers
+from celery_support import (
+    ServiceThread,
+    Worker,
+    celery_settings,
+    launch_worker,
+    rabbit_url,
+    redis_result_url,
+    stop_workers,
+    wait_for_worker,
+)
 from serve_support import needs_bubblewrap
 
 from rewardhub.execution.celery_executor import CeleryExecutor
@@ -33,14 +42,23 @@ TESTS = {"name": "session_tests", "config": {"command": "python3 -c 'from soluti
 IN_SESSION = {"response": "done", "verifier": "code", "reference": {"test": "assert n == 42"}}
 
 
-@pytest.fixture(scope="module")
-def service(redis_up: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[Worker], object]]:
+@pytest.fixture(scope="module", params=["redis", "rabbitmq"])
+def service(
+    redis_up: None, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[tuple[str, list[Worker], object]]:
+    """Two session workers and the API, on Redis as the broker, then on RabbitMQ (results in Redis)."""
     needs_bubblewrap()
     settings = celery_settings("sessions", heartbeat_s=0.25, lost_after_s=1.5)
+    if request.param == "rabbitmq":
+        request.getfixturevalue("rabbit_up")
+        broker = {"broker_url": rabbit_url("sessions-amqp"), "result_backend": redis_result_url()}
+        settings = celery_settings("sessions-amqp", heartbeat_s=0.25, lost_after_s=1.5, **broker)
     tmp = tmp_path_factory.mktemp("session-workers")
     workers: list[Worker] = []
     try:
-        workers = [start_worker(settings, tmp, "sessions", concurrency=8) for _ in range(2)]
+        workers = [launch_worker(settings, tmp, "sessions", concurrency=8) for _ in range(2)]  # side by side
+        for worker in workers:
+            worker.hostname = wait_for_worker(settings, worker.process)
         with ServiceThread(settings) as api:
             executor = api.app.state.service.executor
             assert isinstance(executor, CeleryExecutor)
