@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -99,7 +101,11 @@ def test_sessions_are_placed_on_the_workers_in_turn_and_keep_their_state_there(h
         judged = _score(http, {"response": "done", "verifier": TESTS, "metadata": {"session": session}})
         assert (judged["score"], judged["status"]) == (1.0, "ok"), judged
     listed = {s["session_id"] for s in http.get("/v1/sessions").json()["sessions"]}
-    assert set(ids) <= listed  # the listing reaches both workers
+    assert set(ids) <= listed  # the listing reaches both workers, and so do the operator page and /metrics
+    page = http.get("/ui/api/stats").json()["sessions"]
+    assert set(ids) <= {s["session_id"] for sessions in page["by_key"].values() for s in sessions}
+    live = next(line for line in http.get("/metrics").text.splitlines() if line.startswith("rewardhub_sessions_live "))
+    assert float(live.split()[1]) >= 2, live
     assert http.delete(f"/v1/sessions/{ids[0]}").status_code == 204
     gone = http.post(f"/v1/sessions/{ids[0]}/run", json={"code": "n"})
     assert gone.status_code == 404 and "deleted" in gone.json()["error"]["message"]
@@ -114,6 +120,20 @@ def test_another_keys_session_and_bad_bodies_are_4xx(http, service):
     assert http.post(f"/v1/sessions/{session}/run", json={"nothing": 1}).status_code == 422
     too_long = http.post("/v1/sessions", json={"runtime": "python", "ttl_s": 10**9})
     assert too_long.status_code == 422, too_long.text  # the worker's limit, answered through the broker
+
+
+def test_without_a_session_worker_creating_a_session_says_so(redis_up):
+    with ServiceThread(celery_settings("no-session-workers")) as api:
+        answer = httpx.post(f"{api.url}/v1/sessions", json={"runtime": "python"}, timeout=30)
+    assert (answer.status_code, answer.json()["error"]["type"]) == (503, "sandbox_unavailable"), answer.text
+    assert "rewardhub worker --queues sessions" in answer.json()["error"]["message"]
+
+
+def test_a_session_worker_takes_no_other_queue():
+    mixed = subprocess.run(
+        [sys.executable, "-m", "rewardhub.cli", "worker", "--queues", "sessions,cpu"], capture_output=True, text=True
+    )
+    assert mixed.returncode == 2 and "takes no other queue" in mixed.stderr, mixed.stderr
 
 
 def test_an_ors_session_lives_on_a_worker(http):
