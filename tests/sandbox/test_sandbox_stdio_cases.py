@@ -240,3 +240,10 @@ def test_a_forged_record_fails_its_case_and_the_next_one():
     results = run_cases(forger, ["0\n", "1\n", "2\n", "3\n"])
     assert [r.verdict for r in results] == ["ok", "runtime_error", "runtime_error", "ok"]
     assert "result records" in results[1].details["record_problem"]
+
+
+def test_a_case_whose_large_globals_go_with_it_keeps_its_process():
+    program = "table = bytearray(150 << 20)\nprint(len(table) >> 20, input())\n"
+    results = run_cases(program, ["1\n", "2\n", "3\n"], memory_mb=1024)
+    assert [r.stdout for r in results] == ["150 1\n", "150 2\n", "150 3\n"]
+    assert all("process_retired" not in r.details for r in results), [r.details for r in results]

@@ -116,7 +116,8 @@ def run_cases(
         status = run_main(module)
         _join_threads()
         status = finish(status)
-        module = None  # type: ignore[assignment]  # let the case's objects go before the memory is read
+        sys.modules.pop("__main__", None)  # the case's objects can go before its memory is weighed
+        module = None  # type: ignore[assignment]
         reasons = baseline.restore()
         record: dict[str, Any] = {"exit": status}
         if reasons:
@@ -198,7 +199,6 @@ class _Baseline:
         self.fds = {fd: _identity(fd) for fd in (1, 2, 3, SOCKET_FD)}
         self.open_fds = _open_fd_count()
         self.memory = _resident()
-        self.peak = _peak()
 
     def fresh_streams(self) -> None:
         for name, fd, mode in _STREAMS:
@@ -257,8 +257,8 @@ class _Baseline:
             reasons.append("a standard descriptor was replaced")
         if faulthandler.is_enabled():
             reasons.append("faulthandler was enabled")
-        if _identity(self.open_fds + FD_GROWTH_LIMIT) is not None or _peak() > self.peak + GROWTH_LIMIT:
-            # maybe: descriptors are handed out lowest first, and the peak only says memory was used
+        if _identity(self.open_fds + FD_GROWTH_LIMIT) is not None or _resident() > self.memory + GROWTH_LIMIT:
+            # (descriptors are handed out lowest first: a high one open means many are)
             gc.collect()  # the case's cycles (its module's functions and their globals) first
             if _open_fd_count() > self.open_fds + FD_GROWTH_LIMIT:
                 reasons.append("descriptors were left open")
@@ -307,11 +307,6 @@ def _open_fd_count() -> int:
         return len(os.listdir("/proc/self/fd"))
     except OSError:
         return 0
-
-
-def _peak() -> int:
-    """The most memory this process has held (bytes); one system call, where the current size needs a file read."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def _resident() -> int:
