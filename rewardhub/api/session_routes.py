@@ -17,7 +17,8 @@ died, an earlier run of the service made it), or 404 ``session_not_found`` (dele
 with the reason; creating past the limits is 429 with ``Retry-After``. The routes ask the service's one
 session host (:mod:`rewardhub.sandbox.session_host`): in this process, or, with ``--api-workers``
 above 1, in the ``rewardhub serve`` process above the workers, so a session made through one worker
-is used through any.
+is used through any. With ``execution: celery`` they ask the session worker that holds the session
+(:mod:`rewardhub.execution.celery_sessions`), whose loss makes it 410 ``session_lost``.
 """
 
 from __future__ import annotations

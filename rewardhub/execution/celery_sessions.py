@@ -75,6 +75,8 @@ class CelerySessions:
         self.lost_after_s = lost_after_s
         self.threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="celery-session")
         """Where the score pipeline's samples judged in sessions wait for their worker."""
+        self._fan_out = ThreadPoolExecutor(max_workers=8, thread_name_prefix="celery-session-list")
+        """Where a listing asks the workers at once (never behind samples waiting in :attr:`threads`)."""
         self._publish = threading.Lock()  # one publish at a time through the app's producer pool
 
     # --- the routes' operations -----------------------------------------------------------------
@@ -144,6 +146,7 @@ class CelerySessions:
 
     def close(self) -> None:
         self.threads.shutdown(wait=False, cancel_futures=True)
+        self._fan_out.shutdown(wait=False, cancel_futures=True)
 
     # --- the score pipeline's samples -----------------------------------------------------------
     @staticmethod
@@ -161,7 +164,9 @@ class CelerySessions:
         unless the verifier judges a group); a session that cannot be reached is each sample's error."""
         if len(call.samples) > 1 and call.kind != "group":
             return [r for sample in call.samples for r in self.score(dataclasses.replace(call, samples=(sample,)))]
-        session_id = next(filter(None, map(self.session_named, call.samples)))
+        session_id = next(filter(None, map(self.session_named, call.samples)), None)
+        if session_id is None:  # a batch-mate of samples judged in sessions, judged in none itself
+            return failure(call, "the sample names no session to be judged in (session_id, or metadata.session)")
         owner = str(call.samples[0].metadata[CALLER_FIELD].get("owner", ""))
         body = {"call": CallPayload.from_call(call).model_dump(mode="json")}
         try:
@@ -215,7 +220,7 @@ class CelerySessions:
         """``op`` on every live session worker at once; a worker that is lost meanwhile, or fails,
         is left out (a listing is of what can be reached), and logged."""
         hosts = self._call_redis(self.records.live_hosts)
-        futures = {node: self.threads.submit(self._ask, node, op, body, LISTING_WAIT_S) for node in hosts}
+        futures = {node: self._fan_out.submit(self._ask, node, op, body, LISTING_WAIT_S) for node in hosts}
         answers = []
         for node, future in futures.items():
             try:
