@@ -1,6 +1,7 @@
-"""The compose deployment, run: images built here, ``up`` with Redis, the API, a CPU worker and a
-sandbox worker, the README's composite example and a ``code`` sample scored through the API, a
-worker container killed and the same request scored again, then ``down`` with nothing left.
+"""The compose deployment, run: images built here, ``up`` with Redis, the API, a CPU worker, a
+sandbox worker and a session worker, the README's composite example and a ``code`` sample scored
+through the API, a session that keeps a variable across two calls and is deleted, a worker
+container killed and the same request scored again, then ``down`` with nothing left.
 
 What is changed from ``deploy/docker-compose.yml`` for this machine, and only that (the file is
 rewritten into a temporary one): no image registry here, so the images build on the local
@@ -10,7 +11,9 @@ Redis runs with ``--network none`` and every other service joins its network nam
 (``network_mode: service:redis``), where there is only a loopback: the services reach Redis at
 127.0.0.1, nothing is published, and the client runs inside that namespace (``docker exec``).
 One CPU worker instead of two: containers sharing one network namespace share its hostname, and
-two replicas of one queue would then have the same Celery node name.
+two replicas of one queue would then have the same Celery node name. Workers of different roles do
+not collide: a node name is ``rewardhub-<queues>-<pid>@<host>`` (``rewardhub-sessions-<pid>@<host>``
+for the session worker), each one's own prefix, which the test checks by a ping from that namespace.
 """
 
 from __future__ import annotations
@@ -44,6 +47,27 @@ body, key = json.loads(sys.argv[1]), sys.argv[2]
 reply = httpx.post("http://127.0.0.1:8000/v1/score", json=body, timeout=120, headers={"Authorization": "Bearer " + key})
 print(json.dumps({"status": reply.status_code, "body": reply.json()}))
 """
+
+SESSION = """
+import json, sys, httpx
+key = sys.argv[1]
+with httpx.Client(base_url="http://127.0.0.1:8000", timeout=120, headers={"Authorization": "Bearer " + key}) as http:
+    made = http.post("/v1/sessions", json={"runtime": "python"})
+    sid = made.json()["session_id"]
+    ran = [http.post(f"/v1/sessions/{sid}/run", json={"code": code}).json() for code in ("x = 41", "print(x + 1)")]
+    deleted = http.delete(f"/v1/sessions/{sid}").status_code
+    after = http.get(f"/v1/sessions/{sid}").status_code
+print(json.dumps({"made": made.status_code, "ran": ran, "deleted": deleted, "after": after}))
+"""
+"""A session's life through the API, in one ``docker exec``: two calls that share a variable, then gone."""
+PING = """
+import json, socket
+from rewardhub.execution.celery_app import create_celery_app
+from rewardhub.settings import Settings
+app = create_celery_app(Settings.load())
+print(json.dumps({"host": socket.gethostname(), "nodes": sorted(app.control.inspect(timeout=2.0).ping() or {})}))
+"""
+"""The Celery node names that answer a ping, asked as the workers' health check asks."""
 
 COMPOSITE = {
     "verifier": {"sum": [{"verifier": "math", "weight": 0.9}, {"verifier": "format", "weight": 0.1}]},
@@ -132,6 +156,14 @@ def _health(name: str) -> str:
     return done.stdout.strip() or done.stderr.strip()
 
 
+def in_container(name: str, script: str, *args: str) -> dict:
+    done = subprocess.run(
+        ["docker", "exec", name, "python", "-c", script, *args], capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
 def score(api: str, body: dict) -> dict:
     done = subprocess.run(
         ["docker", "exec", api, "python", "-c", CLIENT, json.dumps(body), KEY],
@@ -170,10 +202,17 @@ def test_the_compose_deployment_scores_survives_a_killed_worker_and_leaves_nothi
         names = containers()
         api = next(n for n in names if "api" in n)
         workers = [n for n in names if "worker" in n]
-        assert len(workers) == 2 and len(names) == 4, names
+        assert len(workers) == 3 and len(names) == 5, names
         wait_healthy(names, timeout_s=240)
+        sessions_worker = next(n for n in workers if "worker-sessions" in n or "worker_sessions" in n)
+        pinged = in_container(sessions_worker, PING)
+        # one node per worker (no two share a name in the shared namespace), the session worker's
+        # found by the health check's test (a name ending in "@" + this hostname)
+        assert [n.split("-")[1] for n in pinged["nodes"]] == ["code", "cpu", "sessions"], pinged
+        assert all(n.endswith("@" + pinged["host"]) for n in pinged["nodes"]), pinged
         first = score(api, COMPOSITE)
         code = score(api, CODE)
+        session = in_container(api, SESSION, KEY)
         killed = next(n for n in workers if "worker-cpu" in n or "worker_cpu" in n)
         # the worker dies as a crash would (kill -9 of its process, not `docker kill`, which counts
         # as stopping it by hand): restart: unless-stopped brings it back, and the chunk is scored
@@ -189,6 +228,9 @@ def test_the_compose_deployment_scores_survives_a_killed_worker_and_leaves_nothi
         assert first["a"][0] == "ok" and first["a"][1] == pytest.approx(1.0)
         assert first["b"][0] == "ok" and first["b"][1] == pytest.approx(0.1)
         assert code == {"add": ("ok", 1.0), "wrong": ("ok", 0.0)}
+        assert session["made"] == 201 and [r["status"] for r in session["ran"]] == ["ok", "ok"], session
+        assert session["ran"][1]["stdout"] == "42\n", session
+        assert (session["deleted"], session["after"]) == (204, 404), session
     finally:
         subprocess.run([*run, "down", "--volumes", "--remove-orphans"], capture_output=True, timeout=300)
     assert containers() == []

@@ -13,12 +13,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rewardhub.execution.celery_app import QUEUES
+from rewardhub.execution.celery_app import QUEUES, SESSIONS
 from rewardhub.settings import Settings
 
 ROOT = Path(__file__).parent.parent.parent
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
+ROLES = {*QUEUES, SESSIONS}
+"""What the workers of a deployment must cover: every queue, and a worker that holds sessions."""
+SANDBOXED = {"code", SESSIONS}
+"""The workers that run bubblewrap (code samples, sessions): the sandbox image and its privileges."""
 
 
 def compose() -> dict:
@@ -103,11 +107,15 @@ def test_the_gpu_image_is_built_on_vllm_and_runs_a_gpu_worker() -> None:
 # --- docker compose ------------------------------------------------------------------------
 def test_compose_runs_redis_the_api_and_a_worker_per_queue_all_with_health_checks() -> None:
     services = compose()["services"]
-    assert {"redis", "api", "worker-cpu", "worker-code", "worker-gpu"} <= set(services)
+    assert {"redis", "api", "worker-cpu", "worker-code", "worker-gpu", "worker-sessions"} <= set(services)
     for name, service in services.items():
         assert service["healthcheck"]["test"], name
     queues = {q for name, s in services.items() if name.startswith("worker") for q in worker_queues(s["command"])}
-    assert queues == set(QUEUES)
+    assert queues == ROLES
+    assert worker_queues(services["worker-sessions"]["command"]) == [SESSIONS]  # a session worker takes no other
+    for name, service in services.items():
+        if name.startswith("worker"):
+            assert service["restart"] == "unless-stopped", name
 
 
 def test_compose_starts_everything_after_redis_is_healthy_and_builds_from_files_that_exist() -> None:
@@ -136,12 +144,18 @@ def test_compose_publishes_the_api_on_loopback_only_and_requires_keys() -> None:
     assert api["environment"]["REWARDHUB_API_KEYS_FILE"].startswith("/run/secrets/")
 
 
-def test_the_sandbox_worker_gets_what_bubblewrap_needs_and_the_gpu_worker_a_gpu() -> None:
+def test_the_sandbox_workers_get_what_bubblewrap_needs_and_the_gpu_worker_a_gpu() -> None:
     services = compose()["services"]
-    code = services["worker-code"]
-    # bubblewrap as root of the container: what the compose smoke test ran (test_compose_smoke.py)
-    assert code["user"] == "0:0" and {"SYS_ADMIN", "NET_ADMIN"} <= set(code["cap_add"])
-    assert "seccomp=unconfined" in code["security_opt"]
+    sandboxed = {
+        n for n, s in services.items() if n.startswith("worker") and SANDBOXED & set(worker_queues(s["command"]))
+    }
+    assert sandboxed == {"worker-code", "worker-sessions"}
+    for name in sandboxed:
+        worker = services[name]
+        # bubblewrap as root of the container: what the compose smoke test ran (test_compose_smoke.py)
+        assert worker["user"] == "0:0" and {"SYS_ADMIN", "NET_ADMIN"} <= set(worker["cap_add"]), name
+        assert {"seccomp=unconfined", "apparmor=unconfined"} <= set(worker["security_opt"]), name
+        assert worker["build"]["dockerfile"] == "deploy/Dockerfile.sandbox", name
     devices = services["worker-gpu"]["deploy"]["resources"]["reservations"]["devices"]
     assert devices[0]["capabilities"] == ["gpu"]
     assert services["worker-gpu"]["profiles"] == ["gpu"]  # opt-in on hosts without GPUs
@@ -198,7 +212,13 @@ def test_the_api_has_readiness_and_liveness_probes_and_workers_cover_every_queue
             container = deployment["spec"]["template"]["spec"]["containers"][0]
             queues |= set(worker_queues(container["command"]))
             assert container["livenessProbe"] and container["resources"]["requests"], name
-    assert queues == set(QUEUES)
+            if SANDBOXED & set(worker_queues(container["command"])):  # bubblewrap: worker-code.yaml's note
+                assert container["image"].startswith("rewardhub-sandbox:"), name
+                assert "SYS_ADMIN" in container["securityContext"]["capabilities"]["add"], name
+                assert container["securityContext"]["appArmorProfile"] == {"type": "Unconfined"}, name
+    assert queues == ROLES
+    sessions = deployments["rewardhub-worker-sessions"]["spec"]["template"]["spec"]["containers"][0]
+    assert worker_queues(sessions["command"]) == [SESSIONS]  # a session worker takes no other queue
 
 
 def test_autoscaling_watches_the_length_of_a_queue_a_deployment_consumes() -> None:
