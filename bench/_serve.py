@@ -18,9 +18,11 @@ __all__ = ["start_service"]
 
 
 def start_service(
-    *serve_args: str, env: dict[str, str] | None = None, timeout_s: float = 60.0
+    *serve_args: str, env: dict[str, str] | None = None, timeout_s: float = 60.0, ready: str = "/readyz"
 ) -> tuple[subprocess.Popen, str]:
-    """``rewardhub serve --port <free> *serve_args``; returns the process and its URL once /readyz is 200."""
+    """``rewardhub serve --port <free> *serve_args``; returns the process and its URL once ``ready`` is 200
+    (``/healthz`` for a service that is up without being ready for every kind: a Celery service with
+    only some of its workers)."""
     port = free_port()
     command = [sys.executable, "-m", "rewardhub.cli", "serve", "--port", str(port), *serve_args]
     process = subprocess.Popen(
@@ -30,7 +32,7 @@ def start_service(
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
-            if httpx.get(url + "/readyz").status_code == 200:
+            if httpx.get(url + ready).status_code == 200:
                 return process, url
         except httpx.TransportError:
             pass

@@ -13,7 +13,11 @@ Four rows, one service, on the same cores:
    idle session, with how many idle sessions fit in this machine's available memory (goal: 200);
 5. **the warm call through ``--api-workers 2``**: the same trivial call on a second service whose
    sessions live in the serve process above its two API workers (each call one hop more, over the
-   session host's unix socket), against row 2's single-process p50.
+   session host's unix socket), against row 2's single-process p50;
+6. **the warm call through a Celery session worker**: the same trivial call on a service in
+   ``execution: celery`` (Redis at 127.0.0.1:6379 as broker and results), whose session is pinned to
+   a ``rewardhub worker --queues sessions`` process (each call a task on that worker's own queue, its
+   answer popped from a Redis list), against row 2's p50. Skipped, and said so, without Redis.
 
     python bench/session_speed.py [--sessions 20] [--calls 300] [--episodes 5]
 """
@@ -21,16 +25,20 @@ Four rows, one service, on the same cores:
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 import statistics
+import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_rows  # noqa: E402
-from _serve import start_service  # noqa: E402
+from _serve import ROOT, start_service  # noqa: E402
 
 EPISODE = [
     "import math\nvalues = [3, 1, 4, 1, 5, 9, 2, 6]",
@@ -184,6 +192,7 @@ def main() -> int:
             },
         ]
         rows.append(forwarded_call_row(args.calls, p50, env))
+        rows.append(celery_call_row(args.calls, p50, env))
         path = write_rows("session_speed", rows)
         for row in rows:
             print(row)
@@ -219,6 +228,54 @@ def forwarded_call_row(n_calls: int, single_p50: float, env: dict[str, str]) -> 
         "ratio": round(single_p50 / p50, 2),
         "note": f"p99 {p99:.2f} ms over {len(calls)} calls; the session lives in the serve process, one unix-socket hop "
         "from the worker that answers",
+    }
+
+
+def celery_call_row(n_calls: int, single_p50: float, env: dict[str, str]) -> dict[str, object]:
+    case = "a trivial call in a warm session pinned to a Celery session worker (Redis), p50"
+    baseline = "the same call with one API process holding the session (row 2)"
+    try:
+        socket.create_connection(("127.0.0.1", 6379), timeout=1).close()
+    except OSError:
+        note = "skipped: no Redis at 127.0.0.1:6379"
+        return {"case": case, "baseline": baseline, "baseline_value": round(single_p50, 2), "ours_value": "",
+                "unit": "ms/call", "ratio": None, "note": note}  # fmt: skip
+    prefix = f"bench-sessions-{uuid.uuid4().hex[:8]}-"
+    celery = {**env, "REWARDHUB_EXECUTION": "celery",
+              "REWARDHUB_BROKER_URL": f"redis://127.0.0.1:6379/0?queue_prefix={prefix}"}  # fmt: skip
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "rewardhub.cli", "worker", "--queues", "sessions"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, **celery},
+    )  # fmt: skip
+    service, url = start_service(env=celery, timeout_s=300, ready="/healthz")  # no cpu worker: never /readyz
+    try:
+        with httpx.Client(base_url=url, timeout=120) as http:
+            deadline = time.monotonic() + 120
+            made = http.post("/v1/sessions", json={"runtime": "python"})
+            while made.status_code == 503 and time.monotonic() < deadline:  # the worker is not up yet
+                time.sleep(0.5)
+                made = http.post("/v1/sessions", json={"runtime": "python"})
+            session = made.json()["session_id"]
+            for _ in range(20):
+                http.post(f"/v1/sessions/{session}/run", json={"code": "1"})
+            calls = sorted(
+                timed(lambda: http.post(f"/v1/sessions/{session}/run", json={"code": "1"}).raise_for_status())
+                for _ in range(n_calls)
+            )
+    finally:
+        for process in (service, worker):
+            process.kill()  # the worker's sandboxes go with it (--die-with-parent)
+            process.wait()
+    p50, p99 = calls[len(calls) // 2], calls[int(len(calls) * 0.99) - 1]
+    return {
+        "case": case,
+        "baseline": baseline,
+        "baseline_value": round(single_p50, 2),
+        "ours_value": round(p50, 2),
+        "unit": "ms/call",
+        "ratio": round(single_p50 / p50, 2),
+        "note": f"p99 {p99:.2f} ms over {len(calls)} calls; each call a task on the worker's own queue, its answer "
+        "popped from a Redis list",
     }
 
 
