@@ -115,18 +115,11 @@ def main() -> int:
         one_off = [
             timed(lambda: http.post("/v1/sandbox/run", json={"code": "1"}).raise_for_status()) for _ in range(20)
         ]
-        warm = ids[0]
-        for _ in range(20):
-            http.post(f"/v1/sessions/{warm}/run", json={"code": "1"})
-        calls = sorted(
-            timed(lambda: http.post(f"/v1/sessions/{warm}/run", json={"code": "1"}).raise_for_status())
-            for _ in range(args.calls)
-        )
+        p50, p99 = warm_calls(http, ids[0], args.calls)
         stateless = sorted(
             timed(lambda: http.post("/v1/sandbox/run", json={"code": "1"}).raise_for_status())
             for _ in range(args.calls // 3)
         )
-        p50, p99 = calls[len(calls) // 2], calls[int(len(calls) * 0.99) - 1]
 
         def session_episode() -> float:
             started = time.perf_counter()  # the session's creation is on the clock too
@@ -169,7 +162,7 @@ def main() -> int:
                 "ours_value": round(p50, 2),
                 "unit": "ms/call",
                 "ratio": round(stateless[len(stateless) // 2] / p50, 2),
-                "note": f"p99 {p99:.2f} ms over {len(calls)} calls, through HTTP; goal p50 < 5 ms: "
+                "note": f"p99 {p99:.2f} ms over {args.calls} calls, through HTTP; goal p50 < 5 ms: "
                 + ("met" if p50 < 5 else "not met"),
             },
             {
@@ -204,21 +197,26 @@ def main() -> int:
     return 0
 
 
+def warm_calls(http: httpx.Client, session: str, n_calls: int) -> tuple[float, float]:
+    """p50 and p99 (ms) of a trivial call in ``session``, after 20 to warm it."""
+    for _ in range(20):
+        http.post(f"/v1/sessions/{session}/run", json={"code": "1"})
+    calls = sorted(
+        timed(lambda: http.post(f"/v1/sessions/{session}/run", json={"code": "1"}).raise_for_status())
+        for _ in range(n_calls)
+    )
+    return calls[len(calls) // 2], calls[int(len(calls) * 0.99) - 1]
+
+
 def forwarded_call_row(n_calls: int, single_p50: float, env: dict[str, str]) -> dict[str, object]:
     service, url = start_service("--api-workers", "2", "--workers", "1", env=env, timeout_s=300)
     try:
         with httpx.Client(base_url=url, timeout=120) as http:
             session = http.post("/v1/sessions", json={"runtime": "python"}).json()["session_id"]
-            for _ in range(20):
-                http.post(f"/v1/sessions/{session}/run", json={"code": "1"})
-            calls = sorted(
-                timed(lambda: http.post(f"/v1/sessions/{session}/run", json={"code": "1"}).raise_for_status())
-                for _ in range(n_calls)
-            )
+            p50, p99 = warm_calls(http, session, n_calls)
     finally:
         service.kill()  # the serve process: its workers and sessions go with it
         service.wait()
-    p50, p99 = calls[len(calls) // 2], calls[int(len(calls) * 0.99) - 1]
     return {
         "case": "a trivial call in a warm session through --api-workers 2, p50",
         "baseline": "the same call with one API process holding the session (row 2)",
@@ -226,7 +224,7 @@ def forwarded_call_row(n_calls: int, single_p50: float, env: dict[str, str]) -> 
         "ours_value": round(p50, 2),
         "unit": "ms/call",
         "ratio": round(single_p50 / p50, 2),
-        "note": f"p99 {p99:.2f} ms over {len(calls)} calls; the session lives in the serve process, one unix-socket hop "
+        "note": f"p99 {p99:.2f} ms over {n_calls} calls; the session lives in the serve process, one unix-socket hop "
         "from the worker that answers",
     }
 
@@ -255,18 +253,11 @@ def celery_call_row(n_calls: int, single_p50: float, env: dict[str, str]) -> dic
             while made.status_code == 503 and time.monotonic() < deadline:  # the worker is not up yet
                 time.sleep(0.5)
                 made = http.post("/v1/sessions", json={"runtime": "python"})
-            session = made.json()["session_id"]
-            for _ in range(20):
-                http.post(f"/v1/sessions/{session}/run", json={"code": "1"})
-            calls = sorted(
-                timed(lambda: http.post(f"/v1/sessions/{session}/run", json={"code": "1"}).raise_for_status())
-                for _ in range(n_calls)
-            )
+            p50, p99 = warm_calls(http, made.json()["session_id"], n_calls)
     finally:
         for process in (service, worker):
             process.kill()  # the worker's sandboxes go with it (--die-with-parent)
             process.wait()
-    p50, p99 = calls[len(calls) // 2], calls[int(len(calls) * 0.99) - 1]
     return {
         "case": case,
         "baseline": baseline,
@@ -274,7 +265,7 @@ def celery_call_row(n_calls: int, single_p50: float, env: dict[str, str]) -> dic
         "ours_value": round(p50, 2),
         "unit": "ms/call",
         "ratio": round(single_p50 / p50, 2),
-        "note": f"p99 {p99:.2f} ms over {len(calls)} calls; each call a task on the worker's own queue, its answer "
+        "note": f"p99 {p99:.2f} ms over {n_calls} calls; each call a task on the worker's own queue, its answer "
         "popped from a Redis list",
     }
 
