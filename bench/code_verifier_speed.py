@@ -12,7 +12,9 @@ Side by side on the same cores, sides alternating each round, medians:
                  batch of a freshly started service;
              (o) the same verifier with ``batch: false``, one sandboxed run per assert (what it did before).
   stdio      one Python stdin/stdout submission with 1 case against the same with 100 cases (the
-             cases one after another in one process, the default), and with a process per case.
+             cases one after another in one process, the default), and with a process per case;
+             the same suite as a C++ program, its cases spawned in one sandboxed run against a
+             sandboxed run per case (``batch: false``).
   mbpp       MBPP-shaped problems of our own (``test_list`` of three asserts; a fifth of them wrong).
   taco       TACO-shaped problems of our own (``input_output`` with 10 stdin/stdout cases; a fifth wrong).
 
@@ -78,8 +80,8 @@ def humaneval() -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def fenced(code: str) -> str:
-    return f"Here is the solution.\n```python\n{code}\n```\n"
+def fenced(code: str, language: str = "python") -> str:
+    return f"Here is the solution.\n```{language}\n{code}\n```\n"
 
 
 def harness_program(problem: dict[str, Any], completion: str) -> str:
@@ -332,6 +334,28 @@ def main() -> int:
             f"one bare fork+exit+wait of a Python process here: {floor:.2f} ms"
         )
 
+        # the same suite as a C++ program: its cases spawned in one sandboxed run, against a run per case
+        cpp_code = '#include <cstdio>\nint main() { long long n; scanf("%lld", &n); printf("%lld\\n", n * 2); }\n'
+        cpp_1 = [{"response": fenced(cpp_code, "cpp"), "reference": one}]
+        cpp_100 = [{"response": fenced(cpp_code, "cpp"), "reference": hundred}]
+        cpp, cpp_runs = {"language": "cpp"}, {"language": "cpp", "batch": False}
+        cpp_ok = all(
+            scores(service.score(sample, config)) == [True]
+            for sample, config in ((cpp_1, cpp), (cpp_100, cpp), (cpp_100, cpp_runs))
+        )
+        native = measure(
+            {
+                "one": lambda: service.score(cpp_1, cpp),
+                "hundred": lambda: service.score(cpp_100, cpp),
+                "hundred_runs": lambda: service.score(cpp_100, cpp_runs),
+            },
+            args.rounds,
+        )
+        print(
+            f"C++ stdio: 1 case {native['one'] * 1e3:.1f} ms, 100 cases {native['hundred'] * 1e3:.1f} ms, 100 cases "
+            f"a sandboxed run each {native['hundred_runs'] * 1e3:.1f} ms; all passed: {cpp_ok}"
+        )
+
         # MBPP-shaped
         mbpp = mbpp_like(100)
         mbpp_samples = [{"response": fenced(code), "reference": ref} for code, ref, _ in mbpp]
@@ -454,6 +478,11 @@ def main() -> int:
          "baseline_value": round(stdio["hundred"] * 1e3, 1), "ours_value": round(stdio["hundred_own"] * 1e3, 1), "unit": "ms/submission",
          "ratio": round(stdio["hundred"] / stdio["hundred_own"], 3),
          "note": f"a fork per case: 100 / 1 = {stdio['hundred_own'] / stdio['one']:.2f}x; all passed: {stdio_ok}"},
+        {"case": "C++ stdin/stdout submission, 100 cases (built once, each case spawned in one sandboxed run)",
+         "baseline": "the same, a sandboxed run per case (batch: false)",
+         "baseline_value": round(native["hundred_runs"] * 1e3, 1), "ours_value": round(native["hundred"] * 1e3, 1),
+         "unit": "ms/submission", "ratio": round(native["hundred_runs"] / native["hundred"], 2),
+         "note": f"100 / 1 = {native['hundred'] / native['one']:.2f}x (1 case: {native['one'] * 1e3:.1f} ms); all passed: {cpp_ok}"},
         {"case": "MBPP-shaped, 100 problems x 3 asserts", "baseline": "2 bare `python -c` processes at once",
          "baseline_value": round(mbpp_t["bare"] * 1e3), "ours_value": round(mbpp_t["verifier"] * 1e3), "unit": "ms/100",
          "ratio": round(mbpp_t["bare"] / mbpp_t["verifier"], 2), "note": f"verdicts agree with bare runs: {'yes' if mbpp_agree else 'NO'}"},

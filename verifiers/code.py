@@ -20,19 +20,21 @@ here; exit status 0 alone never passes a test; a program that exits before its t
 a test run whole (asserts in loops) passes only on the record its own process writes after the
 check returned, a process the program's code never runs in.
 
-A Python submission's tests all run in **one sandboxed run** (``batch``, the default; see
+A submission's tests all run in **one sandboxed run** (``batch``, the default; see
 :mod:`rewardhub.sandbox.inside.batch`): inside it a coordinator that runs none of the program
-forks the test processes. Asserts and function calls share one (the program runs once, as in
-HumanEval's own harness); stdin/stdout cases share one too, the program run afresh for each case
-with the process reset to a fresh interpreter's state in between (see
-:mod:`rewardhub.sandbox.inside.stdio_cases`; ``fresh_process_per_case`` gives each a fork of its
-own); each whole test gets a fork of its own; and every test has its own clock: a test that hangs
-or kills its process fails alone and a fresh process goes on with the next. The coordinator checks each test's record on its own (a program
-that writes on its channel spoils only its own test) and reports what happened, never whether a
-test passed. With ``all_or_nothing`` the sandbox stops after the first test that surely failed
-(timed out, crashed, left no record); a wrong answer only this process can see, so the tests
-after it still run, under their own clocks, and count as skipped. ``batch: false`` runs each test
-as a sandboxed run of its own, as compiled languages always do.
+starts the test processes, and every test has its own clock: a test that hangs or kills its
+process fails alone and a fresh process goes on with the next. For Python, asserts and function
+calls share one process (the program runs once, as in HumanEval's own harness); stdin/stdout cases
+share one too, the program run afresh for each case with the process reset to a fresh
+interpreter's state in between (see :mod:`rewardhub.sandbox.inside.stdio_cases`;
+``fresh_process_per_case`` gives each a fork of its own); each whole test gets a fork of its own.
+A built native program (C, C++, Rust, Go, Java, JavaScript, ...) is spawned once per stdin/stdout
+case, on pipes of its own. The coordinator checks each test's record on its own (a program that
+writes on its channel spoils only its own test) and reports what happened, never whether a test
+passed. With ``all_or_nothing`` the sandbox stops after the first test that surely failed (timed
+out, crashed, left no record); a wrong answer only this process can see, so the tests after it
+still run, under their own clocks, and count as skipped. ``batch: false`` runs each test as a
+sandboxed run of its own.
 
 **In a session** (a sample with ``session_id``, a live session of the caller's API key): the tests
 run inside that session's sandbox, each in a fork of the session's interpreter, so they see its
@@ -133,8 +135,8 @@ class CodeVerifier(Verifier):
         )
         batch: bool = Field(
             True,
-            description="Python: all the tests in one sandboxed run, each with its own clock (false: one run "
-            "per test, as for compiled languages).",
+            description="All the tests in one sandboxed run, each with its own clock (false: one sandboxed run "
+            "per test).",
         )
         fresh_process_per_case: bool = Field(
             False,
@@ -266,7 +268,7 @@ def _run_tests(
     outcomes: list[dict[str, Any]] = []
     with default_pool().job(lang, code) as job:
         build_failure = job.setup()
-        if lang.in_process and config.batch and build_failure is None:
+        if config.batch and build_failure is None:  # a native program's tests are all stdin/stdout
             return _run_batched(job, tests, limits, config, deadline, checked), job.details
         for test in tests:
             failed_before = stop_on_failure and outcomes and outcomes[-1]["verdict"] not in ("passed", "pending")

@@ -180,3 +180,54 @@ def test_each_stdio_case_of_a_batch_draws_fresh_numbers_from_numpys_preloaded_ge
         warm_numpy_random.close()
     outputs = [r.stdout for r in results if r is not None and r.ok]
     assert len(outputs) == 3 and len(set(outputs)) == 3, outputs
+
+
+C_SUITE = {"inputs": [f"{i}\n" for i in range(8)], "outputs": [f"{i * 2}\n" for i in range(8)]}
+C_CASES = """
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+int main(void) {
+    int n;
+    if (scanf("%d", &n) != 1) return 2;
+    if (n == 1) for (;;) {}                                  /* hangs */
+    if (n == 2) { int *p = 0; *p = 1; }                      /* segfault */
+    if (n == 3) abort();                                     /* SIGABRT */
+    if (n == 4) { printf("%d\\n", n * 2); return 7; }         /* right answer, bad status */
+    if (n == 5) { for (;;) fputs("xxxxxxxxxxxxxxxx", stdout); } /* floods its output */
+    if (n == 6) { printf("%d\\n", n * 3); return 0; }         /* wrong answer */
+    printf("%d\\n", n * 2);
+    return 0;
+}
+"""
+
+
+def test_a_native_stdio_suite_runs_in_one_sandboxed_run_with_the_verdicts_of_a_run_per_case(runs):
+    batched = score(C_CASES, C_SUITE, language="c", test_timeout_s=0.5)
+    assert len(runs) == 1  # the build is the job's own run, not one of these
+    one_each = score(C_CASES, C_SUITE, language="c", test_timeout_s=0.5, batch=False)
+    expected = ["passed", "timeout", "runtime_error", "runtime_error", "runtime_error", "output_limit"]
+    assert verdicts(batched) == verdicts(one_each) == [*expected, "wrong_answer", "passed"]
+    assert batched.score == one_each.score == 0.25
+
+
+def test_a_native_case_reads_its_own_input_whole_and_gets_only_its_standard_descriptors():
+    program = """
+        #include <dirent.h>
+        #include <stdio.h>
+        int main(void) {
+            long sum = 0, x, n = 0;
+            while (scanf("%ld", &x) == 1) { sum += x; n++; }
+            int fds = 0;
+            DIR *d = opendir("/proc/self/fd");
+            for (struct dirent *e; (e = readdir(d)); ) fds += e->d_name[0] != '.';
+            printf("%ld %ld %d\\n", n, sum, fds - 1);  /* less the one opendir holds */
+            return 0;
+        }
+        """
+    big = "".join(f"{i}\n" for i in range(200_000))
+    reference = {"inputs": [big, "1 2\n"], "outputs": [f"200000 {sum(range(200_000))} 3\n", "2 3 3\n"]}
+    result = score(program, reference, language="c")
+    assert verdicts(result) == ["passed", "passed"], result.details

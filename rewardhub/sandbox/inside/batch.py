@@ -45,7 +45,7 @@ except ImportError:  # run as a plain script inside the sandbox
 
 pristine.seal(globals())
 
-__all__ = ["run_batch"]
+__all__ = ["run_batch", "run_native_batch"]
 
 PR_SET_DUMPABLE = 4
 RECORD_FD = 3
@@ -53,6 +53,8 @@ STDERR_CAP = 8 << 10
 """Most of a test's stderr kept in its entry (its end is what says why it failed)."""
 _POLL_S = 0.005
 """How often the coordinator looks for a test process's exit where it has no pidfd to wait on."""
+Command = tuple[str, list[str], dict[str, str]]
+"""A native program: its path, its argv and its environment."""
 
 
 def run_batch(
@@ -77,12 +79,42 @@ def run_batch(
     ``prepare`` runs in each single test's process before anything of the program (fresh random
     state): in a process forked ahead, while the test before it runs, so it costs no test its time.
     """
+    families = [_family(test, bool(spec.get("stdio_series", True))) for test in spec["tests"]]
+
+    def start(test: dict[str, Any], held: bool) -> _Process:
+        stdio = test.get("kind") == "stdio"
+        stdin = _as_bytes(test.get("stdin", b""))
+        return _Process(lambda: run_one(test), stdin, held=held, keep_stdout=stdio, prepare=prepare)
+
+    return _run_tests(spec, families, start, run_series, record, fork_ahead=True)
+
+
+def run_native_batch(spec: dict[str, Any], command: Command, record: Callable[[dict[str, Any]], None]) -> int:
+    """Run a native program once per stdin/stdout case of ``spec["tests"]``, each spawned on pipes of
+    its own with its own clock (as :func:`run_batch` runs a Python program's single tests); the exit
+    status. A spawn costs the program's own exec, so nothing is started ahead."""
+
+    def start(test: dict[str, Any], held: bool) -> _Process:
+        return _Process(None, _as_bytes(test.get("stdin", b"")), keep_stdout=True, command=command)
+
+    return _run_tests(spec, [None] * len(spec["tests"]), start, None, record, fork_ahead=False)
+
+
+def _run_tests(
+    spec: dict[str, Any],
+    families: list[str | None],
+    start: Callable[[dict[str, Any], bool], _Process],
+    run_series: Callable[[list[tuple[int, dict[str, Any]]], Callable[[int, dict[str, Any]], None]], int] | None,
+    record: Callable[[dict[str, Any]], None],
+    fork_ahead: bool,
+) -> int:
+    """The tests in order: a family in a row in one series, each other test in a process ``start``
+    makes (the next one forked ahead, held, with ``fork_ahead``); one record for the whole run."""
     _undumpable()
     end = time.monotonic() + float(spec.get("budget_s", 1e9))
     limits = _Clock(end, float(spec["timeout_s"]), int(spec.get("max_output", 1 << 20)))
     tests: list[dict[str, Any]] = list(spec["tests"])
     entries: list[dict[str, Any]] = []
-    families = [_family(test, bool(spec.get("stdio_series", True))) for test in tests]
     ahead: _Process | None = None  # the next single test's process, forked while this one runs
     try:
         while len(entries) < len(tests) and time.monotonic() < end:
@@ -91,14 +123,15 @@ def run_batch(
                 stop = index
                 while stop < len(tests) and families[stop] == families[index]:
                     stop += 1
+                assert run_series is not None
                 done = _run_series(list(enumerate(tests))[index:stop], run_series, limits, bool(spec.get("stop")))
             else:
-                process, ahead = ahead or _single(tests[index], run_one, prepare, held=False), None
+                process, ahead = ahead or start(tests[index], False), None
                 if not process.go():  # it died waiting (the program killed it): a fresh one
                     process.close()
-                    process = _single(tests[index], run_one, prepare, held=False)
-                if index + 1 < len(tests) and families[index + 1] is None:
-                    ahead = _single(tests[index + 1], run_one, prepare, held=True)
+                    process = start(tests[index], False)
+                if fork_ahead and index + 1 < len(tests) and families[index + 1] is None:
+                    ahead = start(tests[index + 1], True)
                 done = [_run_single(process, tests[index], limits)]
             entries += done
             if spec.get("stop") and any(_surely_failed(entry) for entry in done):
@@ -108,15 +141,6 @@ def run_batch(
             ahead.close()
     record({"batch": entries})
     return 0
-
-
-def _single(
-    test: dict[str, Any], run_one: Callable[[dict[str, Any]], int], prepare: Callable[[], None], held: bool
-) -> _Process:
-    stdio = test.get("kind") == "stdio"
-    return _Process(
-        lambda: run_one(test), _as_bytes(test.get("stdin", b"")), held=held, keep_stdout=stdio, prepare=prepare
-    )
 
 
 SERIES = ("assert", "call")
@@ -286,18 +310,20 @@ class _Process:
 
     def __init__(
         self,
-        body: Callable[[], int],
+        body: Callable[[], int] | None,
         stdin: bytes = b"",
         held: bool = False,
         keep_stdout: bool = False,
         prepare: Callable[[], None] | None = None,
         cases: bool = False,
+        command: Command | None = None,
     ) -> None:
         """Fork it; with ``held`` it waits for :meth:`go` before it runs anything of the program
         (``prepare`` runs before that wait). Its stdout is kept only with ``keep_stdout`` (a
         stdin/stdout test's answer), else only counted. With ``cases`` it runs stdin/stdout cases
         one after another, and each case's standard input reaches it on :data:`SOCKET_FD`
-        (:meth:`give_stdin`)."""
+        (:meth:`give_stdin`). With ``command`` (a native program) nothing is forked: the program is
+        spawned on its pipes (:func:`_spawn`), and ``body`` is None."""
         held_r, self.held_w = os.pipe() if held else (None, None)
         pipes = [os.pipe() for _ in range(4)]
         ours = [pipes[0][1], pipes[1][0], pipes[2][0], pipes[3][0]]
@@ -307,29 +333,7 @@ class _Process:
             self.cases, theirs_socket = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             ours.append(self.cases.fileno())
             theirs[SOCKET_FD] = theirs_socket.detach()
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError, AttributeError):
-                pass
-        pid = os.fork()
-        if pid == 0:
-            status = 1
-            try:
-                os.setpgid(0, 0)
-                _become_test(ours, theirs, keep=held_r)  # at once: no other test's pipe stays open here
-                if prepare is not None:
-                    prepare()
-                if held_r is None or os.read(held_r, 1):  # an end of file: its coordinator let it go
-                    if held_r is not None:
-                        pristine.close(held_r)
-                    status = body()
-                else:
-                    status = 0
-            except BaseException as exc:  # a failure of the harness itself, not the program's
-                _say(f"sandbox harness error: {type(exc).__name__}\n")
-            finally:
-                pristine.exit_now(status)
+        pid = _spawn(command, theirs) if command is not None else _fork(body, ours, theirs, held_r, prepare)  # type: ignore[arg-type]
         for fd in theirs.values():
             os.close(fd)
         if held_r is not None:
@@ -497,6 +501,59 @@ class _Process:
         if self.stdin_fd is not None:
             os.close(self.stdin_fd)
             self.stdin_fd = None
+
+
+def _fork(
+    body: Callable[[], int], ours: list[int], theirs: dict[int, int], held_r: int | None, prepare: Callable[[], None] | None
+) -> int:
+    """A test process forked off this one, on ``theirs``; it runs ``body`` (once let go, if held)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.setpgid(0, 0)
+            _become_test(ours, theirs, keep=held_r)  # at once: no other test's pipe stays open here
+            if prepare is not None:
+                prepare()
+            if held_r is None or os.read(held_r, 1):  # an end of file: its coordinator let it go
+                if held_r is not None:
+                    pristine.close(held_r)
+                status = body()
+            else:
+                status = 0
+        except BaseException as exc:  # a failure of the harness itself, not the program's
+            _say(f"sandbox harness error: {type(exc).__name__}\n")
+        finally:
+            pristine.exit_now(status)
+    return pid
+
+
+def _spawn(command: Command, theirs: dict[int, int]) -> int:
+    """A native program started on its pipes without a fork of this interpreter (``posix_spawn``:
+    the kernel copies no page table, so a case costs its own exec, not this process's size), in a
+    process group of its own, with the signal dispositions a shell gives it. Only fds 0-2 reach it:
+    every other descriptor here is close-on-exec (the run's child left 0-2 alone inheritable)."""
+    path, argv, env = command
+    actions = [(os.POSIX_SPAWN_DUP2, theirs[fd], fd) for fd in (0, 1, 2)]
+    try:
+        return os.posix_spawn(path, argv, env, file_actions=actions, setpgroup=0, setsigdef=_SHELL_DEFAULTS)
+    except OSError as exc:  # no such program, not executable: what a shell says, and its status
+        why = exc.strerror or str(exc)
+        return _fork(lambda: _cannot_execute(argv[0], why), [], theirs, None, None)
+
+
+_SHELL_DEFAULTS = (signal.SIGPIPE, signal.SIGXFSZ)
+"""Ignored by Python, default for a program a shell starts (as the server's own native runs get them)."""
+
+
+def _cannot_execute(name: str, why: str) -> int:
+    _say(f"cannot execute {name}: {why}\n")
+    return 127
 
 
 def _become_test(ours: list[int], theirs: dict[int, int], keep: int | None = None) -> None:

@@ -102,6 +102,8 @@ def become_program(message: dict[str, Any], fds: list[int], server: Any) -> int:
         except OSError as exc:
             os.write(2, f"cannot execute {argv[0]}: {exc.strerror}\n".encode())
             return 127
+    if kind == "python" and payload.get("mode") == "native_batch":  # a coordinator for a native program's cases
+        return harness.run_native_batch(payload)
     if kind == "python":
         return harness.run_python(payload, server.builtins_snapshot)
     raise ValueError(f"unknown kind {kind!r}")

@@ -18,6 +18,7 @@ Standard library only (with :mod:`wire`, which sits beside this file).
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import traceback
 import types
@@ -34,7 +35,7 @@ except ImportError:  # run as a plain script inside the sandbox
 
 pristine.seal(globals())  # what runs after the program looks up nothing the program can rebind
 
-__all__ = ["RECORD_FD", "reseed", "run_python"]
+__all__ = ["RECORD_FD", "reseed", "run_native_batch", "run_python"]
 
 RECORD_FD = 3
 """Where a Python test writes its one result record."""
@@ -88,6 +89,17 @@ def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
 
         return _finish(batch.run_batch(spec, one, series, _record, prepare=reseed))
     return _run_test(code, module, spec, builtins_snapshot)
+
+
+def run_native_batch(spec: dict[str, Any]) -> int:
+    """Every stdin/stdout case of a built native program (``spec["argv"]``, its language's run
+    command) in this one run, each spawned with its own clock (:func:`batch.run_native_batch`); the
+    environment is the sandbox's with the language's (``spec["env"]``), as the server gives a run of
+    its own, and the program is looked up on that ``PATH`` the same way."""
+    env = {**os.environ, **spec.get("env", {})}
+    argv = [str(part) for part in spec["argv"]]
+    path = shutil.which(argv[0], path=env.get("PATH")) or argv[0]
+    return batch.run_native_batch(spec, (path, argv, env), _record)
 
 
 def _run_test(
