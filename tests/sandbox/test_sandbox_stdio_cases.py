@@ -247,3 +247,10 @@ def test_a_case_whose_large_globals_go_with_it_keeps_its_process():
     results = run_cases(program, ["1\n", "2\n", "3\n"], memory_mb=1024)
     assert [r.stdout for r in results] == ["150 1\n", "150 2\n", "150 3\n"]
     assert all("process_retired" not in r.details for r in results), [r.details for r in results]
+
+
+def test_a_lone_case_runs_in_a_process_of_its_own():
+    """A series of one would cost its setup and an extra process; from two cases on, it saves forks."""
+    program = "import os\ntry:\n    os.fstat(4)\n    print('series')\nexcept OSError:\n    print('alone')\n"
+    assert [r.stdout for r in run_cases(program, [""])] == ["alone\n"]
+    assert [r.stdout for r in run_cases(program, ["", ""])] == ["series\n", "series\n"]
