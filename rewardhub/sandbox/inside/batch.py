@@ -246,7 +246,7 @@ def _run_series(
                 entries.append(entry)
                 break
         finally:
-            process.close(reap=len(entries) < len(tests))  # the last process of the series: not waited for
+            process.close()
         if entries and stop and _surely_failed(entries[-1]):
             break
     return entries
@@ -475,18 +475,17 @@ class _Process:
     def stderr_tail(self) -> str:
         return bytes(self.stderr[-STDERR_CAP:]).decode("utf-8", errors="replace")
 
-    def close(self, reap: bool = True) -> int | None:
+    def close(self) -> int | None:
         """Kill its group (the zombie keeps the group's id ours until it is reaped), reap it; its wait
-        status. Without ``reap`` its teardown is not waited for (a process whose tests are all recorded:
-        what is left of it when this run ends, the server ends, as it ends any program's leftovers)."""
+        status. Reaped even after its last test: a process still dying when the run ends would make
+        the server's reset kill it from outside and start its spare children again."""
         if self.pid is None:
             return self.status
         if self.held_w is not None:
             os.close(self.held_w)
             self.held_w = None
         _kill_group(self.pid)
-        if reap:
-            _, self.status = os.waitpid(self.pid, 0)
+        _, self.status = os.waitpid(self.pid, 0)
         self.pid = None  # type: ignore[assignment]
         self._close_stdin()
         for fd in (self.out_r, self.err_r, self.record_r, self.pidfd):
