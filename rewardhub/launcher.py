@@ -17,7 +17,6 @@ What is here imports nothing of the service at module level (``tests/test_layeri
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import socket
@@ -31,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from rewardhub.processes import WorkerProcess
+from rewardhub.processes import WorkerProcess, die_with_parent
 
 __all__ = ["ServiceProcess", "ServiceThread", "WorkerProcess", "free_port"]
 
@@ -175,31 +174,10 @@ class ServiceThread:
 
 
 def _die_with_parent() -> Callable[[], None] | None:
-    """On Linux, a pre-exec hook that has the kernel send the child SIGTERM when its parent dies.
-
-    A trainer killed with SIGKILL (or by the out-of-memory killer) runs no clean-up, and its
-    ``rewardhub serve`` child would otherwise live on, holding its port and worker processes.
-    The kernel ties the signal to the *thread* that started the child: start it from a thread
-    that lives as long as the service should. ``prctl`` is looked up here, before the fork, so the
-    hook itself only makes two system calls.
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def hook() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != parent:  # the parent died before the hook ran
-            os._exit(1)
-
-    return hook
-
-
-_PR_SET_PDEATHSIG = 1
+    """A pre-exec hook: the child gets SIGTERM when its parent dies. A trainer killed with SIGKILL
+    (or by the out-of-memory killer) runs no clean-up, and its ``rewardhub serve`` child would
+    otherwise live on, holding its port and worker processes."""
+    return die_with_parent(signal.SIGTERM, os.getpid())
 
 
 # --- worker processes from a fork server, without re-running the caller's __main__ -----------------

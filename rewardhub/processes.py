@@ -1,4 +1,5 @@
-"""Worker processes from a fork server, without re-running the caller's ``__main__``.
+"""Worker processes from a fork server, without re-running the caller's ``__main__``; and child
+processes that die with their parent.
 
 ``multiprocessing``'s fork server (like spawn) re-imports the parent's main script in every child,
 so a trainer script that starts an embedded service at top level, without an
@@ -7,16 +8,23 @@ workers need nothing from ``__main__`` (their target lives in this package), so 
 class drops the main-module entries from the preparation data; everything else is the standard
 fork-server launch. It imports nothing of ours: the local pool's workers and the trainer's
 reward child (a caller) both use it.
+
+A process killed with SIGKILL runs no clean-up, so its children must be told by the kernel:
+:func:`die_with_parent` (``rewardhub serve`` started by a trainer; each API worker of
+``rewardhub serve --api-workers N`` under its supervisor).
 """
 
 from __future__ import annotations
 
+import ctypes
 import io
 import os
+import sys
+from collections.abc import Callable
 from multiprocessing import forkserver, popen_forkserver, process, reduction, spawn, util
 from multiprocessing.context import set_spawning_popen
 
-__all__ = ["WorkerProcess"]
+__all__ = ["WorkerProcess", "die_with_parent"]
 
 
 _MAIN_KEYS = ("init_main_from_path", "init_main_from_name")
@@ -50,3 +58,30 @@ class WorkerProcess(process.BaseProcess):
     @staticmethod
     def _Popen(process_obj: process.BaseProcess) -> _Popen:
         return _Popen(process_obj)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(signum: int, parent: int) -> Callable[[], None] | None:
+    """A hook (Linux; None elsewhere) that has the kernel send the calling process ``signum`` when
+    its parent dies, and ends it at once if ``parent`` is no longer its parent (it died before the
+    hook ran).
+
+    The kernel ties the signal to the *thread* that started the child: start it from a thread that
+    lives as long as the parent should. ``prctl`` is looked up here, so the hook itself makes two
+    system calls (fit for a pre-exec hook, between fork and exec).
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def hook() -> None:
+        prctl(_PR_SET_PDEATHSIG, signum)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return hook

@@ -11,6 +11,7 @@ imports none of the service's code until it must.
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from rewardhub.api.metrics import MULTIPROC_ENV
 from rewardhub.jobs.journals import celery_redis_url
 from rewardhub.launcher import ServiceThread, free_port
 from rewardhub.logging import configure_logging
+from rewardhub.processes import die_with_parent
 from rewardhub.sandbox.session_host import SOCKET_ENV, TOKEN_ENV, SessionHost
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.settings import Settings
@@ -60,6 +62,7 @@ def serve(settings: Settings) -> None:
         os.environ.setdefault(MULTIPROC_ENV, str(Path(state_dir, "metrics")))
         Path(os.environ[MULTIPROC_ENV]).mkdir(exist_ok=True)
         os.environ[SETTINGS_ENV] = settings.model_dump_json()
+        os.environ[SUPERVISOR_ENV] = str(os.getpid())
         host = SessionHost(sandbox=SandboxSettings(backend=settings.sandbox_backend))
         host.export()  # the workers' apps and their pools reach the sessions through it
         try:
@@ -69,10 +72,20 @@ def serve(settings: Settings) -> None:
 
 
 SETTINGS_ENV = "_REWARDHUB_SERVE_SETTINGS"  # no REWARDHUB_ prefix: Settings must not read it as a field
+SUPERVISOR_ENV = "_REWARDHUB_SERVE_PID"
+"""The serve process above the API workers (uvicorn's supervisor, which starts them from its main thread)."""
 
 
 def app_from_environment() -> Any:
-    """The app factory each API worker process calls: the parent's settings, passed as JSON."""
+    """The app factory each API worker process calls: the parent's settings, passed as JSON.
+
+    The worker dies with the serve process above it: that process killed with SIGKILL (or by the
+    out-of-memory killer) runs no clean-up, and its workers would otherwise live on as orphans,
+    holding the port with their pools and warm sandboxes. SIGKILL, because the service is gone
+    anyway; the pools and sandboxes die with the worker."""
+    hook = die_with_parent(signal.SIGKILL, int(os.environ[SUPERVISOR_ENV]))
+    if hook is not None:
+        hook()
     settings = Settings.model_validate_json(os.environ[SETTINGS_ENV])
     configure_logging(settings.log_level, settings.log_format)
     return create_app(settings, session_host=(os.environ[SOCKET_ENV], os.environ[TOKEN_ENV]))
