@@ -21,20 +21,22 @@ a test run whole (asserts in loops) passes only on the record its own process wr
 check returned, a process the program's code never runs in.
 
 A submission's tests all run in **one sandboxed run** (``batch``, the default; see
-:mod:`rewardhub.sandbox.inside.batch`): inside it a coordinator that runs none of the program
-starts the test processes, and every test has its own clock: a test that hangs or kills its
+:mod:`rewardhub.sandbox.batch`), and every test has its own clock: a test that hangs or kills its
 process fails alone and a fresh process goes on with the next. For Python, asserts and function
-calls share one process (the program runs once, as in HumanEval's own harness); stdin/stdout cases
-share one too, the program run afresh for each case with the process reset to a fresh
-interpreter's state in between (see :mod:`rewardhub.sandbox.inside.stdio_cases`;
-``fresh_process_per_case`` gives each a fork of its own); each whole test gets a fork of its own.
-A built native program (C, C++, Rust, Go, Java, JavaScript, ...) is spawned once per stdin/stdout
-case, on pipes of its own. The coordinator checks each test's record on its own (a program that
-writes on its channel spoils only its own test) and reports what happened, never whether a test
-passed. With ``all_or_nothing`` the sandbox stops after the first test that surely failed (timed
-out, crashed, left no record); a wrong answer only this process can see, so the tests after it
-still run, under their own clocks, and count as skipped. ``batch: false`` runs each test as a
-sandboxed run of its own.
+calls run in the run's own process after one run of the program (as in HumanEval's own harness),
+each reporting its values as it ends, while this process keeps each test's clock and output cap:
+one fork per submission. Everything else runs under a coordinator inside the sandbox
+(:mod:`rewardhub.sandbox.inside.batch`) that runs none of the program and starts the test
+processes: stdin/stdout cases share one, the program run afresh for each case with the process
+reset to a fresh interpreter's state in between (see :mod:`rewardhub.sandbox.inside.stdio_cases`;
+``fresh_process_per_case`` gives each a fork of its own); each whole test gets a fork of its own; a
+built native program (C, C++, Rust, Go, Java, JavaScript, ...) is spawned once per stdin/stdout
+case, on pipes of its own. Each test's record is checked on its own (a program that writes on its
+channel spoils only its own test), and what comes back says what happened, never whether a test
+passed. With ``all_or_nothing`` the run stops after the first test that surely failed (timed out,
+crashed, left no record); a wrong answer only this process can see, so the tests after it still
+run, under their own clocks, and count as skipped. ``batch: false`` runs each test as a sandboxed
+run of its own.
 
 **In a session** (a sample with ``session_id``, a live session of the caller's API key): the tests
 run inside that session's sandbox, each in a fork of the session's interpreter, so they see its

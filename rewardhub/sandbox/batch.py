@@ -1,18 +1,34 @@
 """The parent's half of a batch: every test of one Python submission in one sandboxed run.
 
-:mod:`rewardhub.sandbox.inside.batch` forks one test process per test inside the run and reports,
-for each, what happened (its wait status, whether it was killed for time or output, its record, its
-stderr, its stdout for stdin/stdout tests). Here each report becomes the :class:`RunResult` that a
-run of that test alone would have given, so the ``code`` verifier judges both the same way: its
-comparisons, with the expected values, never leave this process.
+Two shapes, the same outcomes as a run per test (the ``code`` verifier judges them the same way:
+its comparisons, with the expected values, never leave this process):
+
+- **A series** (every test an assert or a call, as HumanEval, MBPP and LeetCode-style data have
+  them): the run's child runs the program once and then each test, writing one line per test on
+  its result channel. This process is the series' coordinator: the run is *paced*
+  (:class:`~rewardhub.sandbox.streams.Pace`), so each test has its own clock and output cap from
+  the line before it, and the lines are read by the rules of
+  :mod:`rewardhub.sandbox.inside.batch` (exactly one line per test, in order; a second one for a
+  test spoils it). A test that hangs, crashes the process or writes a forged line ends the run, and
+  unless failures stop the batch, a fresh run goes on with the tests after it. One fork per
+  submission: a coordinator inside the sandbox would be a second (the test process's parent), and
+  its copy of the interpreter's pages cost as much as the test process itself.
+- **Anything else** (stdin/stdout cases, whole checks, a mix): :mod:`rewardhub.sandbox.inside.batch`
+  coordinates inside the run, forks the test processes and reports, for each, what happened (its
+  wait status, whether it was killed for time or output, its record, its stderr, its stdout for
+  stdin/stdout tests). Here each report becomes the :class:`RunResult` that a run of that test
+  alone would have given.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import time
 from typing import Any
 
+from rewardhub.sandbox.inside.batch import series_record, spoil_earlier, surely_failed
 from rewardhub.sandbox.jobs import Job
 from rewardhub.sandbox.limits import Limits
 from rewardhub.sandbox.verdicts import _ALLOCATION_FAILURES, RunResult, Verdict
@@ -22,6 +38,8 @@ __all__ = ["BATCH_SLACK_S", "run_batch"]
 BATCH_SLACK_S = 2.0
 """The run's own clock is the batch's budget plus this: the coordinator inside stops every test
 by the budget, so the parent's clock only fires if the coordinator itself is stuck or killed."""
+SERIES = ("assert", "call")
+"""Tests that run in the program's process after its body, one after another (a series)."""
 
 
 def run_batch(
@@ -45,6 +63,8 @@ def run_batch(
     If the run itself fails (the program does not compile, the sandbox breaks), every test gets that run.
     """
     budget_s = max(0.0, budget_s)
+    if job.language.in_process and tests and all(test.get("kind") in SERIES for test in tests):
+        return _run_series(job, tests, limits, budget_s, stop, last)
     run_limits = limits.with_(timeout_s=budget_s + BATCH_SLACK_S)
     spec = {
         "mode": "batch",
@@ -61,6 +81,89 @@ def run_batch(
         return [run] * len(tests)
     results: list[RunResult | None] = [_result(entry, run, limits) for entry in entries]
     return results + [None] * (len(tests) - len(results))
+
+
+def _run_series(
+    job: Job, tests: list[dict[str, Any]], limits: Limits, budget_s: float, stop: bool, last: bool
+) -> list[RunResult | None]:
+    """Asserts and calls after one run of the program, in as few runs as their failures allow."""
+    end = time.monotonic() + budget_s
+    results: list[RunResult | None] = []
+    while len(results) < len(tests) and (left := end - time.monotonic()) > 0:
+        rest = list(enumerate(tests))[len(results) :]
+        # with stop, no run follows one that ends early: the sandbox can be wiped right after it
+        final = last and (stop or len(rest) == 1)
+        spec = {"mode": "series", "tests": [[index, test] for index, test in rest]}
+        run = job.run(b"", limits.with_(timeout_s=left), spec, last=final, pace_s=limits.timeout_s)
+        done = _series_results(rest, run, stop)
+        results += done
+        if final or (stop and done and not _kept_going(done[-1])):
+            break
+    return results + [None] * (len(tests) - len(results))
+
+
+def _series_results(rest: list[tuple[int, dict[str, Any]]], run: RunResult, stop: bool) -> list[RunResult]:
+    """What each test of one paced run got: its line's record, up to the first line that cannot be
+    trusted (forged or broken) or that stops the series (a sure failure, with ``stop``); else, after
+    the last line, the test the run ended in, with the run's own verdict (its clock or cap ran out,
+    it crashed, it exited)."""
+    first = _first_line(run.lines)
+    if run.verdict == "sandbox_error" or (isinstance(first, dict) and "compile_error" in first):
+        verdict = "compile_error" if run.verdict != "sandbox_error" else "sandbox_error"
+        whole = RunResult(verdict, run.exit_code, "", run.stderr, run.elapsed_ms, first, run.details)
+        return [whole] * len(rest)
+    entries: list[dict[str, Any]] = []
+    stopped = False
+    for (index, _), line in zip(rest, run.lines, strict=False):
+        record = series_record(line, index)
+        spoil_earlier(entries, line)
+        entries.append({"index": index, "series": True, "status": 0, **record, "elapsed_ms": _line_ms(line)})
+        if entries[-1]["record"] is None or (stop and surely_failed(entries[-1])):
+            stopped = True  # what followed came from a process the series would have ended here
+            break
+    results = [_line_result(entry) for entry in entries]
+    if not stopped and len(entries) < len(rest):
+        used = sum(entry["elapsed_ms"] for entry in entries)
+        ended = RunResult(
+            run.verdict,
+            run.exit_code,
+            "",
+            run.stderr,
+            max(0.0, run.elapsed_ms - used),
+            None,
+            {**run.details, "batched": True},
+        )
+        results.append(ended)
+    return results
+
+
+def _line_result(entry: dict[str, Any]) -> RunResult:
+    details: dict[str, Any] = {"batched": True}
+    if entry.get("record_problem"):
+        details["record_problem"] = entry["record_problem"]
+    return RunResult("ok", 0, "", "", entry["elapsed_ms"], entry["record"], details)
+
+
+def _kept_going(result: RunResult) -> bool:
+    """Whether a series would go on after this test with failures stopping it (an assert's wrong
+    value is for the verifier to find; an error, a missing record or a dead process is sure)."""
+    return result.ok and result.record is not None and "error" not in result.record
+
+
+def _first_line(lines: tuple[bytes, ...]) -> Any:
+    try:
+        return json.loads(lines[0]) if lines else None
+    except ValueError:
+        return None
+
+
+def _line_ms(line: bytes) -> float:
+    """The test's own time as its process measured it (shown, never judged: the clock is ours)."""
+    try:
+        ms = json.loads(line).get("ms")
+    except (ValueError, AttributeError):
+        return 0.0
+    return float(ms) if isinstance(ms, int | float) and not isinstance(ms, bool) and ms >= 0 else 0.0
 
 
 def _result(entry: Any, run: RunResult, limits: Limits) -> RunResult:

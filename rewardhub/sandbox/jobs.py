@@ -144,12 +144,15 @@ class Job:
         files: dict[str, str] | None = None,
         args: tuple[str, ...] = (),
         last: bool = False,
+        pace_s: float | None = None,
     ) -> RunResult:
         """Run the program once: on ``stdin``, or (Python only) for one function-call or assert ``test``.
 
         ``files`` are written (read-only) into the scratch folder first, replacing earlier ones of the
         same name; ``args`` follow the program's name on its command line (a checker's file names).
         ``last`` says no other run of this job follows: the sandbox is wiped right after this one.
+        ``pace_s``: a series of tests, each reporting a line with this long on its own clock
+        (:func:`rewardhub.sandbox.batch.run_batch`).
         """
         if self._ended:
             raise SandboxError("this job's last run is over: its sandbox has been wiped")
@@ -178,7 +181,7 @@ class Job:
             "files": files,
             **test,
         }
-        return self.sandbox.run(Execution("python", limits, payload=payload, stdin=data, last=last))
+        return self.sandbox.run(Execution("python", limits, payload=payload, stdin=data, last=last, pace_s=pace_s))
 
 
 def _encoded(files: Mapping[str, str | bytes]) -> dict[str, Any]:

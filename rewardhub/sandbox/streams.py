@@ -11,6 +11,10 @@ before the loop starts. For the first ``QUIET_S`` the loop waits only for the se
 for room to write more input): a short run's output sits in its pipes until the report comes, then
 is read in one go, one wakeup instead of one per write and per closed pipe. A run that is still
 going after that is read as it streams; one that fills a pipe in the meantime waits at most that long.
+
+A **paced** run (:class:`Pace`) reports its tests one after another, a line each on one stream: each
+test gets its own clock, from the line before it, and its own output cap, so the parent keeps a
+series' clocks without a coordinator inside the sandbox (:mod:`rewardhub.sandbox.batch`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from typing import Any
 
 from rewardhub.sandbox.inside import wire
 
-__all__ = ["Pumped", "pump"]
+__all__ = ["Pace", "Pumped", "pump"]
 
 KILL_GRACE_S = 5.0
 """How long the server may take to report a killed run before the sandbox is torn down."""
@@ -37,6 +41,21 @@ WRITE_CHUNK = 1 << 20
 """Writes go out in up to this much at a time (the payload pipe is widened to match)."""
 QUIET_S = 0.01
 """How long the loop leaves the output pipes alone, waiting for the run to end (see above)."""
+
+
+TAIL = 1 << 16
+"""What a paced run keeps of its other streams at each line: their ends (a failing test's stderr)."""
+
+
+@dataclass(frozen=True)
+class Pace:
+    """A run whose tests report one at a time, one line each on ``stream``: each test may take
+    ``each_s`` from the line before it (the first from the start) and write ``cap`` bytes on the
+    other streams; the run's own clock (``timeout_s``) still bounds them all."""
+
+    stream: str
+    each_s: float
+    cap: int
 
 
 @dataclass
@@ -50,6 +69,8 @@ class Pumped:
     server_lost: bool = False
     """The server stopped answering (crashed, or did not report a killed run): no exit status."""
     elapsed_s: float = 0.0
+    lines: int = 0
+    """A paced run's lines seen (the last one's test had ended when the clock or a cap stopped it)."""
 
 
 def pump(
@@ -59,12 +80,14 @@ def pump(
     timeout_s: float,
     caps: dict[str, int],
     kill: Callable[[], None],
+    pace: Pace | None = None,
 ) -> Pumped:
     """Run the loop until the run has ended; closes every descriptor in ``writes`` and ``reads``.
 
-    ``caps`` maps groups of read streams to a byte limit: ``{"stdout+stderr": 1 << 20}``.
+    ``caps`` maps groups of read streams to a byte limit: ``{"stdout+stderr": 1 << 20}``. With
+    ``pace``, the streams other than its own count against ``pace.cap`` from each line on.
     """
-    run = _Pump(control, reads, caps, kill)
+    run = _Pump(control, reads, caps, kill, pace)
     try:
         for fd, data in writes.items():
             run.feed(fd, data)
@@ -79,9 +102,19 @@ class _Pump:
     """The state of one loop: which descriptors are open, what is left to write, what was read."""
 
     def __init__(
-        self, control: socket.socket, reads: dict[str, int], caps: dict[str, int], kill: Callable[[], None]
+        self,
+        control: socket.socket,
+        reads: dict[str, int],
+        caps: dict[str, int],
+        kill: Callable[[], None],
+        pace: Pace | None = None,
     ) -> None:
         self.seen = Pumped(streams={name: bytearray() for name in reads})
+        self.pace = pace
+        self.paced_since = time.monotonic()
+        """When the test now running began: the run's start, then each line's arrival."""
+        self.paced_output = 0
+        """Bytes of the other streams since that line (a paced run's per-test cap)."""
         self.control = control
         self.kill = kill
         self.poller = select.poll()
@@ -113,10 +146,13 @@ class _Pump:
         drained_by: float | None = None  # after the exit: when to stop waiting for EOF
         quiet_until = start + QUIET_S
         control_fd = self.control.fileno()
+        self.paced_since = start
         while seen.exited is None or self.open:
             now = time.monotonic()
             if not self.watching and (seen.exited is not None or now >= quiet_until):
                 self._watch_outputs()
+            if self.pace is not None:
+                deadline = min(start + timeout_s, self.paced_since + self.pace.each_s)
             if seen.exited is None and self.give_up is None and now >= deadline:
                 seen.elapsed_s = now - start
                 self._stop("timed_out")
@@ -217,6 +253,8 @@ class _Pump:
             return False
         streams = self.seen.streams
         streams[name] += chunk
+        if self.pace is not None and self._paced(name, chunk):
+            return True
         for names, limit in self.caps[name]:
             if sum(len(streams[other]) for other in names if other in streams) > limit:
                 for other, stream_name in list(self.open.items()):
@@ -224,6 +262,28 @@ class _Pump:
                         self.close(other)
                 self._stop("output_limited")
         return True
+
+    def _paced(self, name: str, chunk: bytes) -> bool:
+        """Keep a paced run's per-test clock and cap (True: it was stopped for output)."""
+        assert self.pace is not None
+        if name == self.pace.stream:
+            lines = chunk.count(b"\n")
+            if lines:  # a test ended: the next one's clock and cap start now
+                self.seen.lines += lines
+                self.paced_since = time.monotonic()
+                self.paced_output = 0
+                for other, stream in self.seen.streams.items():
+                    if other != name:
+                        del stream[:-TAIL]
+            return False
+        self.paced_output += len(chunk)
+        if self.paced_output > self.pace.cap and self.seen.exited is None:
+            for fd, stream_name in list(self.open.items()):
+                if stream_name is not None and stream_name != self.pace.stream:
+                    self.close(fd)
+            self._stop("output_limited")
+            return True
+        return False
 
 
 def _close(fd: int) -> None:

@@ -59,6 +59,9 @@ class RunResult:
     record: dict[str, Any] | None = None
     """The one result record a Python test wrote on its private channel (values, never verdicts)."""
     details: dict[str, Any] = field(default_factory=dict)
+    lines: tuple[bytes, ...] = ()
+    """A paced run's result channel, a line per test as written (:mod:`rewardhub.sandbox.batch`
+    reads them): such a run has no one ``record``."""
 
     @property
     def ok(self) -> bool:
@@ -69,11 +72,20 @@ def sandbox_failure(message: str, **details: Any) -> RunResult:
     return RunResult("sandbox_error", None, "", "", 0.0, details={"message": message, **details})
 
 
-def judge(seen: Pumped, limits: Limits, oom_kills: tuple[int | None, int | None], details: dict[str, Any]) -> RunResult:
-    """The verdict of one run, and what the caller gets to see of it."""
+def judge(
+    seen: Pumped,
+    limits: Limits,
+    oom_kills: tuple[int | None, int | None],
+    details: dict[str, Any],
+    paced: bool = False,
+) -> RunResult:
+    """The verdict of one run, and what the caller gets to see of it (``paced``: its record lines,
+    unread: see :class:`RunResult`)."""
     stdout = _text(seen.streams.get("stdout", b""), limits.max_output_bytes)
     stderr = _text(seen.streams.get("stderr", b""), limits.max_output_bytes)
-    record, record_problem = _one_record(bytes(seen.streams.get("record", b"")))
+    raw = bytes(seen.streams.get("record", b""))
+    lines = tuple(raw.split(b"\n")[:-1]) if paced else ()  # whole lines only: a torn last one is no record
+    record, record_problem = (None, None) if paced else _one_record(raw)
     exited = seen.exited or {}
     status = exited.get("status")
     details = {**details, "cpu_s": exited.get("cpu_s"), "max_rss_kb": exited.get("maxrss_kb")}
@@ -85,7 +97,7 @@ def judge(seen: Pumped, limits: Limits, oom_kills: tuple[int | None, int | None]
     elapsed_ms = seen.elapsed_s * 1000.0
 
     def result(verdict: Verdict) -> RunResult:
-        return RunResult(verdict, exit_code, stdout, stderr, elapsed_ms, record, details)
+        return RunResult(verdict, exit_code, stdout, stderr, elapsed_ms, record, details, lines)
 
     if seen.output_limited:
         return result("output_limit")
@@ -93,7 +105,9 @@ def judge(seen: Pumped, limits: Limits, oom_kills: tuple[int | None, int | None]
         return result("memory" if _was_at_memory_limit(exited, limits) else "timeout")
     if seen.server_lost or seen.exited is None or status is None:
         message = exited.get("error") or "the sandbox stopped answering during the run"
-        return RunResult("sandbox_error", None, stdout, stderr, elapsed_ms, None, {**details, "message": message})
+        return RunResult(
+            "sandbox_error", None, stdout, stderr, elapsed_ms, None, {**details, "message": message}, lines
+        )
     before, after = oom_kills
     if before is not None and after is not None and after > before:
         return result("memory")

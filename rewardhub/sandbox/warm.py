@@ -24,7 +24,7 @@ from rewardhub.sandbox.inside.wire import MARSHAL_VERSION
 from rewardhub.sandbox.isolation import Isolation
 from rewardhub.sandbox.limits import CHILDREN_AHEAD, Limits
 from rewardhub.sandbox.settings import SandboxSettings
-from rewardhub.sandbox.streams import pump
+from rewardhub.sandbox.streams import Pace, pump
 from rewardhub.sandbox.verdicts import RunResult, judge, sandbox_failure
 
 __all__ = ["Execution", "WarmSandbox"]
@@ -49,6 +49,10 @@ class Execution:
     last: bool = False
     """The job's last run: the server resets the sandbox right after it and says so in the same
     reply, which saves :meth:`WarmSandbox.reset` a round trip."""
+    pace_s: float | None = None
+    """A paced run (Python's series of tests, a line each on the result channel): each test's own
+    clock, from the line before it, and ``limits.max_output_bytes`` each (:class:`streams.Pace`);
+    ``limits.timeout_s`` bounds the whole run."""
 
 
 PAYLOAD_PIPE_BYTES = 1 << 20
@@ -148,14 +152,20 @@ class WarmSandbox:
         if execution.payload is not None:
             writes[pipes["payload"][1]] = _payload_bytes(execution.payload)
         reads = {name: pipes[name][0] for name in names if name != "stdin"}
+        caps = {"stdout+stderr": limits.max_output_bytes, "record": RECORD_CAP}
+        pace = None
+        if execution.pace_s is not None:
+            pace = Pace("record", execution.pace_s, limits.max_output_bytes)
+            caps = {"record": RECORD_CAP}
         try:
             seen = pump(
                 self._control,
                 writes,
                 reads,
                 timeout_s=limits.timeout_s,
-                caps={"stdout+stderr": limits.max_output_bytes, "record": RECORD_CAP},
+                caps=caps,
                 kill=self._kill_programs,
+                pace=pace,
             )
         except OSError as exc:
             self.broken = True
@@ -172,7 +182,7 @@ class WarmSandbox:
         if oom_before is None:  # a container: the server reads its own cgroup
             oom_before = (seen.exited or {}).get("oom_kills_before")
             oom_after = (seen.exited or {}).get("oom_kills")
-        return judge(seen, limits, (oom_before, oom_after), self.isolation.details())
+        return judge(seen, limits, (oom_before, oom_after), self.isolation.details(), pace is not None)
 
     def open_run(self, execution: Execution) -> dict[str, int]:
         """Start a run that the caller drives itself (a session's kernel, which outlives any one call):

@@ -13,6 +13,7 @@ import pytest
 import rewardhub.verifiers.code as code_module
 from rewardhub.errors import VerifierError
 from rewardhub.sandbox import RunResult, SandboxSettings, SandboxUnavailable
+from rewardhub.sandbox import language as find_language
 from rewardhub.types import Sample
 from rewardhub.verifiers.code import CodeVerifier, last_code_block
 
@@ -243,6 +244,7 @@ class _BrokenSandboxPool:
         yield self
 
     details = {"backend": "test", "memory_limit": "cgroup"}
+    language = find_language("python")
 
     def setup(self, files=None):
         return None

@@ -1,16 +1,20 @@
 """The `code` verifier runs all of a Python submission's tests in one sandboxed run, and keeps every guarantee.
 
-Inside that run a coordinator that executes none of the program forks the test processes: assert and
-call tests share one (the program runs once), each stdin/stdout case gets its own fork, and every
-test has its own clock. These tests pin what must stay true of that: one run per submission, each
-test's outcome on its own, a hanging or crashing test costs only itself, the expected values stay in
-the parent, and a program cannot forge any test's record.
+Assert and call tests run in the run's own process after one run of the program, while the trusted
+parent keeps each test's clock from the line the one before it reported; anything else runs under a
+coordinator inside the run that executes none of the program (stdin/stdout cases one after another
+in one test process, each whole test in a fork of its own). Every test has its own clock.
+
+These tests pin what must stay true of that: one run per submission, each test's outcome on its own,
+a hanging or crashing test costs only itself, the expected values stay in the parent, and a program
+cannot forge any test's record.
 """
 
 from __future__ import annotations
 
 import json
 import textwrap
+import time
 
 import pytest
 
@@ -101,6 +105,70 @@ def test_the_sandbox_starts_no_test_after_one_that_surely_failed_when_told_to_st
             job.setup()
             results = run_batch(job, tests, Limits(timeout_s=0.5), budget_s=10, stop=stop, last=True)
         assert [r.verdict if r else None for r in results] == expected, stop
+
+
+PROGRAM_PROCESSES = (
+    "import os\n"
+    "def mine():\n"
+    "    # processes of this program's user in the sandbox (status, not stat: a non-dumpable one is root's there)\n"
+    "    count = 0\n"
+    "    for pid in filter(str.isdigit, os.listdir('/proc')):\n"
+    "        try:\n"
+    "            uid = next(l for l in open(f'/proc/{pid}/status') if l.startswith('Uid:')).split()[1]\n"
+    "        except OSError:\n"
+    "            continue\n"
+    "        count += int(uid) == os.getuid()\n"
+    "    return count\n"
+)
+
+
+def test_an_assert_series_is_one_process_with_no_coordinator_beside_it():
+    tests = [{"kind": "assert", "setup": "", "leaves": ["mine()"]}, {"kind": "call", "fn_name": "mine", "args": []}]
+    with default_pool().job(find_language("python"), PROGRAM_PROCESSES) as job:
+        job.setup()
+        results = run_batch(job, tests, Limits(timeout_s=5), budget_s=10, last=True)
+    assert [(r.verdict, r.record) for r in results] == [
+        ("ok", {"values": [{"value": 1}]}),
+        ("ok", {"value": 1}),
+    ]
+
+
+def test_each_test_of_a_series_has_its_own_clock_from_the_line_before_it_and_reports_its_own_time():
+    code = "import time\ndef nap(s):\n    time.sleep(s)\n    return s\n"
+    tests = [{"kind": "call", "fn_name": "nap", "args": [s]} for s in (0.0, 0.25, 0.25, 0.25)]
+    with default_pool().job(find_language("python"), code) as job:
+        job.setup()
+        results = run_batch(job, tests, Limits(timeout_s=0.6), budget_s=10, last=True)
+    assert [r.verdict for r in results] == ["ok"] * 4  # 0.75 s in all, under 0.6 s each
+    assert results[1].elapsed_ms >= 250 > results[0].elapsed_ms
+
+
+def test_asserts_beside_a_whole_check_run_under_the_coordinator_each_on_its_own():
+    tests = [
+        {"kind": "assert", "setup": "", "leaves": ["f(1)"]},
+        {"kind": "check", "source": "for x in range(3):\n    assert f(x) == x + 1\n", "names": ["f"]},
+        {"kind": "assert", "setup": "", "leaves": ["f(2)"]},
+    ]
+    with default_pool().job(find_language("python"), "def f(x):\n    return x + 1\n") as job:
+        job.setup()
+        results = run_batch(job, tests, Limits(timeout_s=5), budget_s=10, last=True)
+    assert [(r.verdict, r.record) for r in results] == [
+        ("ok", {"values": [{"value": 2}]}),
+        ("ok", {"check": "passed"}),
+        ("ok", {"values": [{"value": 3}]}),
+    ]
+
+
+def test_a_program_that_writes_lines_to_hold_its_clock_open_still_fails_and_stops_at_the_budget():
+    code = "import os, time\ndef f(x):\n    while True:\n        os.write(3, b'\\n')\n        time.sleep(0.05)\n"
+    tests = [{"kind": "call", "fn_name": "f", "args": [1]}, {"kind": "call", "fn_name": "f", "args": [2]}]
+    started = time.monotonic()
+    with default_pool().job(find_language("python"), code) as job:
+        job.setup()
+        results = run_batch(job, tests, Limits(timeout_s=0.3), budget_s=1.0, last=True)
+    assert results[0] is not None and results[0].record is None
+    assert all(r is None or r.record is None for r in results)
+    assert time.monotonic() - started < 5
 
 
 def test_expected_values_never_enter_the_sandbox(runs):

@@ -8,9 +8,8 @@ hundred cases. Here the run's child becomes a **coordinator** that executes none
   descriptors: ``/proc/PID/mem``, ``/proc/PID/fd``), and alone holds the run's result channel;
 - starts the **test processes** (:mod:`piped_process`), each in its own process group on pipes of
   its own (its result record on fd 3): one per single test, which runs the program and that test
-  exactly as a run of its own would (:func:`harness._run_test`); one per series, asserts and calls
-  after one run of the program, or stdin/stdout cases one after another (:mod:`stdio_cases`); for a
-  built native program, one spawned per case;
+  exactly as a run of its own would (:func:`harness._run_test`); one per series of stdin/stdout
+  cases, run one after another (:mod:`stdio_cases`); for a built native program, one spawned per case;
 - gives each test its own time budget: past it the test process's group is killed and the next
   test starts, so a hanging test costs the others nothing;
 - reads each test's record and checks it is exactly one JSON object (a program that writes on its
@@ -19,6 +18,11 @@ hundred cases. Here the run's child becomes a **coordinator** that executes none
 
 Each entry says what happened, never whether the test passed: the expected values are not in the
 sandbox, so the trusted parent compares, as it does for one test per run.
+
+A submission whose tests are all asserts and calls needs no coordinator: its one test process is the
+run's child itself, and the trusted parent reads its lines (:func:`report`) and keeps each test's
+clock (:mod:`rewardhub.sandbox.batch`), by the rules kept here (:func:`series_record`,
+:func:`spoil_earlier`, :func:`surely_failed`): one fork per submission instead of two.
 
 Standard library only.
 """
@@ -42,7 +46,7 @@ except ImportError:  # run as a plain script inside the sandbox
 
 pristine.seal(globals())
 
-__all__ = ["run_batch", "run_native_batch"]
+__all__ = ["FORGED", "report", "run_batch", "run_native_batch", "series_record", "spoil_earlier", "surely_failed"]
 
 PR_SET_DUMPABLE = 4
 
@@ -56,11 +60,10 @@ def run_batch(
 ) -> int:
     """Run ``spec["tests"]`` in order, forked off this process; the exit status.
 
-    Tests of one family in a row share one test process (:func:`_family`): ``run_series`` runs the
-    program once and then each assert or call test, or the program once per stdin/stdout case
-    (:mod:`stdio_cases`), reporting each test as it ends; a test that hangs, crashes its process or
-    runs over its output is stopped alone, and a fresh test process goes on with the next. Whole
-    checks, and stdin/stdout cases with ``stdio_series`` false, get a test process each (``run_one``).
+    stdin/stdout cases in a row share one test process: ``run_series`` runs the program once per
+    case (:mod:`stdio_cases`), reporting each case as it ends; a case that hangs, crashes its process
+    or runs over its output is stopped alone, and a fresh test process goes on with the next. Every
+    other test, and each case with ``stdio_series`` false, gets a test process of its own (``run_one``).
 
     ``spec``: ``timeout_s`` (each test's wall clock), ``budget_s`` (no test starts after it, none
     runs past it), ``stop`` (stop after the first test that surely failed: timed out, crashed or
@@ -114,7 +117,7 @@ def _run_tests(
                 while stop < len(tests) and families[stop] == families[index]:
                     stop += 1
                 assert run_series is not None
-                done = _run_series(list(enumerate(tests))[index:stop], run_series, limits, bool(spec.get("stop")))
+                done = _run_cases(list(enumerate(tests))[index:stop], run_series, limits, bool(spec.get("stop")))
             else:
                 process, ahead = ahead or start(tests[index], False), None
                 if not process.go():  # it died waiting (the program killed it): a fresh one
@@ -124,7 +127,7 @@ def _run_tests(
                     ahead = start(tests[index + 1], True)
                 done = [_run_single(process, tests[index], limits)]
             entries += done
-            if spec.get("stop") and any(_surely_failed(entry) for entry in done):
+            if spec.get("stop") and any(surely_failed(entry) for entry in done):
                 break
     finally:
         if ahead is not None:
@@ -133,19 +136,10 @@ def _run_tests(
     return 0
 
 
-SERIES = ("assert", "call")
-"""Tests that run in the program's process after its body: several share one test process."""
-
-
 def _family(test: dict[str, Any], stdio_series: bool) -> str | None:
-    """Which tests may share a test process with this one: ``program`` (asserts and calls after one
-    run of the program), ``stdio`` (cases, the program run once for each), or None (its own)."""
-    kind = test.get("kind")
-    if kind in SERIES:
-        return "program"
-    if kind == "stdio" and stdio_series:
-        return "stdio"
-    return None
+    """Which tests may share a test process with this one: ``stdio`` (cases, the program run once
+    for each), or None (its own)."""
+    return "stdio" if test.get("kind") == "stdio" and stdio_series else None
 
 
 def _lone_cases_alone(families: list[str | None]) -> list[str | None]:
@@ -169,7 +163,7 @@ class _Clock:
         return min(time.monotonic() + self.timeout_s, self.end)
 
 
-def _surely_failed(entry: dict[str, Any]) -> bool:
+def surely_failed(entry: dict[str, Any]) -> bool:
     """A test the parent cannot pass whatever the expected values are (wrong answers it finds itself)."""
     if entry.get("killed") or entry.get("status") != 0:
         return True
@@ -191,53 +185,45 @@ def _run_single(process: PipedProcess, test: dict[str, Any], clock: _Clock) -> d
     return entry
 
 
-def _run_series(
+def _run_cases(
     tests: list[tuple[int, dict[str, Any]]],
     run_series: Callable[[list[tuple[int, dict[str, Any]]], Callable[[int, dict[str, Any]], None]], int],
     clock: _Clock,
     stop: bool,
 ) -> list[dict[str, Any]]:
-    """Entries for ``tests`` run in as few test processes as their failures allow."""
+    """Entries for the stdin/stdout cases ``tests``, run in as few test processes as their failures allow."""
     entries: list[dict[str, Any]] = []
-    cases = tests[0][1].get("kind") == "stdio"
     while len(entries) < len(tests) and time.monotonic() < clock.end:
         rest = tests[len(entries) :]
-        process = PipedProcess(lambda rest=rest: run_series(rest, _report), keep_stdout=cases, cases=cases)
+        process = PipedProcess(lambda rest=rest: run_series(rest, report), keep_stdout=True, cases=True)
         try:
             for index, test in rest:
-                if cases:
-                    process.give_stdin(_as_bytes(test.get("stdin", b"")))
+                process.give_stdin(_as_bytes(test.get("stdin", b"")))
                 started = time.monotonic()
                 why = process.wait(clock.deadline(), clock.max_output, want_line=True)
-                entry: dict[str, Any] = {
-                    "elapsed_ms": _ms_since(started),
-                    "index": index,
-                    "case" if cases else "series": True,
-                }
+                entry: dict[str, Any] = {"elapsed_ms": _ms_since(started), "index": index, "case": True}
                 if why == "line":
                     line = process.take_line()
-                    record = _series_record(line, index)
-                    _spoil_earlier(entries, line)
-                    entry.update(_case_entry(record, process) if cases else {"status": 0, **record})
+                    record = series_record(line, index)
+                    spoil_earlier(entries, line)
+                    entry.update(_case_entry(record, process))
                     entry["stderr"] = process.stderr_tail()
                     process.mark()
                     entries.append(entry)
-                    trusted = entry["status" if cases else "record"] is not None  # a case's record is its status
-                    if trusted and not entry.get("retired") and not (stop and _surely_failed(entry)):
+                    trusted = entry["status"] is not None  # a case's record is its exit status
+                    if trusted and not entry.get("retired") and not (stop and surely_failed(entry)):
                         continue
                     break  # a forged or broken record, or a process that must end: a fresh one goes on
                 status = process.close()
                 entry["status"] = None if why in _KILLED else status
                 if why in _KILLED:
                     entry["killed"] = why
-                entry.update(record=None, stderr=process.stderr_tail())
-                if cases:
-                    entry["stdout"] = process.take_stdout()
+                entry.update(record=None, stderr=process.stderr_tail(), stdout=process.take_stdout())
                 entries.append(entry)
                 break
         finally:
             process.close()
-        if entries and stop and _surely_failed(entries[-1]):
+        if entries and stop and surely_failed(entries[-1]):
             break
     return entries
 
@@ -245,10 +231,11 @@ def _run_series(
 _KILLED = ("timeout", "output_limit")
 
 
-def _report(index: int, record: dict[str, Any]) -> bool:
-    """In a series' test process: one test's record, as one line on the result channel; False if
-    it could not be written."""
-    data = json.dumps({"i": index, "r": record}, separators=(",", ":")).encode() + b"\n"
+def report(index: int, record: dict[str, Any], ms: float | None = None) -> bool:
+    """In a series' test process: one test's record (and the time it took, as the process saw it),
+    as one line on the result channel; False if it could not be written."""
+    line = {"i": index, "r": record} if ms is None else {"i": index, "r": record, "ms": round(ms, 3)}
+    data = json.dumps(line, separators=(",", ":")).encode() + b"\n"
     try:
         while data:
             data = data[pristine.write(RECORD_FD, data) :]
@@ -277,7 +264,7 @@ def _case_entry(record: dict[str, Any], process: PipedProcess) -> dict[str, Any]
     return entry
 
 
-def _series_record(line: bytes, index: int) -> dict[str, Any]:
+def series_record(line: bytes, index: int) -> dict[str, Any]:
     """Test ``index``'s record from its line: exactly ``{"i": index, "r": {...}}``."""
     try:
         message = json.loads(line)
@@ -288,7 +275,7 @@ def _series_record(line: bytes, index: int) -> dict[str, Any]:
     return {"record": message["r"]}
 
 
-def _spoil_earlier(entries: list[dict[str, Any]], line: bytes) -> None:
+def spoil_earlier(entries: list[dict[str, Any]], line: bytes) -> None:
     """A second record for a test already recorded: someone else wrote one of the two, so it fails."""
     try:
         index = json.loads(line).get("i")

@@ -22,6 +22,7 @@ import shutil
 import sys
 import traceback
 import types
+from time import perf_counter as _clock
 from typing import Any
 
 try:
@@ -61,34 +62,48 @@ def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
         traceback.print_exception(exc, limit=0)  # as Python prints it: no frame at all
         _record({"compile_error": "".join(traceback.format_exception_only(exc)).strip()})
         return _finish(COMPILE_ERROR_EXIT)
+    if spec["mode"] == "series":  # asserts and calls after one run of the program; the parent keeps each clock
+        tests = [(int(index), test) for index, test in spec["tests"]]
+        _run_series(code, module, tests, builtins_snapshot, batch.report)
+        return 0  # no atexit, no joining threads: once its last test is reported, this process is done
     if spec["mode"] == "batch":  # every test of the submission in this one run, each in a fork of its own
 
         def one(test: dict[str, Any]) -> int:  # reseeded by run_batch's prepare, before its test began
             return _run_test(code, module, {**spec, **test, "mode": test["kind"]}, builtins_snapshot)
 
-        def series(tests: list[tuple[int, dict[str, Any]]], report: Any) -> int:
-            """The program once, then each assert or call test in turn, each reported as it ends;
-            or the program once per stdin/stdout case (:mod:`stdio_cases`)."""
-            if tests[0][1]["kind"] == "stdio":
-                cases = [index for index, _ in tests]
-                run_main = lambda module: _exec_main(code, module)  # noqa: E731
-                return stdio_cases.run_cases(cases, run_main, _at_exit, report, path, builtins_snapshot, reseed)
-            reseed()
-            status = _exec_main(code, module)
-            for index, test in tests:
-                if _exited or status != 0:
-                    report(
-                        index,
-                        {"error": f"the program {'exited' if _exited else 'raised an exception'} before its test ran"},
-                    )
-                elif test["kind"] == "call":
-                    report(index, _call_test(module, test["fn_name"], test["args"]))
-                else:
-                    report(index, _assert_test(module, test["setup"], test["leaves"], builtins_snapshot))
-            return status
+        def cases(tests: list[tuple[int, dict[str, Any]]], report: Any) -> int:
+            """The program once per stdin/stdout case (:mod:`stdio_cases`), each reported as it ends."""
+            run_main = lambda module: _exec_main(code, module)  # noqa: E731
+            indexes = [index for index, _ in tests]
+            return stdio_cases.run_cases(indexes, run_main, _at_exit, report, path, builtins_snapshot, reseed)
 
-        return _finish(batch.run_batch(spec, one, series, _record, prepare=reseed))
+        return _finish(batch.run_batch(spec, one, cases, _record, prepare=reseed))
     return _run_test(code, module, spec, builtins_snapshot)
+
+
+def _run_series(
+    code: types.CodeType,
+    module: types.ModuleType,
+    tests: list[tuple[int, dict[str, Any]]],
+    builtins_snapshot: dict[str, Any],
+    report: Any,
+) -> None:
+    """The program once, then each assert or call test in turn, each reported as one line on the
+    result channel as it ends (:func:`batch.report`): the trusted parent reads the lines as they
+    come and keeps each test's clock from the line before it (:mod:`rewardhub.sandbox.batch`)."""
+    started = _clock()
+    status = _exec_main(code, module)
+    for index, test in tests:
+        if _exited or status != 0:
+            why = "exited" if _exited else "raised an exception"
+            record = {"error": f"the program {why} before its test ran"}
+        elif test["kind"] == "call":
+            record = _call_test(module, test["fn_name"], test["args"])
+        else:
+            record = _assert_test(module, test["setup"], test["leaves"], builtins_snapshot)
+        ended = _clock()
+        report(index, record, (ended - started) * 1000.0)
+        started = ended
 
 
 def run_native_batch(spec: dict[str, Any]) -> int:

@@ -1,6 +1,6 @@
 """A test process on pipes of its own: stdin, stdout, stderr, and the result channel on fd 3.
 
-The batch coordinator (:mod:`batch`) starts one per single test, or per series of tests, and keeps
+The batch coordinator (:mod:`batch`) starts one per single test, or per series of stdin/stdout cases, and keeps
 each one's clock and output cap through it: forked off the coordinator (a Python test, which runs
 the program in a copy of the warm interpreter) or spawned (a built native program, which needs no
 copy of the interpreter: ``posix_spawn`` costs its own exec). It reads what the process writes,
