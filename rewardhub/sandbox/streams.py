@@ -69,8 +69,6 @@ class Pumped:
     server_lost: bool = False
     """The server stopped answering (crashed, or did not report a killed run): no exit status."""
     elapsed_s: float = 0.0
-    lines: int = 0
-    """A paced run's lines seen (the last one's test had ended when the clock or a cap stopped it)."""
 
 
 def pump(
@@ -267,9 +265,7 @@ class _Pump:
         """Keep a paced run's per-test clock and cap (True: it was stopped for output)."""
         assert self.pace is not None
         if name == self.pace.stream:
-            lines = chunk.count(b"\n")
-            if lines:  # a test ended: the next one's clock and cap start now
-                self.seen.lines += lines
+            if b"\n" in chunk:  # a test ended: the next one's clock and cap start now
                 self.paced_since = time.monotonic()
                 self.paced_output = 0
                 for other, stream in self.seen.streams.items():

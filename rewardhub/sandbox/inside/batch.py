@@ -46,7 +46,7 @@ except ImportError:  # run as a plain script inside the sandbox
 
 pristine.seal(globals())
 
-__all__ = ["FORGED", "report", "run_batch", "run_native_batch", "series_record", "spoil_earlier", "surely_failed"]
+__all__ = ["report", "run_batch", "run_native_batch", "series_record", "spoil_earlier", "surely_failed"]
 
 PR_SET_DUMPABLE = 4
 
@@ -54,13 +54,13 @@ PR_SET_DUMPABLE = 4
 def run_batch(
     spec: dict[str, Any],
     run_one: Callable[[dict[str, Any]], int],
-    run_series: Callable[[list[tuple[int, dict[str, Any]]], Callable[[int, dict[str, Any]], None]], int],
+    run_cases: Callable[[list[tuple[int, dict[str, Any]]], Callable[[int, dict[str, Any]], None]], int],
     record: Callable[[dict[str, Any]], None],
     prepare: Callable[[], None] = lambda: None,
 ) -> int:
     """Run ``spec["tests"]`` in order, forked off this process; the exit status.
 
-    stdin/stdout cases in a row share one test process: ``run_series`` runs the program once per
+    stdin/stdout cases in a row share one test process: ``run_cases`` runs the program once per
     case (:mod:`stdio_cases`), reporting each case as it ends; a case that hangs, crashes its process
     or runs over its output is stopped alone, and a fresh test process goes on with the next. Every
     other test, and each case with ``stdio_series`` false, gets a test process of its own (``run_one``).
@@ -79,7 +79,7 @@ def run_batch(
         stdin = _as_bytes(test.get("stdin", b""))
         return PipedProcess(lambda: run_one(test), stdin, held=held, keep_stdout=stdio, prepare=prepare)
 
-    return _run_tests(spec, families, start, run_series, record, fork_ahead=True)
+    return _run_tests(spec, families, start, run_cases, record, fork_ahead=True)
 
 
 def run_native_batch(spec: dict[str, Any], command: Command, record: Callable[[dict[str, Any]], None]) -> int:
@@ -97,7 +97,7 @@ def _run_tests(
     spec: dict[str, Any],
     families: list[str | None],
     start: Callable[[dict[str, Any], bool], PipedProcess],
-    run_series: Callable[[list[tuple[int, dict[str, Any]]], Callable[[int, dict[str, Any]], None]], int] | None,
+    run_cases: Callable[[list[tuple[int, dict[str, Any]]], Callable[[int, dict[str, Any]], None]], int] | None,
     record: Callable[[dict[str, Any]], None],
     fork_ahead: bool,
 ) -> int:
@@ -116,8 +116,8 @@ def _run_tests(
                 stop = index
                 while stop < len(tests) and families[stop] == families[index]:
                     stop += 1
-                assert run_series is not None
-                done = _run_cases(list(enumerate(tests))[index:stop], run_series, limits, bool(spec.get("stop")))
+                assert run_cases is not None
+                done = _run_cases(list(enumerate(tests))[index:stop], run_cases, limits, bool(spec.get("stop")))
             else:
                 process, ahead = ahead or start(tests[index], False), None
                 if not process.go():  # it died waiting (the program killed it): a fresh one
@@ -187,7 +187,7 @@ def _run_single(process: PipedProcess, test: dict[str, Any], clock: _Clock) -> d
 
 def _run_cases(
     tests: list[tuple[int, dict[str, Any]]],
-    run_series: Callable[[list[tuple[int, dict[str, Any]]], Callable[[int, dict[str, Any]], None]], int],
+    run_cases: Callable[[list[tuple[int, dict[str, Any]]], Callable[[int, dict[str, Any]], None]], int],
     clock: _Clock,
     stop: bool,
 ) -> list[dict[str, Any]]:
@@ -195,7 +195,7 @@ def _run_cases(
     entries: list[dict[str, Any]] = []
     while len(entries) < len(tests) and time.monotonic() < clock.end:
         rest = tests[len(entries) :]
-        process = PipedProcess(lambda rest=rest: run_series(rest, report), keep_stdout=True, cases=True)
+        process = PipedProcess(lambda rest=rest: run_cases(rest, report), keep_stdout=True, cases=True)
         try:
             for index, test in rest:
                 process.give_stdin(_as_bytes(test.get("stdin", b"")))
