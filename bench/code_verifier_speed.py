@@ -217,6 +217,20 @@ def timed(action: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, value
 
 
+def busy_cpu_s(action: Callable[[], Any]) -> float:
+    """CPU seconds every core of the machine spent busy (not idle, not waiting) while ``action`` ran,
+    from /proc/stat: what a side costs whichever processes it spreads over (on an idle machine)."""
+
+    def busy() -> float:  # user, nice, system, irq, softirq: not idle, iowait, nor the hypervisor's steal
+        with open("/proc/stat") as stat:
+            user, nice, system, _idle, _iowait, irq, softirq = map(int, stat.readline().split()[1:8])
+        return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+    before = busy()
+    action()
+    return busy() - before
+
+
 def measure(sides: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
     """Seconds per side (median), sides alternating each round."""
     timings = alternate({name: (lambda f=f: timed(f)[0]) for name, f in sides.items()}, rounds)
@@ -316,6 +330,12 @@ def main() -> int:
             he_sides["fusion"] = lambda: in_flight(programs, lambda p: run_code(fusion_url, p))
         he = measure(he_sides, args.rounds)
         print("humaneval, seconds for the 164 (medians): " + ", ".join(f"{k} {v:.3f}" for k, v in he.items()))
+        cpu_sides = {name: (lambda f=he_sides[name]: busy_cpu_s(f)) for name in ("bare", "verifier")}
+        cpu = {name: median(values) for name, values in alternate(cpu_sides, args.rounds).items()}
+        print(
+            "humaneval, busy CPU seconds of the machine for the 164 (medians): "
+            + ", ".join(f"{k} {v:.3f}" for k, v in cpu.items())
+        )
 
         # stdio: 1 case against 100 cases of the same submission
         stdio_code = "n = int(input())\nprint(n * 2)\n"
@@ -469,6 +489,11 @@ def main() -> int:
         {"case": "HumanEval 164, code verifier (all_or_nothing, warm)", "baseline": "2 bare `python -c` processes at once",
          "baseline_value": round(b * 1e3), "ours_value": round(v * 1e3), "unit": "ms/164", "ratio": round(b / v, 2),
          "note": f"ratio = bare / verifier; goal >= 2x: {goal(b >= 2 * v)}; {agree}"},
+        {"case": "HumanEval 164, code verifier (all_or_nothing, warm), CPU per problem", "baseline": "2 bare `python -c` processes at once",
+         "baseline_value": round(cpu["bare"] * 1e3 / 164, 1), "ours_value": round(cpu["verifier"] * 1e3 / 164, 1),
+         "unit": "CPU ms/problem", "ratio": round(cpu["bare"] / cpu["verifier"], 2),
+         "note": "busy time of every core from /proc/stat while the side ran (the service's processes and the sandboxes "
+                 "for ours, the interpreters for bare): what each problem costs a machine, whatever runs it"},
         {"case": "HumanEval 164, code verifier, one sandboxed run per assert (batch: false)", "baseline": "the same, one run per submission",
          "baseline_value": round(he["per_assert"] * 1e3), "ours_value": round(v * 1e3), "unit": "ms/164",
          "ratio": round(he["per_assert"] / v, 2), "note": "ratio = per-assert runs / one run per submission"},
