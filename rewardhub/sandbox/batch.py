@@ -95,9 +95,8 @@ def _run_series(
         final = last and (stop or len(rest) == 1)
         spec = {"mode": "series", "tests": [[index, test] for index, test in rest]}
         run = job.run(b"", limits.with_(timeout_s=left), spec, last=final, pace_s=limits.timeout_s)
-        done = _series_results(rest, run, stop)
-        results += done
-        if final or (stop and done and not _kept_going(done[-1])):
+        results += _series_results(rest, run, stop)
+        if stop:  # a run ends early only at a sure failure (or a forged line): nothing runs after it
             break
     return results + [None] * (len(tests) - len(results))
 
@@ -117,7 +116,7 @@ def _series_results(rest: list[tuple[int, dict[str, Any]]], run: RunResult, stop
     for (index, _), line in zip(rest, run.lines, strict=False):
         record = series_record(line, index)
         spoil_earlier(entries, line)
-        entries.append({"index": index, "series": True, "status": 0, **record, "elapsed_ms": _line_ms(line)})
+        entries.append({"index": index, "series": True, "status": 0, "elapsed_ms": 0.0, **record})
         if entries[-1]["record"] is None or (stop and surely_failed(entries[-1])):
             stopped = True  # what followed came from a process the series would have ended here
             break
@@ -144,26 +143,11 @@ def _line_result(entry: dict[str, Any]) -> RunResult:
     return RunResult("ok", 0, "", "", entry["elapsed_ms"], entry["record"], details)
 
 
-def _kept_going(result: RunResult) -> bool:
-    """Whether a series would go on after this test with failures stopping it (an assert's wrong
-    value is for the verifier to find; an error, a missing record or a dead process is sure)."""
-    return result.ok and result.record is not None and "error" not in result.record
-
-
 def _first_line(lines: tuple[bytes, ...]) -> Any:
     try:
         return json.loads(lines[0]) if lines else None
     except ValueError:
         return None
-
-
-def _line_ms(line: bytes) -> float:
-    """The test's own time as its process measured it (shown, never judged: the clock is ours)."""
-    try:
-        ms = json.loads(line).get("ms")
-    except (ValueError, AttributeError):
-        return 0.0
-    return float(ms) if isinstance(ms, int | float) and not isinstance(ms, bool) and ms >= 0 else 0.0
 
 
 def _result(entry: Any, run: RunResult, limits: Limits) -> RunResult:

@@ -109,8 +109,8 @@ class _Pump:
     ) -> None:
         self.seen = Pumped(streams={name: bytearray() for name in reads})
         self.pace = pace
-        self.paced_since = time.monotonic()
-        """When the test now running began: the run's start, then each line's arrival."""
+        self.paced_since = 0.0
+        """When the test now running began: the run's start (set by :meth:`loop`), then each line's arrival."""
         self.paced_output = 0
         """Bytes of the other streams since that line (a paced run's per-test cap)."""
         self.control = control

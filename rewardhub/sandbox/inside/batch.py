@@ -265,13 +265,17 @@ def _case_entry(record: dict[str, Any], process: PipedProcess) -> dict[str, Any]
 
 
 def series_record(line: bytes, index: int) -> dict[str, Any]:
-    """Test ``index``'s record from its line: exactly ``{"i": index, "r": {...}}``."""
+    """Test ``index``'s record from its line: exactly ``{"i": index, "r": {...}}``, and the
+    ``elapsed_ms`` its process measured when the line says (``"ms"``: shown, never judged)."""
     try:
         message = json.loads(line)
     except ValueError:
         return {"record": None, "record_problem": f"the result record is not JSON: {FORGED}"}
     if not isinstance(message, dict) or message.get("i") != index or not isinstance(message.get("r"), dict):
         return {"record": None, "record_problem": FORGED}
+    ms = message.get("ms")
+    if isinstance(ms, int | float) and not isinstance(ms, bool) and ms >= 0:
+        return {"record": message["r"], "elapsed_ms": float(ms)}
     return {"record": message["r"]}
 
 

@@ -64,7 +64,7 @@ def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
         return _finish(COMPILE_ERROR_EXIT)
     if spec["mode"] == "series":  # asserts and calls after one run of the program; the parent keeps each clock
         tests = [(int(index), test) for index, test in spec["tests"]]
-        _run_series(code, module, tests, builtins_snapshot, batch.report)
+        _run_series(code, module, tests, builtins_snapshot)
         return 0  # no atexit, no joining threads: once its last test is reported, this process is done
     if spec["mode"] == "batch":  # every test of the submission in this one run, each in a fork of its own
 
@@ -86,7 +86,6 @@ def _run_series(
     module: types.ModuleType,
     tests: list[tuple[int, dict[str, Any]]],
     builtins_snapshot: dict[str, Any],
-    report: Any,
 ) -> None:
     """The program once, then each assert or call test in turn, each reported as one line on the
     result channel as it ends (:func:`batch.report`): the trusted parent reads the lines as they
@@ -102,7 +101,7 @@ def _run_series(
         else:
             record = _assert_test(module, test["setup"], test["leaves"], builtins_snapshot)
         ended = _clock()
-        report(index, record, (ended - started) * 1000.0)
+        batch.report(index, record, (ended - started) * 1000.0)
         started = ended
 
 
