@@ -2,7 +2,7 @@
 
 Each bench runs both sides in alternating rounds (ours, baseline, ours, baseline, ...) so that a
 noisy neighbour on a shared machine penalises both alike, reports medians, and hands its headline
-numbers to :func:`write_rows`; ``bench/run_all.py`` turns those rows into the README's table.
+numbers to :func:`write_rows`; ``bench/run_all.py`` turns those rows into the benchmark table.
 """
 
 from __future__ import annotations

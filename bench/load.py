@@ -34,7 +34,7 @@ service, runs alternating (``--repeat`` each); printed: the medians of both, the
 (what the loss cost), time to recover (kill to answer), samples lost, and whether every
 verdict of the faulted run equals the clean run's.
 
-The rows of the README's table (``bench/results/load.json``, ``bench/run_all.py``): each mode
+The rows of the benchmark table (``bench/results/load.json``, ``bench/run_all.py``): each mode
 against ``baseline`` (when both ran; ratio = mode / baseline samples/s), and the lost-worker run
 (ratio = clean / faulted seconds).
 

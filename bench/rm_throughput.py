@@ -20,7 +20,7 @@ The model is a random Qwen2 sequence classifier with a character tokenizer, buil
 directory (nothing is downloaded); ``--model PATH`` benches a local checkpoint instead.
 
 The comparison (and vLLM's, when measured) goes to ``bench/results/rm_throughput.json``, the rows
-of the README's table (``bench/run_all.py``), with ratio = service / baseline samples/s. With
+of the benchmark table (``bench/run_all.py``), with ratio = service / baseline samples/s. With
 ``--json OUT`` every number goes to OUT instead and the table's rows are left alone (what
 ``scripts/gpu_check.py`` and its test use).
 

@@ -1,14 +1,13 @@
-"""Run every benchmark and write the table the README shows, from their own output.
+"""Run every benchmark and write the table the README links to, from their own output.
 
     python bench/run_all.py --data-dir DIR [--only math_throughput,overhead] [--skip trainer_vs_trl] [--quick]
 
 Each bench runs as its own process (so one bench's imports and caches never touch another's);
 its full output goes to ``bench/results/NAME.log``. Benches that report rows
 (:func:`_common.write_rows`) leave ``bench/results/NAME.json``; this script turns every row into
-one line of ``bench/results/TABLE.md`` and replaces the README's table between its markers with
-it. No figure is typed by hand: a bench that failed, or that reports no rows, says so in its line,
-with the path of its log. A bench not run this time keeps its previous rows (and the date they
-were measured is in the row).
+one line of ``bench/results/TABLE.md``. No figure is typed by hand: a bench that failed, or that
+reports no rows, says so in its line, with the path of its log. A bench not run this time keeps its
+previous rows (and the date they were measured is in the row).
 """
 
 from __future__ import annotations
@@ -23,8 +22,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, ROOT, add_data_dir  # noqa: E402
-
-START, END = "<!-- bench-table:start -->", "<!-- bench-table:end -->"
 
 LOAD_MODES = "baseline,local,celery,fault,lost-worker"
 
@@ -112,7 +109,6 @@ def main() -> int:
     parser.add_argument("--only", default="", help="comma-separated benches to run (default: all)")
     parser.add_argument("--skip", default="", help="comma-separated benches to leave out")
     parser.add_argument("--quick", action="store_true", help="fewer rounds and shorter runs")
-    parser.add_argument("--no-readme", action="store_true", help="write bench/results/TABLE.md only")
     args = parser.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
     chosen = [n for n in (args.only.split(",") if args.only else BENCHES) if n and n not in args.skip.split(",")]
@@ -127,13 +123,6 @@ def main() -> int:
     text = table(status)
     header = f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores by `python bench/run_all.py`.\n\n"
     (RESULTS / "TABLE.md").write_text(header + text)
-    if not args.no_readme:
-        readme = ROOT / "README.md"
-        content = readme.read_text()
-        if START in content and END in content:
-            before, rest = content.split(START, 1)
-            after = rest.split(END, 1)[1]
-            readme.write_text(f"{before}{START}\n{header}{text}{END}{after}")
     print(text)
     return 0
 

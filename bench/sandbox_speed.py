@@ -23,7 +23,7 @@ Three parts:
 
 Every side's verdicts are compared (stdout, or pass/fail) and the agreement is printed.
 
-The headline comparisons go to ``bench/results/sandbox_speed.json``, the rows of the README's table
+The headline comparisons go to ``bench/results/sandbox_speed.json``, the rows of the benchmark table
 (``bench/run_all.py``): parts 2 and 3 against the warm pool (what isolation costs), and part 3
 against bare processes. Their ratio is the other side's median time over the sandbox's (above 1:
 the sandbox is faster; isolation's price (b)/(w) is its inverse, in the note).

@@ -16,7 +16,7 @@ Both run in this one process on one core, in alternating rounds (a noisy neighbo
 alike); each round times every case ``--repeats`` times. Prints the median over rounds of the
 mean time per case for each side, their ratio, and how many verdicts agree (the one case known to
 differ is named in the test: BFCL matches parallel calls greedily, we find a full matching).
-The same figures go to ``bench/results/tool_call_vs_bfcl.json``, the row of the README's table
+The same figures go to ``bench/results/tool_call_vs_bfcl.json``, the row of the benchmark table
 (``bench/run_all.py``), whose ratio is BFCL's time over ours (above 1: ours is faster).
 """
 
