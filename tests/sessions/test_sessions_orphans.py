@@ -77,8 +77,10 @@ def test_kill_9_of_the_service_leaves_no_session_behind(tmp_path):
         assert len(namespaces) >= 2, "each session has a mount namespace of its own"
         os.kill(service.pid, signal.SIGKILL)
         service.wait()
-        deadline = time.monotonic() + 10
-        while any(alive(pid) for pid in ours) and time.monotonic() < deadline:
+        deadline = time.monotonic() + 10  # processes first, then each sandbox's namespace with its last one
+        while time.monotonic() < deadline and (
+            any(alive(pid) for pid in ours) or namespaces & mount_namespaces_in_use()
+        ):
             time.sleep(0.05)
         assert [pid for pid in ours if alive(pid)] == []
         assert namespaces & mount_namespaces_in_use() == set()  # their tmpfs scratch went with them
