@@ -4,7 +4,8 @@ Run by the system's Python, where Debian's ``python3-seccomp`` installs libsecco
 (the service may run in another interpreter, a virtualenv or pyenv build, that cannot import
 them): ``/usr/bin/python3 -I seccomp_compile.py < profile.json > filter.bpf``. Standard library
 and ``seccomp`` only. Understands exactly what :func:`rewardhub.sandbox.syscall_filter.docker_profile`
-writes: a default action of allow, errno rules, and masked-equality conditions on arguments.
+writes: a default action of allow, errno rules, and masked-equality or at-least conditions on
+arguments.
 """
 
 from __future__ import annotations
@@ -33,11 +34,13 @@ def compile_profile(profile: dict) -> seccomp.SyscallFilter:
         action = seccomp.ERRNO(int(rule["errnoRet"]))
         conditions = []
         for arg in rule.get("args", []):
-            if arg["op"] != "SCMP_CMP_MASKED_EQ":
+            if arg["op"] == "SCMP_CMP_MASKED_EQ":
+                condition = seccomp.Arg(int(arg["index"]), seccomp.MASKED_EQ, int(arg["value"]), int(arg["valueTwo"]))
+            elif arg["op"] == "SCMP_CMP_GE":
+                condition = seccomp.Arg(int(arg["index"]), seccomp.GE, int(arg["value"]))
+            else:
                 raise ValueError(f"unsupported comparison {arg['op']}")
-            conditions.append(
-                seccomp.Arg(int(arg["index"]), seccomp.MASKED_EQ, int(arg["value"]), int(arg["valueTwo"]))
-            )
+            conditions.append(condition)
         for name in rule["names"]:
             try:
                 seccomp.resolve_syscall(seccomp.Arch.NATIVE, name)

@@ -4,15 +4,23 @@ Anchored on Docker's default seccomp profile: what it refuses to a container wit
 ``CAP_SYS_ADMIN`` and friends is what a submitted program has no business doing either, and what
 has carried kernel exploits in practice: new user (and other) namespaces, kernel keyrings, eBPF,
 perf events, io_uring, mounts, ptrace and its cousins, loading kernels and modules, setting the
-clock, rebooting. Everything else is allowed (threads, ``fork``/``vfork``, sockets that the
-network namespace already leaves nowhere to go, ``mmap``...), so compilers, interpreters and
-runtimes work unchanged. A denylist rather than Docker's allowlist: the namespaces, the dropped
+clock, rebooting. Everything else is allowed (threads, ``fork``/``vfork``, Unix and IP sockets
+that the network namespace already leaves nowhere to go, ``mmap``...), so compilers, interpreters
+and runtimes work unchanged. A denylist rather than Docker's allowlist: the namespaces, the dropped
 capabilities and the resource limits are the walls, the filter closes the kernel interfaces
 that would let a program reach past them.
 
 - ``clone`` and ``unshare`` are refused only with a namespace flag; ``clone3`` passes its flags
   in memory, which a filter cannot read, so it answers ENOSYS and the C library falls back to
   ``clone`` (as Docker does).
+- ``socket`` and ``socketpair`` are refused (EAFNOSUPPORT, what the kernel says of a family it
+  lacks) for every address family but AF_UNIX, AF_INET and AF_INET6 (:data:`SOCKET_FAMILIES`).
+  A network namespace confines only IP: AF_VSOCK reaches the hypervisor and its other guests,
+  and packet, netlink, Bluetooth, crypto (AF_ALG), TIPC, RDS, CAN, XDP... are kernel code a
+  program has no use for. Netlink is refused too: glibc's ``getaddrinfo`` assumes both IPv4 and
+  IPv6 when it cannot ask (``__check_pf``), so only interface listings (``getifaddrs``) fail.
+  The family is compared as the kernel reads it, an ``int`` (the low 32 bits: a caller cannot
+  hide AF_VSOCK behind high bits), and every value past the last family is refused as well.
 - Only the native architecture's calls are allowed at all: a 32-bit ``int 0x80`` call, which
   would bypass a denylist written in 64-bit numbers, kills the process (libseccomp's bad-arch
   action).
@@ -39,7 +47,7 @@ from typing import Any
 
 from rewardhub.sandbox.errors import SandboxUnavailable
 
-__all__ = ["REFUSED", "Refusal", "bpf_program", "docker_profile", "sealed_fd", "write_docker_profile"]
+__all__ = ["REFUSED", "SOCKET_FAMILIES", "Refusal", "bpf_program", "docker_profile", "sealed_fd", "write_docker_profile"]
 
 COMPILER = Path(__file__).resolve().parent / "seccomp_compile.py"
 
@@ -55,15 +63,25 @@ CLONE_NAMESPACE_FLAGS = {
 UNSHARE_ONLY_FLAGS = {"CLONE_NEWTIME": 0x00000080}
 """For ``clone`` the low byte is the exit signal, so CLONE_NEWTIME only means a namespace to ``unshare``."""
 
+SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10}
+"""The address families a program may open sockets of; every other one is refused."""
+AF_MAX = 46
+"""One past the last family Linux knows (AF_MCTP = 45): larger values are refused wholesale."""
+INT_MASK = 0xFFFFFFFF
+
 
 @dataclass(frozen=True)
 class Refusal:
-    """One refused system call; with ``flags``, only when its first argument has any of them."""
+    """One refused system call; with ``flags``, only when its first argument has any of them; with
+    ``values``, only when its first argument, read as an ``int``, is one of them, or is at least
+    ``at_least``."""
 
     why: str
     syscalls: tuple[str, ...]
     errno: int = errno.EPERM
     flags: tuple[int, ...] = ()
+    values: tuple[int, ...] = ()
+    at_least: int | None = None
 
 
 REFUSED: tuple[Refusal, ...] = (
@@ -75,6 +93,13 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal("new namespaces by clone", ("clone",), flags=tuple(CLONE_NAMESPACE_FLAGS.values())),
     Refusal("clone3's flags cannot be inspected: callers fall back to clone", ("clone3",), errno=errno.ENOSYS),
     Refusal("joining another namespace", ("setns",)),
+    Refusal(
+        "socket families other than Unix and IP (AF_VSOCK reaches past the network namespace)",
+        ("socket", "socketpair"),
+        errno=errno.EAFNOSUPPORT,
+        values=tuple(family for family in range(AF_MAX) if family not in SOCKET_FAMILIES.values()),
+        at_least=AF_MAX,
+    ),
     Refusal("kernel keyrings", ("keyctl", "add_key", "request_key")),
     Refusal("eBPF programs and maps", ("bpf",)),
     Refusal("performance counters (side channels, a long record of kernel bugs)", ("perf_event_open",)),
@@ -134,13 +159,21 @@ def docker_profile(machine: str | None = None) -> dict[str, Any]:
     rules: list[dict[str, Any]] = []
     for refusal in REFUSED:
         base = {"names": list(refusal.syscalls), "action": "SCMP_ACT_ERRNO", "errnoRet": refusal.errno}
-        if not refusal.flags:
+        conditions = _conditions(refusal)
+        if not conditions:
             rules.append({**base, "comment": refusal.why})
-            continue
-        for flag in refusal.flags:  # rules for one call are OR-ed: any namespace flag refuses it
-            condition = {"index": 0, "value": flag, "valueTwo": flag, "op": "SCMP_CMP_MASKED_EQ"}
+        for condition in conditions:  # rules for one call are OR-ed: any one condition refuses it
             rules.append({**base, "args": [condition], "comment": refusal.why})
     return {"defaultAction": "SCMP_ACT_ALLOW", "architectures": [arch] if arch else [], "syscalls": rules}
+
+
+def _conditions(refusal: Refusal) -> list[dict[str, Any]]:
+    """One condition on the first argument per rule (libseccomp allows one comparison per argument)."""
+    masked = [(flag, flag) for flag in refusal.flags] + [(INT_MASK, value) for value in refusal.values]
+    conditions = [{"index": 0, "value": mask, "valueTwo": value, "op": "SCMP_CMP_MASKED_EQ"} for mask, value in masked]
+    if refusal.at_least is not None:
+        conditions.append({"index": 0, "value": refusal.at_least, "op": "SCMP_CMP_GE"})
+    return conditions
 
 
 def write_docker_profile(folder: str | Path) -> str:
