@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import select
 import time
 from collections.abc import Mapping
@@ -32,7 +33,7 @@ from typing import Any
 from rewardhub.sandbox.errors import SandboxError
 from rewardhub.sandbox.inside import wire
 from rewardhub.sandbox.isolation import lease_uid
-from rewardhub.sandbox.jobs import _encoded
+from rewardhub.sandbox.jobs import _encoded, _encoded_bytes
 from rewardhub.sandbox.limits import Limits
 from rewardhub.sandbox.pool import BACKENDS
 from rewardhub.sandbox.settings import SandboxSettings
@@ -40,7 +41,7 @@ from rewardhub.sandbox.streams import Pumped
 from rewardhub.sandbox.verdicts import VERDICTS, RunResult, judge
 from rewardhub.sandbox.warm import Execution, WarmSandbox
 
-__all__ = ["HARD_GRACE_S", "KERNEL_SOURCE", "SessionLimits", "SessionSandbox"]
+__all__ = ["HARD_GRACE_S", "KERNEL_SOURCE", "SessionLimits", "SessionSandbox", "test_environment"]
 
 KERNEL_SOURCE = (Path(__file__).resolve().parent / "inside" / "session_kernel.py").read_text()
 HARD_GRACE_S = 1.0
@@ -51,6 +52,26 @@ CHUNK = 1 << 16
 FRESH_PYTHON = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/dev/null/pycache"}
 """Tests read the session's sources, never a cached compile of them: a file rewritten within the
 second its .pyc was written, at the same size, would otherwise import as its old self."""
+ISOLATED_PYTHON = (Path(__file__).resolve().parent / "inside" / "isolated_python.py").read_text()
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+PYTHON_SHIM = """#!/bin/bash
+# python for a session's tests: the system's interpreter, isolated from what the session left (see {boot})
+options=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -c|-m|-|--) break ;;
+    -W|-X|--check-hash-based-pycs) options+=("$1" "$2"); shift 2 ;;
+    -*) options+=("$1"); shift ;;
+    *) break ;;
+  esac
+done
+[ "$1" = -- ] && shift
+for real in /usr/local/bin/python3 /usr/bin/python3 /bin/python3; do
+  [ -x "$real" ] && exec "$real" -I -B -X pycache_prefix=/dev/null/pycache "${{options[@]}}" {boot} "$@"
+done
+echo "python3: no interpreter in {path}" >&2
+exit 127
+"""
 
 
 @dataclass(frozen=True)
@@ -286,19 +307,41 @@ class SessionSandbox:
 
     def run_tests(self, command: str, timeout_s: float, files: Mapping[str, str | bytes] | None = None) -> RunResult:
         """Run a test command on the session's files in a fresh program of the fork server (the
-        kernel is stopped first, so nothing the session's calls left running can answer for it)."""
+        kernel is stopped first, so nothing the session's calls left running can answer for it),
+        in :func:`test_environment`: the ``python3`` it starts runs with the session's hooks off."""
         self.stop_kernel()
         limits = self.limits.kernel_limits().with_(timeout_s=timeout_s)
         if files:  # what the session left where a test file goes (a folder, say) must not block the tests
             clear = ("/bin/rm", "-rf", "--", *sorted(files))
             self.sandbox.run(Execution("argv", limits.with_(timeout_s=30.0), argv=clear))
-        payload = {"files": _encoded(files)} if files else None
-        execution = Execution("argv", limits, argv=("/bin/bash", "-c", command), payload=payload, env=FRESH_PYTHON)
+        ours, env = test_environment(self.sandbox.isolation.scratch[-1])
+        payload = {"files": {**_encoded(files or {}), **ours}}
+        execution = Execution("argv", limits, argv=("/bin/bash", "-c", command), payload=payload, env=env)
         return self.sandbox.run(execution)
 
     def close(self) -> None:
         self._close_kernel_fds()
         self.sandbox.close()
+
+
+def test_environment(root: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The files and environment a test command runs with: a folder of a fresh random name under
+    ``root``, written by the sandbox's server before the command starts (so the session, whose
+    processes are all gone by then, could neither foresee nor write it), holding the ``python3`` and
+    ``python`` the fixed ``PATH`` finds first (:mod:`~rewardhub.sandbox.inside.isolated_python`)
+    and an empty ``HOME``; ``PYTHONNOUSERSITE`` for any other Python the command starts."""
+    folder = f"{root}/.rewardhub-tests-{secrets.token_hex(8)}"
+    boot = f"{folder}/isolated_python.py"
+    shim = _encoded_bytes(PYTHON_SHIM.format(boot=boot, path=SYSTEM_PATH).encode(), executable=True)
+    files: dict[str, Any] = {boot: ISOLATED_PYTHON, f"{folder}/bin/python3": shim, f"{folder}/bin/python": shim}
+    files[f"{folder}/home/.keep"] = ""
+    env = {
+        **FRESH_PYTHON,
+        "PATH": f"{folder}/bin:{SYSTEM_PATH}",
+        "HOME": f"{folder}/home",
+        "PYTHONNOUSERSITE": "1",
+    }
+    return files, env
 
 
 def _write_all(fd: int, data: bytes) -> None:
