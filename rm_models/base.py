@@ -3,10 +3,16 @@
 A model verifier prepares each sample (text, token ids) on its own, so one sample that cannot be
 prepared (too long, no steps) becomes that sample's error while the rest still go to the device
 in one batch.
+
+A model verdict names what gave it: ``details.model`` holds the configured name, the backend's
+identity (backend, loaded model, weights hash, dtype) and the decoding (:func:`with_model`), and
+the verdict key folds the weights hash into its config hash (:meth:`ModelVerifier.verdict_key`),
+so the reward cache never serves a verdict of other weights under the same name or path.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
@@ -15,11 +21,24 @@ from typing import Any, ClassVar, TypeVar
 from rewardhub.errors import VerifierError
 from rewardhub.registry import ENTRY_POINT_GROUP
 from rewardhub.types import Result, Sample, ToolCall, VerifierKind
-from rewardhub.verifier import Verifier
+from rewardhub.verifier import Verifier, VerifierConfig
 
+from .backends.base import Backend
+from .config import JudgeConfig, ModelConfig
 from .errors import InputTooLong
+from .kit import ModelNotInstalled, resolve_model, weights_hash
 
-__all__ = ["ModelVerifier", "chat_turns", "check_length", "installed_verifier", "score_prepared"]
+__all__ = [
+    "ModelVerifier",
+    "chat_turns",
+    "check_length",
+    "decoding",
+    "installed_verifier",
+    "model_weights",
+    "with_weights",
+    "score_prepared",
+    "with_model",
+]
 
 P = TypeVar("P")
 
@@ -31,6 +50,23 @@ class ModelVerifier(Verifier):
 
     def score(self, sample: Sample, config: Any) -> Result | float:
         return self.score_batch([sample], config)[0]
+
+    @classmethod
+    def verdict_key(cls, config: VerifierConfig) -> dict[str, str]:
+        """The base key with the weights of every model the config names (``model``, and
+        ``ref_model`` where there is one) folded into ``config_hash`` and shown as ``weights``:
+        the same name or path over other weights is another verdict."""
+        return with_weights(super().verdict_key(config), config)
+
+
+def with_weights(key: dict[str, str], config: VerifierConfig) -> dict[str, str]:
+    """A verdict key with the weights of the config's models folded in (see ModelVerifier.verdict_key)."""
+    if not isinstance(config, ModelConfig):
+        return key
+    names = [getattr(config, field, None) for field in ("model", "ref_model")]
+    weights = ",".join(model_weights(config, name) for name in names if isinstance(name, str))
+    folded = hashlib.sha256(f"{key['config_hash']}|{weights}".encode()).hexdigest()[:16]
+    return {**key, "config_hash": folded, "weights": weights}
 
 
 def score_prepared(
@@ -98,6 +134,38 @@ def _template_call(call: ToolCall) -> dict[str, Any]:
         except ValueError:
             pass  # malformed arguments are shown as written
     return {"type": "function", "function": {"name": call.function.name, "arguments": arguments}}
+
+
+def model_weights(config: ModelConfig, model: str) -> str:
+    """The weights identity of one model a config names: its hash where the weights are local,
+    ``served`` behind an HTTP endpoint, ``not-installed`` for a kit model not installed (its
+    samples are errors), ``remote`` for a hub id (not readable offline)."""
+    if config.backend == "openai":
+        return "served"
+    try:
+        folder = resolve_model(model)
+    except ModelNotInstalled:
+        return "not-installed"
+    return weights_hash(folder) or "remote"
+
+
+def decoding(config: ModelConfig) -> dict[str, Any] | str:
+    """How the model's output was read: a judge's decoding, or ``teacher-forced`` for scorers."""
+    if not isinstance(config, JudgeConfig):
+        return "teacher-forced"
+    out: dict[str, Any] = {"verdict": config.verdict, "temperature": config.temperature}
+    if config.verdict == "logprobs":
+        out.update(max_tokens=1, top_logprobs=config.top_logprobs)
+    else:
+        out["max_tokens"] = 8 if config.verdict == "choices" else config.max_tokens
+    return out
+
+
+def with_model(results: Sequence[Result], backend: Backend, config: ModelConfig, **more: Any) -> list[Result]:
+    """``results`` with ``details.model``: the configured name, the backend's identity and the
+    decoding (``more``: other models, such as a reference LM's identity)."""
+    identity = {"name": config.model, **backend.describe(), "decoding": decoding(config), **more}
+    return [r.model_copy(update={"details": {**r.details, "model": identity}}) for r in results]
 
 
 def check_length(ids: Sequence[int], max_length: int) -> None:

@@ -1,7 +1,8 @@
 """Configuration shared by every model-based verifier: which model, on which backend, how.
 
-A model is named in the verifier's config (a local path or a hub id) with the backend that runs
-it. Backends load each model once per process and keep it (see :mod:`rewardhub.models.backends`); the
+A model is named in the verifier's config (a model kit name such as ``smollm2-135m-instruct``,
+a local path or a hub id) with the backend that runs it; :func:`backend_spec` is where a kit name
+becomes its installed folder (see :mod:`rewardhub.models.kit`). Backends load each model once per process and keep it (see :mod:`rewardhub.models.backends`); the
 fields that decide *what* is loaded form :class:`BackendSpec`, the cache key, while per-call
 limits (``max_length``, ``batch_size``) stay out of it so they never cause a second load.
 """
@@ -15,6 +16,8 @@ from pydantic import Field, model_validator
 
 from rewardhub.verifier import VerifierConfig
 
+from .kit import resolve_model
+
 __all__ = ["DEVICE_PATTERN", "BackendName", "BackendSpec", "JudgeConfig", "ModelConfig", "backend_spec"]
 
 BackendName = Literal["transformers", "vllm", "openai"]
@@ -26,7 +29,10 @@ DEVICE_PATTERN = r"^(auto|cpu|mps|cuda(:\d+)?)$"
 class ModelConfig(VerifierConfig):
     """Fields of every model verifier's ``Config``."""
 
-    model: str = Field(description="Local path or hub id of the model (for `openai`, the served model name).")
+    model: str = Field(
+        description="A model kit name (`rewardhub models list`), a local path or a hub id of the model "
+        "(for `openai`, the served model name)."
+    )
     backend: BackendName = Field(
         "transformers",
         description="`transformers` (CPU or GPU), `vllm` (in-process engine, GPU) or `openai` (an OpenAI-compatible HTTP endpoint).",
@@ -107,10 +113,15 @@ class BackendSpec:
 
 
 def backend_spec(config: ModelConfig, model: str | None = None) -> BackendSpec:
-    """The spec of ``config``'s model, or of another ``model`` with the same options (a reference LM)."""
+    """The spec of ``config``'s model, or of another ``model`` with the same options (a reference LM).
+
+    A model kit name becomes its installed folder here, for every verifier and backend alike; a
+    kit model that is not installed raises :class:`~rewardhub.models.kit.ModelNotInstalled`
+    (that sample's error), never a fallback. An ``openai`` model is the endpoint's name for it."""
+    name = model or config.model
     return BackendSpec(
         backend=config.backend,
-        model=model or config.model,
+        model=name if config.backend == "openai" else resolve_model(name),
         device=config.device,
         dtype=config.dtype,
         trust_remote_code=config.trust_remote_code,

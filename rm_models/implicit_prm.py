@@ -26,7 +26,7 @@ from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 
 from .backends import Backend, get_backend
-from .base import ModelVerifier, chat_turns, check_length, score_prepared
+from .base import ModelVerifier, chat_turns, check_length, score_prepared, with_model
 from .config import ModelConfig, backend_spec
 from .errors import BackendError
 from .scoring import aggregate, implicit_token_rewards, step_sums
@@ -93,7 +93,8 @@ class ImplicitPRM(ModelVerifier):
             ref_lp = policy_lp if ref is policy else ref.token_logprobs(ids, starts, config.batch_size)
             return [_result(p, lp, rl, config) for p, lp, rl in zip(batch, policy_lp, ref_lp, strict=True)]
 
-        return list(score_prepared(samples, config.failure_score, prepare, run))
+        results = score_prepared(samples, config.failure_score, prepare, run)
+        return list(with_model(results, policy, config, reference={"name": config.ref_model, **ref.describe()}))
 
     def _check_vocab(self, policy: Backend, ref: Backend) -> None:
         key = (policy.spec.model, ref.spec.model)

@@ -27,7 +27,7 @@ from rewardhub.types import Result, Sample, VerifierKind
 from rewardhub.verifier import Verifier, as_result
 
 from .backends import ChatRequest, get_backend
-from .base import ModelVerifier, installed_verifier, score_prepared
+from .base import ModelVerifier, installed_verifier, score_prepared, with_model
 from .config import JudgeConfig, backend_spec
 from .hardening import extract_final_answer, is_master_key
 from .judge_prompts import CONVERSATION_GRADE_TEMPLATE, GRADE_TEMPLATE, VERIFY_TEMPLATE
@@ -86,7 +86,11 @@ class Judge(ModelVerifier):
         def run(batch: list[ChatRequest]) -> list[Result]:
             return [_read(reply, config) for reply in backend.chat(batch)]
 
-        return list(score_prepared(samples, config.failure_score, lambda s: prepare(s, config), run))
+        return list(
+            with_model(
+                score_prepared(samples, config.failure_score, lambda s: prepare(s, config), run), backend, config
+            )
+        )
 
     def _prepare_verify(self, sample: Sample, config: Config) -> ChatRequest | Result:
         if sample.reference is None or str(sample.reference).strip() == "":

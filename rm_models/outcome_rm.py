@@ -16,7 +16,7 @@ from pydantic import Field
 from rewardhub.types import Result, Sample
 
 from .backends import get_backend
-from .base import ModelVerifier, chat_turns, check_length, score_prepared
+from .base import ModelVerifier, chat_turns, check_length, score_prepared, with_model
 from .config import ModelConfig, backend_spec
 from .errors import BackendError
 from .scoring import normalise_outcome
@@ -60,7 +60,7 @@ class OutcomeRM(ModelVerifier):
             logits = backend.classify(batch, config.batch_size)
             return [self._result(row, config) for row in logits]
 
-        return list(score_prepared(samples, config.failure_score, prepare, run))
+        return list(with_model(score_prepared(samples, config.failure_score, prepare, run), backend, config))
 
     @staticmethod
     def _result(logits: list[float], config: Config) -> Result:

@@ -44,9 +44,10 @@ from pydantic import Field
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample, VerifierKind
-from rewardhub.verifier import Verifier
+from rewardhub.verifier import Verifier, VerifierConfig
 
 from .backends import ChatReply, ChatRequest, get_backend
+from .base import with_model, with_weights
 from .config import JudgeConfig, backend_spec
 from .hardening import fill_template, is_master_key
 from .judge_prompts import PAIRWISE_FORMAT, PAIRWISE_TAGS, PAIRWISE_TEMPLATE
@@ -158,6 +159,10 @@ class PairwiseJudge(Verifier):
         )
         principle: str | None = Field(None, description="What matters most in the comparison, told to the judge.")
 
+    @classmethod
+    def verdict_key(cls, config: VerifierConfig) -> dict[str, str]:
+        return with_weights(super().verdict_key(config), config)
+
     def score_group(self, samples: list[Sample], config: Config) -> list[Result]:
         n = len(samples)
         if n < 2:
@@ -179,7 +184,8 @@ class PairwiseJudge(Verifier):
             else:
                 asks += [((i, j), order) for order in orders]
         requests = [_request(question, samples[a].response, samples[b].response, config) for _, (a, b) in asks]
-        replies = get_backend(backend_spec(config)).chat(requests) if requests else []
+        backend = get_backend(backend_spec(config))
+        replies = backend.chat(requests) if requests else []
         failed: dict[int, str] = {}
         for (pair, (a, b)), reply in zip(asks, replies, strict=True):
             try:
@@ -190,7 +196,7 @@ class PairwiseJudge(Verifier):
                 failed.setdefault(b, message)
                 continue
             shares[pair].append(shown_first if a == pair[0] else 1.0 - shown_first)
-        return _results(samples, dict(shares), failed, empty, config)
+        return with_model(_results(samples, dict(shares), failed, empty, config), backend, config)
 
 
 def _request(question: str, first: str, second: str, config: PairwiseJudge.Config) -> ChatRequest:

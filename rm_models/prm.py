@@ -23,7 +23,7 @@ from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 
 from .backends import Backend, get_backend
-from .base import ModelVerifier, check_length, score_prepared
+from .base import ModelVerifier, check_length, score_prepared, with_model
 from .config import ModelConfig, backend_spec
 from .scoring import Aggregate, aggregate, first_below
 from .steps import sample_steps
@@ -62,9 +62,8 @@ class ProcessRM(ModelVerifier):
 
     def score_batch(self, samples: list[Sample], config: Config) -> list[Result | float]:
         backend = get_backend(backend_spec(config))
-        if config.style == "qwen":
-            return list(self._qwen(backend, samples, config))
-        return list(self._math_shepherd(backend, samples, config))
+        score = self._qwen if config.style == "qwen" else self._math_shepherd
+        return list(with_model(score(backend, samples, config), backend, config))
 
     def _qwen(self, backend: Backend, samples: list[Sample], config: Config) -> list[Result]:
         sep = config.separator_token

@@ -25,7 +25,7 @@ from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample, VerifierKind
 
 from .backends import ChatReply, ChatRequest, get_backend
-from .base import ModelVerifier, score_prepared
+from .base import ModelVerifier, score_prepared, with_model
 from .config import JudgeConfig, backend_spec
 from .hardening import is_master_key
 from .judge_prompts import (
@@ -108,7 +108,7 @@ class RubricJudge(ModelVerifier):
             replies = iter(backend.chat([r for asked in batch for r in asked.requests]))  # one round trip for all
             return [_result(asked, [next(replies) for _ in asked.requests], config) for asked in batch]
 
-        return list(score_prepared(samples, config.failure_score, prepare, run))
+        return list(with_model(score_prepared(samples, config.failure_score, prepare, run), backend, config))
 
 
 def parse_rubric(reference: Any) -> list[Criterion]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..config import BackendSpec
 from ..errors import UnsupportedOperation
+from ..kit import weights_hash
 
 __all__ = ["Backend", "ChatReply", "ChatRequest", "TokenAlternatives"]
 
@@ -86,6 +87,19 @@ class Backend:
     def chat(self, requests: Sequence[ChatRequest]) -> list[ChatReply | Exception]:
         """Generate one reply per request; a failed request is its exception, not the batch's."""
         raise self._unsupported("generate chat replies")
+
+    def describe(self) -> dict[str, Any]:
+        """Who answers: the backend, the model as loaded, its weights hash (see
+        :func:`rewardhub.models.kit.weights_hash`; None where the weights cannot be read, as
+        behind an HTTP endpoint) and the dtype it runs in. Verdict details carry it so a verdict
+        names the weights that gave it; a backend that knows more (its resolved dtype, an
+        engine's version) overrides this and adds to it."""
+        return {
+            "backend": self.spec.backend,
+            "model": self.spec.model,
+            "weights": weights_hash(self.spec.model),
+            "dtype": self.spec.dtype,
+        }
 
     def render_chat(self, messages: Sequence[dict[str, str]], add_generation_prompt: bool) -> str:
         """The model's chat template applied to ``messages``, as text."""

@@ -68,6 +68,10 @@ class TransformersBackend(Backend):
         self._tokenizer: Any = None
         self._models: dict[Head, Any] = {}
 
+    def describe(self) -> dict[str, Any]:
+        """The base identity with the dtype and device actually used (``auto`` resolved)."""
+        return {**super().describe(), "dtype": str(self.dtype).removeprefix("torch."), "device": str(self.device)}
+
     # ---- loading -------------------------------------------------------------------------
 
     @property
