@@ -19,6 +19,11 @@ over the shorter string, so "0" earns 1 for any probability below 1. A scorer th
 task the release does not have, is status ``error``; with ``on_scorer_error: "zero"`` a raising
 scorer scores 0, as NeMo-Gym's server does.
 
+No family's scorer evaluates the text it is given: ten released scorers would (``eval`` or
+``sympy.parse_expr`` of the answer or of the entry), and ``reasoning_gym_guards`` scores those
+answers without evaluating them, or refuses them (the family's score for an unreadable answer,
+``details.refused`` saying why); a reference field they would evaluate that is not data is an error.
+
 ``reasoning_gym`` is imported in the worker on the first sample (about a second and a hundred MB:
 it registers every family at import), never in the API process.
 """
@@ -36,6 +41,7 @@ from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 
+from . import reasoning_gym_guards as guards
 from .text import strip_think
 
 __all__ = ["RELEASE", "TASKS", "ReasoningGymVerifier"]
@@ -188,17 +194,25 @@ class ReasoningGymVerifier(Verifier):
             raise VerifierError(f"reference task {task!r} is not among the config's tasks")
         text = strip_think(sample.response) if config.strip_think else sample.response
         answer = _answer(text, config.answer_format)
+        entry = guards.checked_entry(task, entry)
+        refusal = guards.answer_refusal(task, answer)
+        if refusal is not None:
+            return Result.ok(refusal.score, task=task, answer=_short(answer), refused=refusal.reason)
         if config.strict and task in _STRICT:
             value = _STRICT[task](answer, entry)
         else:
             try:
                 value = _scorer(task)(answer=answer, entry=entry)
+            except VerifierError:
+                raise
             except Exception as exc:  # noqa: BLE001 - a third-party scorer's failure, reported as such
                 if config.on_scorer_error == "zero":
                     return Result.ok(0.0, task=task, answer=_short(answer), scorer_error=f"{type(exc).__name__}: {exc}")
                 raise VerifierError(
                     f"reasoning-gym's score_answer for {task!r} raised {type(exc).__name__}: {exc}"
                 ) from None
+        if isinstance(value, guards.Refusal):
+            return Result.ok(value.score, task=task, answer=_short(answer), refused=value.reason)
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise VerifierError(f"reasoning-gym's score_answer for {task!r} returned {value!r}, not a number")
         return Result.ok(float(value), task=task, answer=_short(answer))
@@ -255,7 +269,10 @@ def _answer(text: str, answer_format: str) -> str | None:
 
 @cache
 def _scorer(task: str):
-    """The task's ``score_answer`` (a dataset built with its default config, as ``get_score_answer_fn`` does)."""
+    """The task's ``score_answer`` (a dataset built with its default config, as ``get_score_answer_fn`` does),
+    or, for a family whose released scorer evaluates text, the guards' own."""
+    if task in guards.SCORERS:
+        return guards.SCORERS[task]
     import reasoning_gym
 
     return reasoning_gym.get_score_answer_fn(task)
