@@ -18,7 +18,11 @@ The harness cannot be talked into a pass: expected outputs and the comparison st
 process; a function's result comes back strictly typed on a private channel and is compared
 here; exit status 0 alone never passes a test; a program that exits before its test ran fails it;
 a test run whole (asserts in loops) passes only on the record its own process writes after the
-check returned, a process the program's code never runs in.
+check returned, a process the program's code never runs in. No expected value, test source or
+harness state is ever in memory the program can read: a whole test runs as a sandboxed run of its
+own and is read only after the program's process is forked
+(:mod:`rewardhub.sandbox.inside.check_process`); an assert comparing with a value the test computes
+runs whole too (:mod:`rewardhub.sandbox.asserts`).
 
 A submission's tests all run in **one sandboxed run** (``batch``, the default; see
 :mod:`rewardhub.sandbox.batch`), and every test has its own clock: a test that hangs or kills its
@@ -29,8 +33,7 @@ one fork per submission. Everything else runs under a coordinator inside the san
 (:mod:`rewardhub.sandbox.inside.batch`) that runs none of the program and starts the test
 processes: stdin/stdout cases share one, the program run afresh for each case with the process
 reset to a fresh interpreter's state in between (see :mod:`rewardhub.sandbox.inside.stdio_cases`;
-``fresh_process_per_case`` gives each a fork of its own); each whole test gets a fork of its own; a
-built native program (C, C++, Rust, Go, Java, JavaScript, ...) is spawned once per stdin/stdout
+``fresh_process_per_case`` gives each a fork of its own); a built native program (C, C++, Rust, Go, Java, JavaScript, ...) is spawned once per stdin/stdout
 case, on pipes of its own. Each test's record is checked on its own (a program that writes on its
 channel spoils only its own test), and what comes back says what happened, never whether a test
 passed. With ``all_or_nothing`` the run stops after the first test that surely failed (timed out,

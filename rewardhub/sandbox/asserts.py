@@ -14,10 +14,13 @@ So each assert is planned in the trusted parent:
 Asserts that cannot be split one by one (inside a ``for`` loop, a ``with`` block, EvalPlus's
 ``assertion(...)`` helper) make the whole test one :class:`WholeCheck`, run in a process of its
 own that calls the program's functions across a process boundary and gets plain values back.
+So does an assert with a leaf the program never touched, a value of the test's own
+(``odd_sum = sum(...); assert candidate(lst) == odd_sum``, HumanEval/151), and every assert after
+the statement that computes it: a leaf, and a setup, is evaluated in the program's process.
 
-What it does not cover: an expected value written as an expression we do not interpret (say
-``sorted(x, key=...)``) is a leaf itself and so is computed in the sandbox; a test whose
-statements (not asserts) call the program trusts the program's side effects.
+What it does not cover: an expected value written inside a leaf that also calls the program (say
+``candidate(1) == (2 if candidate else 3)``) travels with that leaf; a test whose statements (not
+asserts) call the program trusts the program's side effects.
 """
 
 from __future__ import annotations
@@ -131,13 +134,20 @@ def plan_asserts(test_code: str, entry_point: str | None = None) -> list[AssertP
     nested = _nested_assert(statements)
     if nested is not None:
         return [WholeCheck(whole_source, free_names(whole_source), nested)]
+    whole = _own_values(statements, free_names(whole_source))
     plans: list[AssertPlan | WholeCheck] = []
     setup: list[ast.stmt] = []
-    for statement in statements:
+    for index, statement in enumerate(statements):
         if isinstance(statement, ast.Assert):
             leaves: list[str] = []
             expression = _split(statement.test, leaves)
-            if leaves:  # HumanEval's ``assert True, "..."`` lines test nothing: no free credit for them
+            if not leaves:  # HumanEval's ``assert True, "..."`` lines test nothing: no free credit for them
+                continue
+            if index in whole:
+                source = _source([*setup, statement])
+                why = f"a value of the test's own reaches this assert (line {statement.lineno})"
+                plans.append(WholeCheck(source, free_names(source), why))
+            else:
                 plans.append(AssertPlan(ast.unparse(statement), _source(setup), tuple(leaves), expression))
         else:
             setup.append(statement)
@@ -163,6 +173,55 @@ def _nested_assert(statements: list[ast.stmt]) -> str | None:
         if isinstance(statement, ast.Return | ast.Raise):
             return f"a {type(statement).__name__.lower()} statement between the asserts (line {statement.lineno})"
     return None
+
+
+def _own_values(statements: list[ast.stmt], program: tuple[str, ...]) -> set[int]:
+    """The asserts (their indexes in ``statements``) that must run whole, or a value of the test's
+    own (an expected answer, as ``expected = sum(...); assert f(x) == expected`` has it) would
+    enter the program's process.
+
+    A split assert's leaves and setup are evaluated where the program runs (and a series of them
+    holds every test's), so a leaf may hold only what the program touched: its functions, what they
+    returned, what was passed to them. An assert with a leaf that touches none of those runs whole,
+    in a process the program cannot read; so does every assert after a statement that computes such
+    a value, since that statement would be in its setup.
+    """
+    touched = set(program)
+    own_statements: list[int] = []
+    own_asserts: set[int] = set()
+    needed: set[str] = set()
+    for index, statement in enumerate(statements):
+        if not isinstance(statement, ast.Assert):
+            if _loaded(statement) & touched:  # the program computed these names, or saw them
+                touched |= _loaded(statement) | _bound(statement)
+            elif not isinstance(statement, ast.Import | ast.ImportFrom):
+                own_statements.append(index)
+            continue
+        leaves: list[str] = []
+        _split(statement.test, leaves)
+        names = [_loaded(ast.parse(leaf, mode="eval")) for leaf in leaves]
+        for _ in names:  # ``f(x) == x``: x went to the program, so it is the program's to report
+            for loaded in names:
+                if loaded & touched:
+                    touched |= loaded
+        own = [loaded for loaded in names if not loaded & touched]
+        if own:
+            own_asserts.add(index)
+            needed |= set().union(*own)
+    secret = len(statements)
+    for index in reversed(own_statements):  # what the own leaves need, back to where it is computed
+        if _bound(statements[index]) & needed:
+            needed |= _loaded(statements[index])
+            secret = index
+    return own_asserts | {i for i, s in enumerate(statements) if isinstance(s, ast.Assert) and i > secret}
+
+
+def _loaded(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _bound(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
 
 
 def _entry_point_called(statements: list[ast.stmt]) -> str | None:

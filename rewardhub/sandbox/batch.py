@@ -13,7 +13,11 @@ its comparisons, with the expected values, never leave this process):
   unless failures stop the batch, a fresh run goes on with the tests after it. One fork per
   submission: a coordinator inside the sandbox would be a second (the test process's parent), and
   its copy of the interpreter's pages cost as much as the test process itself.
-- **Anything else** (stdin/stdout cases, whole checks, a mix): :mod:`rewardhub.sandbox.inside.batch`
+- **A whole check** (asserts in loops or helpers) runs as a run of its own, its test sent on the
+  run's stdin and read by the test process only after the program's process is forked, so the
+  program's memory never held it (:mod:`rewardhub.sandbox.inside.check_process`); the tests
+  around it are batched as usual.
+- **Anything else** (stdin/stdout cases, a mix with calls or asserts): :mod:`rewardhub.sandbox.inside.batch`
   coordinates inside the run, forks the test processes and reports, for each, what happened (its
   wait status, whether it was killed for time or output, its record, its stderr, its stdout for
   stdin/stdout tests). Here each report becomes the :class:`RunResult` that a run of that test
@@ -63,6 +67,8 @@ def run_batch(
     If the run itself fails (the program does not compile, the sandbox breaks), every test gets that run.
     """
     budget_s = max(0.0, budget_s)
+    if any(test.get("kind") == "check" for test in tests):
+        return _run_with_whole_tests(job, tests, limits, budget_s, stop, last, stdio_series)
     if job.language.in_process and tests and all(test.get("kind") in SERIES for test in tests):
         return _run_series(job, tests, limits, budget_s, stop, last)
     run_limits = limits.with_(timeout_s=budget_s + BATCH_SLACK_S)
@@ -81,6 +87,54 @@ def run_batch(
         return [run] * len(tests)
     results: list[RunResult | None] = [_result(entry, run, limits) for entry in entries]
     return results + [None] * (len(tests) - len(results))
+
+
+def _run_with_whole_tests(
+    job: Job,
+    tests: list[dict[str, Any]],
+    limits: Limits,
+    budget_s: float,
+    stop: bool,
+    last: bool,
+    stdio_series: bool,
+) -> list[RunResult | None]:
+    """Each whole test in a run of its own, the tests between them batched as usual, in order.
+
+    A whole test's process reads the test only after it has forked the program's process
+    (:mod:`rewardhub.sandbox.inside.check_process`); a coordinator would have held every test of
+    the batch before forking the processes the program runs in. A HumanEval problem is one whole
+    test or none, so this costs it no extra run.
+    """
+    end = time.monotonic() + budget_s
+    segments = _segments(tests)
+    results: list[RunResult | None] = []
+    for number, segment in enumerate(segments):
+        left = end - time.monotonic()
+        if left <= 0 or (stop and any(_stops(result) for result in results)):
+            break
+        final = last and number == len(segments) - 1
+        if segment[0].get("kind") != "check":
+            results += run_batch(job, segment, limits, left, stop, final, stdio_series)
+            continue
+        whole = {"mode": "check", "source": segment[0]["source"], "names": list(segment[0]["names"])}
+        results.append(job.run(b"", limits.with_(timeout_s=min(limits.timeout_s, left)), whole, last=final))
+    return results + [None] * (len(tests) - len(results))
+
+
+def _segments(tests: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Each whole test alone, the other tests between them together."""
+    segments: list[list[dict[str, Any]]] = []
+    for test in tests:
+        if test.get("kind") != "check" and segments and segments[-1][0].get("kind") != "check":
+            segments[-1].append(test)
+        else:
+            segments.append([test])
+    return segments
+
+
+def _stops(result: RunResult | None) -> bool:
+    """Whether, with ``stop``, nothing runs after this result (a sure failure, or a failed whole test)."""
+    return result is None or not result.ok or (result.record or {}).get("check") == "failed"
 
 
 def _run_series(

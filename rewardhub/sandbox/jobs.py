@@ -146,7 +146,8 @@ class Job:
         last: bool = False,
         pace_s: float | None = None,
     ) -> RunResult:
-        """Run the program once: on ``stdin``, or (Python only) for one function-call or assert ``test``.
+        """Run the program once: on ``stdin``, or (Python only) for one function-call, assert or whole ``test``
+        (a whole test's ``source`` goes on stdin, never in the payload: :func:`_whole_test_on_stdin`).
 
         ``files`` are written (read-only) into the scratch folder first, replacing earlier ones of the
         same name; ``args`` follow the program's name on its command line (a checker's file names).
@@ -174,6 +175,8 @@ class Job:
             execution = Execution("argv", limits, argv=argv, payload=payload, stdin=data, env=env, last=last)
             return self.sandbox.run(execution)
         test = {**(test or {}), **({"args": list(args)} if args else {})}
+        if test.get("mode") == "check":
+            data = _whole_test_on_stdin(test, data)
         payload = {
             "path": f"{self.sandbox.scratch}/{self.language.source}",
             "code": self.code,
@@ -182,6 +185,16 @@ class Job:
             **test,
         }
         return self.sandbox.run(Execution("python", limits, payload=payload, stdin=data, last=last, pace_s=pace_s))
+
+
+def _whole_test_on_stdin(test: dict[str, Any], stdin: bytes) -> bytes:
+    """A whole test's source leaves the payload for the run's stdin, which the test process reads
+    only after it has forked the program's process: no copy of the test is ever in a process the
+    program's code runs in (:mod:`rewardhub.sandbox.inside.check_process`)."""
+    source = test.pop("source", "")
+    if stdin or not isinstance(source, str) or not source.strip():
+        raise SandboxError("a whole test needs its source, and its program gets no stdin")
+    return source.encode("utf-8", "surrogatepass")
 
 
 def _encoded(files: Mapping[str, str | bytes]) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 Assert and call tests run in the run's own process after one run of the program, while the trusted
 parent keeps each test's clock from the line the one before it reported; anything else runs under a
 coordinator inside the run that executes none of the program (stdin/stdout cases one after another
-in one test process, each whole test in a fork of its own). Every test has its own clock.
+in one test process); a whole test is a run of its own. Every test has its own clock.
 
 These tests pin what must stay true of that: one run per submission, each test's outcome on its own,
 a hanging or crashing test costs only itself, the expected values stay in the parent, and a program
@@ -143,7 +143,9 @@ def test_each_test_of_a_series_has_its_own_clock_from_the_line_before_it_and_rep
     assert results[1].elapsed_ms >= 250 > results[0].elapsed_ms
 
 
-def test_asserts_beside_a_whole_check_run_under_the_coordinator_each_on_its_own():
+def test_asserts_beside_a_whole_check_each_run_on_its_own():
+    """The whole check is a sandboxed run of its own (its test read after the program's process is
+    forked); the asserts around it run as a series."""
     tests = [
         {"kind": "assert", "setup": "", "leaves": ["f(1)"]},
         {"kind": "check", "source": "for x in range(3):\n    assert f(x) == x + 1\n", "names": ["f"]},

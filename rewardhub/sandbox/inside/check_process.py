@@ -8,14 +8,27 @@ written where the harness would write it. So there are two processes:
 
 - the **test process** (this one, the fork server's child) marks itself non-dumpable, which keeps
   a process of the same uid from reading its memory or its file descriptors (``/proc/PID/mem``,
-  ``/proc/PID/fd``, ``pidfd_getfd``; ptrace is refused by the system-call filter too), and never
-  executes a line of the program. It runs the test with pristine built-ins; every name the test
-  needs from the program (the entry point, helpers like ``encode_cyclic``) is a stub that calls
-  across a socket. It alone holds the result channel (fd 3), and it writes its one record, "the
-  check returned", only after ``check(...)`` has returned.
-- the **program process**, forked before any of the program runs, closes the result channel, runs
-  the program as ``__main__``, then answers calls: arguments and results travel strictly encoded
-  (:mod:`wire`), so the test only ever compares plain values it built itself.
+  ``/proc/PID/fd``, ``/proc/PID/environ``, ``pidfd_getfd``; ptrace is refused by the system-call
+  filter too), and never executes a line of the program. It runs the test with pristine built-ins;
+  every name the test needs from the program (the entry point, helpers like ``encode_cyclic``) is a
+  stub that calls across a socket. It alone holds the result channel (fd 3), and it writes its one
+  record, "the check returned", only after ``check(...)`` has returned.
+- the **program process**, forked before any of the program runs *and before the test is read*,
+  closes the result channel and the test's pipe, runs the program as ``__main__``, then answers
+  calls: arguments and results travel strictly encoded (:mod:`wire`), so the test only ever
+  compares plain values it built itself.
+
+Why the test comes after the fork: a fork copies every page of its parent, freed ones included,
+so a test that was ever in this process before the fork (its source, a table of expected outputs,
+even a string since dropped) could be read back by the program: walking its own stack
+(``sys._getframe``) up to the harness's frames, scanning ``gc.get_objects()``, or reading
+``/proc/self/mem``. So the run's payload carries the program and the names the test needs, never
+the test; the test's source arrives on this run's stdin (:class:`rewardhub.sandbox.jobs.Job` puts
+it there), which this process reads only once the program process exists, and which the program
+process never holds (its stdin is an empty pipe). Of the alternatives, keeping the test in the
+trusted parent outside the sandbox would cost a round trip per call across the sandbox's wall, and
+spawning a fresh interpreter for the program would cost its start and its imports, where a fork of
+the warm one costs about a millisecond.
 
 If the program exits, crashes or stops answering, the test's call fails, so the test fails. The
 worst a program can do to the test process is kill it, which leaves no record: a failure.
@@ -52,6 +65,8 @@ pristine.seal(globals())  # the program process goes on with these functions aft
 __all__ = ["Program", "run_whole_check"]
 
 PR_SET_DUMPABLE = 4
+TEST_FD = 0
+"""Where the test's source arrives: the run's stdin, read only after the program process is forked."""
 _EXCEPTIONS = {
     name: value for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, Exception)
 }
@@ -79,7 +94,8 @@ def run_whole_check(
     record: Callable[[dict[str, Any]], None],
     record_fd: int,
 ) -> int:
-    """Fork the program off, run the test here; the exit status (the program's, if it failed)."""
+    """Fork the program off, then read the test from stdin and run it here; the exit status (the
+    program's, if it failed)."""
     _undumpable()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     sys.stdout.flush()
@@ -90,6 +106,7 @@ def run_whole_check(
         try:
             ours.close()
             os.close(record_fd)  # the program never holds the result channel
+            _empty_stdin()  # nor the test's pipe, which the test process reads only now
             status = _serve_program(theirs, program, list(spec["names"]))
         except SystemExit as exc:  # sys.exit() inside a function the test called
             status = program.exit_status(exc.code)
@@ -97,12 +114,38 @@ def run_whole_check(
             pristine.exit_now(program.finish(status))
     theirs.close()
     _forget_scratch(os.path.dirname(spec["path"]))
-    outcome = _run_test(ours, spec["source"], builtins_snapshot)
-    record(outcome)
+    source = _read_test(TEST_FD)
+    if source is None:
+        record({"check": "failed", "message": "the test did not arrive"})
+    else:
+        record(_run_test(ours, source, builtins_snapshot))
     ours.close()  # the program process sees the end of its calls and finishes like a program does
     _, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)
     return code if code > 0 else (1 if code < 0 else 0)
+
+
+def _empty_stdin() -> None:
+    """An empty pipe on fd 0 in place of the test's: the program reads an end of file, as it would
+    from the empty stdin of a run of its own."""
+    read, write = os.pipe()
+    pristine.close(write)
+    os.dup2(read, TEST_FD)
+    pristine.close(read)
+
+
+def _read_test(fd: int) -> str | None:
+    """The test's source, all of it (the parent closes the pipe after writing it); None if none came."""
+    chunks = []
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        source = b"".join(chunks).decode("utf-8", "surrogatepass")
+    except (OSError, UnicodeDecodeError):
+        return None
+    finally:
+        pristine.close(fd)
+    return source if source.strip() else None
 
 
 # --- the test process -------------------------------------------------------------------------

@@ -69,7 +69,8 @@ def run_python(spec: dict[str, Any], builtins_snapshot: dict[str, Any]) -> int:
     if spec["mode"] == "batch":  # every test of the submission in this one run, each in a fork of its own
 
         def one(test: dict[str, Any]) -> int:  # reseeded by run_batch's prepare, before its test began
-            return _run_test(code, module, {**spec, **test, "mode": test["kind"]}, builtins_snapshot)
+            whole = {"in_batch": True}  # the coordinator never holds a whole test: it runs on its own
+            return _run_test(code, module, {**spec, **test, "mode": test["kind"], **whole}, builtins_snapshot)
 
         def cases(tests: list[tuple[int, dict[str, Any]]], report: Any) -> int:
             """The program once per stdin/stdout case (:mod:`stdio_cases`), each reported as it ends."""
@@ -127,6 +128,9 @@ def _run_test(
             _record({"crashed": _crashed})
         return _finish(status)
     if mode == "check":
+        if "source" in spec or spec.get("in_batch"):  # the program's memory would hold it: see check_process
+            _record({"check": "failed", "message": "a whole test comes on its run's stdin, never with the program"})
+            return 1
         program = check_process.Program(module, lambda: (_exec_main(code, module), _exited), _finish, _exit_status)
         return _finish(check_process.run_whole_check(spec, program, builtins_snapshot, _record, RECORD_FD))
     status = _exec_main(code, module)

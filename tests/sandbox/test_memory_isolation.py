@@ -1,0 +1,135 @@
+"""The program under test never shares memory with what judges it.
+
+Each test scores, through the ``code`` verifier as a user would, a program that answers wrong
+unless one way of looking (:mod:`memory_attacks`) finds the expected answer to its input: on its
+own stack (``sys._getframe``, ``inspect.stack()``), among the interpreter's objects
+(``gc.get_objects()``), in its own memory (``/proc/self/mem``), in its parent's or any other
+process's memory, environment or command line, in a descriptor it inherited, or in its
+environment. Every answer is ``ans<n>:`` and 16 random hex digits, so it cannot be guessed: a
+program scores only with answers it found. Against every kind of test (asserts, whole checks,
+function calls, stdin/stdout cases, a checker), in Python and in C, each must score 0.
+
+The controls plant the answers within each way's reach and expect it to find them, so a 0 above
+means the answers were not there to find, not that the looking was broken.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+from memory_attacks import C_METHODS, PYTHON_METHODS, c_stdio, python_function, python_stdio
+
+from rewardhub.types import Sample
+from rewardhub.verifiers.code import CodeVerifier
+
+VERIFIER = CodeVerifier()
+INPUTS = (1, 2, 3)
+CHECKER = """
+import sys
+_, _input, output, answer = sys.argv
+sys.exit(0 if open(output).read().strip() == open(answer).read().strip() else 1)
+"""
+
+
+def new_answers() -> dict[int, str]:
+    return {n: f"ans{n}:{secrets.token_hex(8)}" for n in INPUTS}
+
+
+def asserts(answers: dict[int, str]) -> dict:
+    """HumanEval's shape, one assert a line: split, the expected values never leave the parent."""
+    lines = "".join(f"    assert candidate({n}) == {answer!r}\n" for n, answer in answers.items())
+    return {"test": f"def check(candidate):\n{lines}", "entry_point": "f"}
+
+
+def asserts_computing_an_answer(answers: dict[int, str]) -> dict:
+    """HumanEval/151's shape: the test computes an expected value, then asserts the program's equals it."""
+    (one, first), (two, second), (three, third) = answers.items()
+    lines = [
+        f"assert candidate({one}) == {first!r}",
+        f"expected = {second[:5]!r} + {second[5:]!r}",
+        f"assert candidate({two}) == expected",
+        f"assert candidate({three}) == {third!r}",
+    ]
+    return {"test": "def check(candidate):\n" + "".join(f"    {line}\n" for line in lines), "entry_point": "f"}
+
+
+def whole_check(answers: dict[int, str]) -> dict:
+    """EvalPlus's shape: a table of inputs and expected results, asserted in a loop (run whole)."""
+    table = f"inputs = {[[n] for n in answers]!r}\nresults = {list(answers.values())!r}\n"
+    check = "def check(candidate):\n    for inp, exp in zip(inputs, results):\n        assert candidate(*inp) == exp\n"
+    return {"test": table + "\n" + check, "entry_point": "f"}
+
+
+def whole_check_beside_an_assert(answers: dict[int, str]) -> dict:
+    """verl's ``assert_case``: a plain assert, then a loop (a batch that mixes the two)."""
+    first, *rest = answers.items()
+    loop = f"for n, exp in {rest!r}:\n    assert f(n) == exp\n"
+    return {"inputs": [], "outputs": [], "assert_case": [f"assert f({first[0]}) == {first[1]!r}", loop]}
+
+
+def calls(answers: dict[int, str]) -> dict:
+    return {"fn_name": "f", "inputs": [[n] for n in answers], "outputs": list(answers.values())}
+
+
+def stdio(answers: dict[int, str]) -> dict:
+    return {"inputs": [f"{n}\n" for n in answers], "outputs": list(answers.values())}
+
+
+def checked(answers: dict[int, str]) -> dict:
+    return {**stdio(answers), "checker": {"language": "python", "code": CHECKER}}
+
+
+PYTHON_KINDS = {
+    # kind: (reference, the program's shape, verifier config)
+    "asserts": (asserts, python_function, {}),
+    "asserts, one expected value computed by the test": (asserts_computing_an_answer, python_function, {}),
+    "a whole check": (whole_check, python_function, {}),
+    "a whole check, a sandboxed run per test": (whole_check, python_function, {"batch": False}),
+    "a whole check beside an assert": (whole_check_beside_an_assert, python_function, {}),
+    "function calls": (calls, python_function, {}),
+    "stdin/stdout cases": (stdio, python_stdio, {}),
+    "stdin/stdout cases, a process each": (stdio, python_stdio, {"fresh_process_per_case": True}),
+    "a checker": (checked, python_stdio, {}),
+}
+C_KINDS = {"stdin/stdout cases": stdio, "a checker": checked}
+
+
+def score(program: str, reference: dict, language: str = "python", **config):
+    response = f"```{language}\n{program}```\n"
+    return VERIFIER.score(
+        Sample(response=response, reference=reference), CodeVerifier.Config(language=language, **config)
+    )
+
+
+def assert_found_nothing(result) -> None:
+    assert result.status == "ok", result.details
+    assert result.details["passed"] == 0, result.details["tests"]
+    assert result.score == 0.0
+
+
+@pytest.mark.parametrize("method", list(PYTHON_METHODS))
+@pytest.mark.parametrize("kind", list(PYTHON_KINDS))
+def test_a_python_program_finds_no_expected_answer(kind, method):
+    reference, program, config = PYTHON_KINDS[kind]
+    assert_found_nothing(score(program(method), reference(new_answers()), **config))
+
+
+@pytest.mark.parametrize("method", list(C_METHODS))
+@pytest.mark.parametrize("kind", list(C_KINDS))
+def test_a_c_program_finds_no_expected_answer(kind, method):
+    assert_found_nothing(score(c_stdio(method), C_KINDS[kind](new_answers()), language="c"))
+
+
+@pytest.mark.parametrize("method", list(PYTHON_METHODS))
+def test_each_python_way_of_looking_finds_answers_within_its_reach(method):
+    answers = new_answers()
+    result = score(python_function(method, planted=list(answers.values())), calls(answers))
+    assert (result.status, result.score) == ("ok", 1.0), result.details["tests"]
+
+
+@pytest.mark.parametrize("method", list(C_METHODS))
+def test_each_c_way_of_looking_finds_answers_within_its_reach(method):
+    answers = new_answers()
+    result = score(c_stdio(method, planted=list(answers.values())), stdio(answers), language="c")
+    assert (result.status, result.score) == ("ok", 1.0), result.details["tests"]
