@@ -11,7 +11,17 @@ stop the rest: no database may be attached at all, and no string or blob grows p
 
 The database is a file under the data directory the operator names in ``REWARDHUB_SQL_DATA_DIR``
 (a path that leaves it, by ``..`` or a link, is refused), or one built from the reference's own
-schema and rows, once per process, into a private temporary folder.
+schema and rows (:class:`InlineDatabase`).
+
+An inline database never touches the disk: it is built in a ``:memory:`` connection and kept as
+SQLite's serialized image (``Connection.serialize``), and each query runs on a private copy of
+that image (``deserialize``, with ``PRAGMA query_only`` where a file would be opened ``mode=ro``).
+Why memory and not files: a process pool's workers are killed, not exited, so clean-up at exit
+never ran and every worker left its databases in /tmp (235 MB after one clean stop); and a kill -9
+runs no code at all. Memory goes with the process, whatever ends it. Built images are kept per
+process, least recently used first out, within :data:`INLINE_CACHE` databases and
+:data:`INLINE_CACHE_BYTES` bytes (:class:`InlineCache`), so a group's samples build their database
+once and a worker's memory stays bounded (each image is at most :data:`MAX_INLINE_BYTES`).
 
 Not covered: SQLite's memory use inside the time limit (the worker's own memory limit bounds it),
 and dialects other than SQLite's.
@@ -19,29 +29,37 @@ and dialects other than SQLite's.
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import json
 import os
-import shutil
 import sqlite3
-import tempfile
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.request import pathname2url
 
 from .errors import QueryFailed, QueryRefused, QueryTimedOut, TooManyRows
 
-__all__ = ["DATA_DIR_ENV", "Limits", "database_file", "inline_database", "run_query"]
+__all__ = [
+    "DATA_DIR_ENV",
+    "Database",
+    "InlineCache",
+    "InlineDatabase",
+    "Limits",
+    "database_file",
+    "inline_database",
+    "run_query",
+]
 
 DATA_DIR_ENV = "REWARDHUB_SQL_DATA_DIR"
 MAX_VALUE_BYTES = 16 * 1024 * 1024
-MAX_INLINE_BYTES = 64 * 1024 * 1024
+MAX_INLINE_BYTES = 64 * 1024 * 1024  # one inline database
 INLINE_CACHE = 32  # built databases kept per process
+INLINE_CACHE_BYTES = 256 * 1024 * 1024  # and their images together
 
 _READ_PRAGMAS = frozenset(
     {
@@ -90,43 +108,70 @@ def database_file(relative: str) -> Path:
     return path
 
 
-_built: OrderedDict[str, Path] = OrderedDict()
-_workdir: list[Path] = []
+@dataclass(frozen=True, eq=False)
+class InlineDatabase:
+    """A database built from a reference's schema and rows: its serialized image, in memory.
+
+    ``key`` (the digest of the schema and rows) is what caches know it by, so that no cache of
+    results keeps an evicted image alive.
+    """
+
+    key: str
+    image: bytes = field(repr=False)
 
 
-def inline_database(schema: str, rows: Mapping[str, list[list[Any]]], timeout_s: float) -> Path:
-    """A database file built from the reference's schema (SQL) and rows (table -> rows), cached."""
+Database = Path | InlineDatabase
+"""Where a query runs: a file under the data directory, or an inline database."""
+
+
+class InlineCache:
+    """Built inline databases by key, least recently used first out, within ``entries`` databases
+    and ``max_bytes`` bytes of images together; safe to share between threads."""
+
+    def __init__(self, entries: int, max_bytes: int) -> None:
+        self.entries = entries
+        self.max_bytes = max_bytes
+        self.nbytes = 0
+        self._kept: OrderedDict[str, InlineDatabase] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def get(self, key: str) -> InlineDatabase | None:
+        with self._lock:
+            database = self._kept.get(key)
+            if database is not None:
+                self._kept.move_to_end(key)
+            return database
+
+    def put(self, database: InlineDatabase) -> None:
+        with self._lock:
+            if database.key in self._kept:
+                return
+            self._kept[database.key] = database
+            self.nbytes += len(database.image)
+            while self._kept and (len(self._kept) > self.entries or self.nbytes > self.max_bytes):
+                _, old = self._kept.popitem(last=False)
+                self.nbytes -= len(old.image)
+
+
+_cache = InlineCache(INLINE_CACHE, INLINE_CACHE_BYTES)
+
+
+def inline_database(schema: str, rows: Mapping[str, list[list[Any]]], timeout_s: float) -> InlineDatabase:
+    """The database built from the reference's schema (SQL) and rows (table -> rows), cached."""
     key = hashlib.sha256(json.dumps([schema, rows], sort_keys=True, default=repr).encode()).hexdigest()
-    if key in _built and _built[key].is_file():
-        _built.move_to_end(key)
-        return _built[key]
-    path = _folder() / f"{key}.sqlite"
-    partial = path.with_suffix(".partial")
-    partial.unlink(missing_ok=True)
-    try:
-        _build(partial, schema, rows, timeout_s)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    os.replace(partial, path)
-    _built[key] = path
-    while len(_built) > INLINE_CACHE:
-        _, old = _built.popitem(last=False)
-        old.unlink(missing_ok=True)
-    return path
+    database = _cache.get(key)
+    if database is None:
+        database = InlineDatabase(key, _build(schema, rows, timeout_s))
+        _cache.put(database)
+    return database
 
 
-def _folder() -> Path:
-    if not _workdir or not _workdir[0].is_dir():
-        folder = Path(tempfile.mkdtemp(prefix="rewardhub-sql-"))
-        atexit.register(shutil.rmtree, folder, True)
-        _workdir[:] = [folder]
-    return _workdir[0]
-
-
-def _build(path: Path, schema: str, rows: Mapping[str, list[list[Any]]], timeout_s: float) -> None:
+def _build(schema: str, rows: Mapping[str, list[list[Any]]], timeout_s: float) -> bytes:
     denied: list[str] = []
-    conn = sqlite3.connect(path, isolation_level=None)
+    conn = sqlite3.connect(":memory:", isolation_level=None)
     try:
         _limit(conn)
         page_size = conn.execute("PRAGMA page_size").fetchone()[0]
@@ -145,6 +190,8 @@ def _build(path: Path, schema: str, rows: Mapping[str, list[list[Any]]], timeout
                 conn.execute("COMMIT")
         except sqlite3.Error as exc:
             raise ValueError(_why(exc, denied, timeout_s)) from None
+        conn.set_authorizer(None)  # serializing reads PRAGMA page_count, which a schema may not
+        return conn.serialize()
     finally:
         conn.close()
 
@@ -162,9 +209,9 @@ def _build_authorizer(denied: list[str]) -> Callable[..., int]:
     return authorize
 
 
-def run_query(path: Path, sql: str, limits: Limits) -> list[tuple[Any, ...]]:
-    """The rows ``sql`` returns on the database at ``path``, read-only; a QueryError otherwise."""
-    conn = sqlite3.connect(f"file:{pathname2url(str(path))}?mode=ro", uri=True, isolation_level=None)
+def run_query(database: Database, sql: str, limits: Limits) -> list[tuple[Any, ...]]:
+    """The rows ``sql`` returns on ``database``, read-only; a QueryError otherwise."""
+    conn = _connect(database)
     denied: list[str] = []
     try:
         conn.text_factory = lambda raw: raw.decode(errors="ignore")  # BIRD's evaluation reads text this way
@@ -192,6 +239,20 @@ def run_query(path: Path, sql: str, limits: Limits) -> list[tuple[Any, ...]]:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         conn.close()
+
+
+def _connect(database: Database) -> sqlite3.Connection:
+    """A connection of the query's own: the file opened read-only, or a private copy of the image."""
+    if isinstance(database, Path):
+        return sqlite3.connect(f"file:{pathname2url(str(database))}?mode=ro", uri=True, isolation_level=None)
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        conn.deserialize(database.image)
+        conn.execute("PRAGMA query_only = ON")  # what mode=ro is to a file
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 def _query_authorizer(denied: list[str]) -> Callable[..., int]:

@@ -23,7 +23,8 @@ than SQLite's, or whether a query is efficient.
 
 from __future__ import annotations
 
-from functools import lru_cache
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,7 +36,7 @@ from rewardhub.verifier import Verifier, VerifierConfig
 
 from ..text import strip_think
 from .compare import bird_match, spider_match, spider_order_matters
-from .database import Limits, database_file, inline_database, run_query
+from .database import Database, Limits, database_file, inline_database, run_query
 from .errors import QueryError
 from .statement import extract_sql, single_statement
 
@@ -125,14 +126,14 @@ class SqlVerifier(Verifier):
     def score(self, sample: Sample, config: Config) -> Result:
         reference = _reference(sample.reference)
         limits = Limits(timeout_s=config.query_timeout_s, max_rows=config.max_rows)
-        path = _database(reference, config.query_timeout_s)
-        gold = _gold_rows(reference, path, limits)
+        database = _database(reference, config.query_timeout_s)
+        gold = _gold_rows(reference, database, limits)
         text = strip_think(sample.response) if config.strip_think else sample.response
         predicted_sql = extract_sql(text, config.answer_format)
         if predicted_sql is None:
             return Result.ok(0.0, reason="no_sql", error="the response holds no SQL query")
         try:
-            predicted = run_query(path, single_statement(predicted_sql), limits)
+            predicted = run_query(database, single_statement(predicted_sql), limits)
         except QueryError as exc:
             return Result.ok(0.0, reason=exc.reason, error=exc.message, predicted_sql=predicted_sql[:2000])
         matched = _match(config.rule, reference, gold, predicted)
@@ -161,7 +162,7 @@ def _reference(raw: Any) -> SqlReference:
         raise VerifierError(problems) from None
 
 
-def _database(reference: SqlReference, timeout_s: float) -> Path:
+def _database(reference: SqlReference, timeout_s: float) -> Database:
     try:
         if reference.db_schema is not None:
             return inline_database(reference.db_schema, reference.rows, timeout_s)
@@ -191,23 +192,40 @@ def _named_database(name: str) -> Path:
     raise ValueError(f"no database {name!r} under the data directory (looked for {', '.join(tried)})")
 
 
-def _gold_rows(reference: SqlReference, path: Path, limits: Limits) -> list[tuple[Any, ...]]:
+def _gold_rows(reference: SqlReference, database: Database, limits: Limits) -> list[tuple[Any, ...]]:
     if reference.gold_result is not None:
         return [tuple(row) for row in reference.gold_result]
     try:
-        return list(_gold_query_rows(str(path), path.stat().st_mtime_ns, reference.gold_sql or "", limits))
+        return list(_gold_query_rows(database, reference.gold_sql or "", limits))
     except QueryError as exc:
         raise VerifierError(f"reference.gold_sql could not be run ({exc.reason}): {exc.message}") from None
 
 
-@lru_cache(maxsize=256)
-def _gold_query_rows(path: str, _mtime_ns: int, gold_sql: str, limits: Limits) -> tuple[tuple[Any, ...], ...]:
+GOLD_CACHE = 256
+_gold: OrderedDict[tuple[str, str, Limits], tuple[tuple[Any, ...], ...]] = OrderedDict()
+_gold_lock = threading.Lock()
+
+
+def _gold_query_rows(database: Database, gold_sql: str, limits: Limits) -> tuple[tuple[Any, ...], ...]:
     """The gold's rows, run once per process for the many samples of one prompt (a group shares its gold).
 
-    Keyed by the file's modification time too, so a database replaced under the data directory is
-    read anew; a gold that fails is not remembered.
+    Keyed by the file and its modification time, so a database replaced under the data directory
+    is read anew, or by an inline database's digest: never by the database itself, which would
+    keep an image its own cache has let go. A gold that fails is not remembered.
     """
-    return tuple(run_query(Path(path), single_statement(gold_sql), limits))
+    name = database.key if not isinstance(database, Path) else f"{database}@{database.stat().st_mtime_ns}"
+    key = (name, gold_sql, limits)
+    with _gold_lock:
+        rows = _gold.get(key)
+        if rows is not None:
+            _gold.move_to_end(key)
+            return rows
+    rows = tuple(run_query(database, single_statement(gold_sql), limits))
+    with _gold_lock:
+        _gold[key] = rows
+        while len(_gold) > GOLD_CACHE:
+            _gold.popitem(last=False)
+    return rows
 
 
 def _match(rule: str, reference: SqlReference, gold: list, predicted: list) -> bool:
