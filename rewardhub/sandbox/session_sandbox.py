@@ -14,9 +14,11 @@ outside ``HARD_GRACE_S`` later, and so is one past its output cap (``output_limi
 dies (a crash, ``os._exit``, the kernel's memory killer). Then the kernel is started afresh: the
 files stay, the variables are gone, and the result says so (``details["state"] == "lost"``).
 
-Tests that score a session run in a fresh program of the fork server (:meth:`run_tests`), never
-through the kernel, whose code the session's calls could have changed.
-"""
+A test command that scores a session runs in a fresh program of the fork server (:meth:`run_tests`),
+never through the kernel, whose code the session's calls could have changed, and with the
+interpreter's user-level hooks off (:func:`test_environment`). The ``code`` verifier's tests run
+through the kernel's judge, which the kernel forks before it serves any call
+(:meth:`run_code_test`)."""
 
 from __future__ import annotations
 
@@ -43,7 +45,12 @@ from rewardhub.sandbox.warm import Execution, WarmSandbox
 
 __all__ = ["HARD_GRACE_S", "KERNEL_SOURCE", "SessionLimits", "SessionSandbox", "test_environment"]
 
-KERNEL_SOURCE = (Path(__file__).resolve().parent / "inside" / "session_kernel.py").read_text()
+_INSIDE = Path(__file__).resolve().parent / "inside"
+KERNEL_SOURCE = (
+    f"JUDGE_SOURCE = {(_INSIDE / 'session_judge.py').read_text()!r}\n" + (_INSIDE / "session_kernel.py").read_text()
+)
+"""The kernel's program: :mod:`~rewardhub.sandbox.inside.session_kernel`, given the source of the judge
+it forks first (:mod:`~rewardhub.sandbox.inside.session_judge`) in ``JUDGE_SOURCE``."""
 HARD_GRACE_S = 1.0
 """How long past its time limit a call that ignores the kernel's alarm may run before it is killed."""
 KILL_GRACE_S = 10.0
@@ -52,7 +59,7 @@ CHUNK = 1 << 16
 FRESH_PYTHON = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/dev/null/pycache"}
 """Tests read the session's sources, never a cached compile of them: a file rewritten within the
 second its .pyc was written, at the same size, would otherwise import as its old self."""
-ISOLATED_PYTHON = (Path(__file__).resolve().parent / "inside" / "isolated_python.py").read_text()
+ISOLATED_PYTHON = (_INSIDE / "isolated_python.py").read_text()
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 PYTHON_SHIM = """#!/bin/bash
 # python for a session's tests: the system's interpreter, isolated from what the session left (see {boot})
@@ -149,7 +156,8 @@ class SessionSandbox:
         started = time.monotonic()
         try:
             _write_all(self._fds["stdin"], line)  # type: ignore[index]
-        except OSError:  # the kernel is gone: it exited on its own between calls
+        except OSError:  # the kernel (or its judge) is gone: it exited on its own between calls
+            self.sandbox.kill_run()  # a kernel whose judge was killed must end too
             return self._kernel_died(
                 Pumped(streams={"stdout": bytearray(), "stderr": bytearray()}), started, oom_before
             )
@@ -300,9 +308,11 @@ class SessionSandbox:
     # --- scoring --------------------------------------------------------------------------------
 
     def run_code_test(self, program: str, spec: dict[str, Any], timeout_s: float) -> RunResult:
-        """One of the ``code`` verifier's tests (``spec`` without its expected value) in a fork of the
-        kernel: the program and the test see the session's variables and files; the fork's variables go
-        with it. Its stdout, stderr and record come back; the verifier compares."""
+        """One of the ``code`` verifier's tests (``spec`` without its expected value), run by the
+        kernel's judge (:mod:`~rewardhub.sandbox.inside.session_judge`): the program runs in a fork
+        of the kernel, which has the session's variables and files (its changes go with it), and the
+        test in a process the session's code never ran in, calling the program's functions across a
+        socket. Its stdout, stderr and record come back; the verifier compares."""
         return self.call({"test": spec, "program": program}, timeout_s)
 
     def run_tests(self, command: str, timeout_s: float, files: Mapping[str, str | bytes] | None = None) -> RunResult:

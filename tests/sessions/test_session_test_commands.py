@@ -9,9 +9,9 @@ import pytest
 
 from rewardhub.sandbox.session_host import LocalSessions, SessionHost
 from rewardhub.sandbox.sessions import SessionManager
+from rewardhub.types import Sample
 from rewardhub.verifier import CALLER_FIELD
 from rewardhub.verifiers.session_tests import SessionTestsVerifier
-from rewardhub.types import Sample
 
 RIGHT = "def add(a, b):\n    return a + b\n"
 WRONG = "def add(a, b):\n    return a - b\n"
@@ -23,7 +23,7 @@ UNITTEST = {
     )
 }
 EXITS = "import os; os._exit(0)\n"
-USER_SITE = "d=$(python3 -c 'import site; print(site.getusersitepackages())') && mkdir -p \"$d\" && cd \"$d\""
+USER_SITE = 'd=$(python3 -c \'import site; print(site.getusersitepackages())\') && mkdir -p "$d" && cd "$d"'
 
 
 OWNER = "owner-tests"

@@ -2,22 +2,27 @@
 
 The parent starts it as a Python run of the fork server (the program's uid, its rlimits, the
 sandbox's cgroups and system-call filter, like any submission) and keeps it for the session's life.
-The run's pipes become the kernel's channels:
+Before it serves anything, it forks the session's judge (:mod:`session_judge`, whose source the
+parent puts before this file's as ``JUDGE_SOURCE``), hands it the run's request and reply channels
+and closes its own copies: the judge reads every request and writes every reply, and the kernel
+gets the session's calls from the judge on a socket of their own. The run's pipes are:
 
 - fd 0 brings requests, one JSON object a line: ``{"code": ..., "timeout_s": ...}`` (Python, run in
   one namespace that lives as long as the kernel), ``{"command": ...}`` (a shell command),
   ``{"files": {path: text}}`` (the session's files, written as its own user) or ``{"test": spec,
-  "program": ...}`` (one of the ``code`` verifier's tests, run in a fork of the kernel: it sees the
-  session's variables and files; the variables it changes go with the fork, files it writes stay);
+  "program": ...}`` (one of the ``code`` verifier's tests: the judge runs it, see its module; the
+  kernel only forks the program process it asks for, which has the session's variables and
+  files, so the variables a test changes go with that fork, and files it writes stay);
 - fd 1 and fd 2 are the calls' stdout and stderr, as the program and its children write them;
 - fd 3 takes one reply line per request, written after the call's output was flushed:
   ``{"status": ..., "exit_code": ...}`` with the words of the sandbox's verdicts.
 
-Both channels move to descriptors of their own first, and a call's stdin is its request's
-``"stdin"`` (an unlinked temporary file) or else /dev/null, never the request channel, so a call's
-``input()`` cannot eat the next request. Nothing the kernel says is trusted beyond the session's own
-caller: the code it runs shares its process. Rewards never come from here; scoring a session runs
-its tests in a fresh program of the fork server instead.
+A call's stdin is its request's ``"stdin"`` (an unlinked temporary file) or else /dev/null, never
+the request channel, so a call's ``input()`` cannot eat the next request. Nothing the kernel says
+is trusted beyond the session's own caller: the code it runs shares its process. Rewards never come
+from here: a test command (``/test``, ``session_tests``) runs in a fresh program of the fork
+server, and the ``code`` verifier's tests run in the judge's test processes, where the session's
+code never ran.
 
 A call is interrupted at its time limit by SIGALRM (its state is kept); a call that ignores the alarm
 is killed from outside by the parent a moment later, and the kernel with it.
@@ -26,13 +31,12 @@ Standard library only: this file runs in the sandbox, where rewardhub is not ins
 """
 
 import ast
-import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
-import time
 import traceback
 import types
 
@@ -56,12 +60,6 @@ class CellTimeout(BaseException):
 
 def _alarm(signum, frame):
     raise CellTimeout()
-
-
-def _reply(message):
-    data = (json.dumps(message) + "\n").encode()
-    while data:
-        data = data[os.write(REPLIES, data) :]
 
 
 def _flush():
@@ -223,14 +221,12 @@ def with_stdin(text, call, *args):
         sys.stdin = open(0, closefd=False)
 
 
-# --- the code verifier's tests, in a fork of the session -------------------------------------
-# A test's record carries values, never verdicts: the expected outputs stay with the verifier,
-# which compares. Values are type-tagged as rewardhub.sandbox.inside.wire.encode_value tags them
+# --- the program process of a test, a fork of the session ---------------------------------------
+# What it answers carries values, never verdicts: the expected outputs stay with the verifier and
+# the judge's test process, which compare. Values are type-tagged as rewardhub.sandbox.inside.wire.encode_value tags them
 # (its decode_value reads them strictly in the parent; tests/sandbox/test_sandbox_wire.py pins the two together).
 
 MAX_DEPTH = 64
-TEST_GRACE_S = 0.5
-"""How long past its alarm a test's fork may run before the kernel kills it."""
 
 
 class NotPlain(TypeError):
@@ -279,58 +275,105 @@ def _described(exc):
         return type(exc).__name__
 
 
-def _test_in_fork(spec, program):
-    """In the fork: the program (the response's code, if any) in the session's namespace, then the
-    test. Returns (exit status, record or None)."""
-    kind = spec["kind"]
-    status = _run_program(program) if program else 0
-    if status == 3:
-        return 3, {"compile_error": "the program does not compile"}
+def serve_test(order, fds):
+    """The judge asks for a test's program process: a fork of the kernel (the session's variables
+    and files) that runs the response's code, then, unless the test is a stdin/stdout one, answers
+    the test's calls on the socket it was given (see :mod:`session_judge`). The fork's pid goes to
+    the judge at once, its wait status when it ended."""
+    sock_fd, stdin_fd, out_fd, err_fd = fds
+    _flush()
+    pid = os.fork()
+    if pid == 0:  # the program process: never returns
+        status = 1
+        try:
+            os.setpgid(0, 0)
+            KERNEL.close()  # the kernel's channel is not the program's
+            for fd, target in ((stdin_fd, 0), (out_fd, 1), (err_fd, 2)):
+                os.dup2(fd, target)
+            sys.stdin = open(0, closefd=False)
+            sys.stdout = open(1, "w", closefd=False)
+            sys.stderr = open(2, "w", closefd=False)
+            status = _program_side(order, socket.socket(fileno=sock_fd))
+        except CellTimeout:
+            status = 124
+        except MemoryError:
+            status = 137
+        except BaseException as exc:
+            _print_exception(exc)
+        finally:
+            _flush()
+            os._exit(status)
+    for fd in fds:
+        os.close(fd)
+    return pid
+
+
+def _program_side(order, sock):
+    kind = order["kind"]
+    status = _run_program(order["program"]) if order["program"] else 0
     if kind == "stdio":
-        return status, None
+        return status
     if status != 0:
-        return status, {"error": "the program exited or raised an exception before its test ran"}
-    if kind == "call":
-        function = NAMESPACE.get(spec["fn_name"])
-        if function is None and isinstance(NAMESPACE.get("Solution"), type):
-            function = getattr(NAMESPACE["Solution"](), spec["fn_name"], None)
-        if not callable(function):
-            return 0, {"error": f"the session defines no function {spec['fn_name']!r}"}
+        JUDGE.send_line(sock, {"op": "exited", "status": status, "compile_error": status == 3})
+        return status
+    JUDGE.send_line(sock, {"op": "ready"})
+    lines = JUDGE.Lines(sock)
+    while True:
         try:
-            return 0, _encoded(function(*spec["args"]))
-        except CellTimeout:
-            raise
-        except BaseException as exc:
-            _print_exception(exc)
-            return 0, {"error": _described(exc)}
-    namespace = dict(NAMESPACE)
-    if kind == "assert":
-        try:
-            exec(compile(spec["setup"], "<test setup>", "exec"), namespace)
-        except CellTimeout:
-            raise
-        except BaseException as exc:
-            _print_exception(exc)
-            return 0, {"error": f"test setup raised {_described(exc)}"}
-        values = []
-        for leaf in spec["leaves"]:
-            try:
-                values.append(_encoded(eval(compile(leaf, "<test>", "eval"), namespace)))
-            except CellTimeout:
-                raise
-            except BaseException as exc:
-                values.append({"error": _described(exc)})
-        return 0, {"values": values}
-    if kind == "check":
-        try:
-            exec(compile(spec["source"], "<test>", "exec"), namespace)
-        except CellTimeout:
-            raise
-        except BaseException as exc:
-            _print_exception(exc)
-            return 0, {"check": "failed", "message": _described(exc)[:500]}
-        return 0, {"check": "passed"}
-    return 1, {"error": f"unknown test kind {kind!r}"}
+            message = lines.read()
+        except JUDGE.ProgramGone:
+            return 0  # the test is over
+        JUDGE.send_line(sock, _answer(message))
+
+
+def _answer(message):
+    """One of the test's questions about the session's names: what they are, or a call of one."""
+    if message.get("op") == "describe":
+        return {"names": {name: _describe(name) for name in message.get("names", []) if _found(name)}}
+    function = _lookup(str(message.get("name")))
+    if not callable(function):
+        return {"error": f"the session defines no function {message.get('name')!r}"}
+    try:
+        args = JUDGE.decode_value(message["args"])
+        kwargs = JUDGE.decode_value(message.get("kwargs", {"dict": []}))
+    except (KeyError, ValueError, TypeError) as exc:
+        return {"error": f"malformed call: {exc}"}
+    try:
+        value = function(*args, **kwargs)
+    except CellTimeout:
+        raise
+    except BaseException as exc:  # the session's own error: the test decides what it means
+        _print_exception(exc)
+        return {"raised": type(exc).__name__, "message": _described(exc).partition(": ")[2]}
+    return _encoded(value)
+
+
+_ABSENT = object()
+
+
+def _lookup(name):
+    """A name of the session (``module.attr`` too); a LeetCode ``Solution``'s method as a fallback."""
+    head, *rest = name.split(".")
+    value = NAMESPACE.get(head, _ABSENT)
+    for attr in rest:
+        value = getattr(value, attr, _ABSENT) if value is not _ABSENT else _ABSENT
+    if value is _ABSENT and not rest and isinstance(NAMESPACE.get("Solution"), type):
+        value = getattr(NAMESPACE["Solution"](), head, _ABSENT)
+    return value
+
+
+def _found(name):
+    return isinstance(name, str) and _lookup(name) is not _ABSENT
+
+
+def _describe(name):
+    value = _lookup(name)
+    if isinstance(value, types.ModuleType):
+        return {"module": value.__name__}
+    if callable(value):
+        return "callable"
+    encoded = _encoded(value)
+    return encoded if "value" in encoded else "unsupported"
 
 
 def _run_program(program):
@@ -355,107 +398,69 @@ def _run_program(program):
     return 0
 
 
-def run_test(request, timeout_s):
-    """One test of the code verifier in a fork of the kernel, under its own clock; its verdict, with
-    the fork's stdout, stderr and record in the reply (the kernel's own state is untouched)."""
-    _flush()
-    out, err, record = tempfile.TemporaryFile(), tempfile.TemporaryFile(), tempfile.TemporaryFile()
-    given = stdin_file(request["test"].get("stdin") or "")
-    pid = os.fork()
-    if pid == 0:  # the fork: never returns
-        status = 1
-        try:
-            os.setpgid(0, 0)
-            os.close(REQUESTS)  # the kernel's channels are not the test's
-            os.close(REPLIES)
-            for fd, handle in ((0, given), (1, out), (2, err)):
-                os.dup2(handle.fileno(), fd)
-            sys.stdin = open(0, closefd=False)
-            sys.stdout = open(1, "w", closefd=False)
-            sys.stderr = open(2, "w", closefd=False)
-            signal.setitimer(signal.ITIMER_REAL, timeout_s)
-            status, written = _test_in_fork(request["test"], request.get("program") or "")
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            if written is not None:
-                record.write(json.dumps(written).encode())
-                record.flush()
-        except CellTimeout:
-            status = 124
-        except MemoryError:
-            status = 137
-        except BaseException as exc:
-            _print_exception(exc)
-        finally:
-            _flush()
-            os._exit(status)
-    deadline = time.monotonic() + timeout_s + TEST_GRACE_S
-    waited = 0
-    while True:
-        done, waited = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            _kill_group(pid)
-            os.waitpid(pid, 0)
-            waited = None
-            break
-        time.sleep(0.002)
-    _kill_group(pid)  # what the test left running goes with it
-    texts = []
-    for handle in (out, err, record):
-        handle.seek(0)
-        texts.append(handle.read(1 << 20).decode(errors="replace"))
-        handle.close()
-    given.close()
-    if waited is None or (os.WIFEXITED(waited) and os.WEXITSTATUS(waited) == 124):
-        status, exit_code = "timeout", None
-    elif os.WIFEXITED(waited):
-        exit_code = os.WEXITSTATUS(waited)
-        status = {0: "ok", 3: "compile_error", 137: "memory"}.get(exit_code, "runtime_error")
-    else:
-        status, exit_code = ("memory" if os.WTERMSIG(waited) == signal.SIGKILL else "runtime_error"), None
-    return status, exit_code, {"stdout": texts[0], "stderr": texts[1], "record": texts[2]}
-
-
-def serve():
+def serve(kernel):
+    """Answer the judge's messages until it closes: the session's calls, and program processes for tests."""
     signal.signal(signal.SIGALRM, _alarm)
-    pending = b""
     while True:
-        while b"\n" not in pending:
-            chunk = os.read(REQUESTS, 1 << 20)
-            if not chunk:
-                return  # the parent closed the session
-            pending += chunk
-        line, pending = pending.split(b"\n", 1)
-        request = json.loads(line)
-        timeout_s = float(request.get("timeout_s", 10.0))
-        extra = {}
-        if "test" in request:
-            status, exit_code, extra = run_test(request, timeout_s)
-        elif "files" in request:
-            try:
-                status, exit_code = write_files(request["files"])
-            except (OSError, ValueError) as exc:
-                print(f"cannot write the session's files: {exc}", file=sys.stderr)
-                status, exit_code = "runtime_error", 1
-        elif "command" in request:
-            stdin = request.get("stdin")
-            handle = stdin_file(stdin) if stdin else None
-            try:
-                status, exit_code = run_command(request["command"], timeout_s, handle)
-            finally:
-                if handle is not None:
-                    handle.close()
-        else:
-            signal.setitimer(signal.ITIMER_REAL, timeout_s)
-            try:
-                status, exit_code = with_stdin(request.get("stdin") or "", run_code, request["code"])
-            except CellTimeout:  # the alarm rang between the cell's end and this line
-                status, exit_code = "timeout", None
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+        got = JUDGE.recv_frame(kernel)
+        if got is None:
+            return  # the parent closed the session (the judge passes the end on)
+        message, fds = got
+        seq = message.get("seq")
+        if "serve" in message:
+            pid = serve_test(message["serve"], fds)
+            JUDGE.send_frame(kernel, {"seq": seq, "pid": pid})
+            _, waited = os.waitpid(pid, 0)
+            _kill_group(pid)  # what the program left running goes with it
+            JUDGE.send_frame(kernel, {"seq": seq, "status": waited})
+            continue
+        for fd in fds:
+            os.close(fd)
+        status, exit_code = handle(message["request"])
         _flush()
-        _reply({"status": status, "exit_code": exit_code, **extra})
+        JUDGE.send_frame(kernel, {"seq": seq, "reply": {"status": status, "exit_code": exit_code}})
 
 
-serve()
+def handle(request):
+    """One call of the session; its verdict and exit code."""
+    timeout_s = float(request.get("timeout_s", 10.0))
+    if "files" in request:
+        try:
+            return write_files(request["files"])
+        except (OSError, ValueError) as exc:
+            print(f"cannot write the session's files: {exc}", file=sys.stderr)
+            return "runtime_error", 1
+    if "command" in request:
+        stdin = request.get("stdin")
+        given = stdin_file(stdin) if stdin else None
+        try:
+            return run_command(request["command"], timeout_s, given)
+        finally:
+            if given is not None:
+                given.close()
+    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    try:
+        return with_stdin(request.get("stdin") or "", run_code, request["code"])
+    except CellTimeout:  # the alarm rang between the cell's end and this line
+        return "timeout", None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def _load_judge():
+    """The judge's module, from the source the parent put before this file's (``JUDGE_SOURCE``)."""
+    module = types.ModuleType("session_judge")
+    module.__dict__["__builtins__"] = __builtins__
+    exec(compile(JUDGE_SOURCE, "<session judge>", "exec"), module.__dict__)  # noqa: F821 (the parent's)
+    return module
+
+
+JUDGE = _load_judge()
+KERNEL, _judges = socket.socketpair()
+if os.fork() == 0:  # the judge, before any of the session runs: never returns
+    KERNEL.close()
+    JUDGE.main(REQUESTS, REPLIES, _judges, encode_value)
+_judges.close()
+os.close(REQUESTS)  # the judge alone reads requests and writes replies
+os.close(REPLIES)
+serve(KERNEL)
