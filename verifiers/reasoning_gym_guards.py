@@ -16,9 +16,9 @@ help. The text never reaches the evaluating call:
   builtins such as ``__import__``, ``eval`` and ``open``: the answer in ``puzzle24``,
   ``countdown``, ``simple_integration``, ``intermediate_integration`` and
   ``polynomial_multiplication``; the entry in the last three (``metadata.integrand``,
-  ``metadata.variable``, ``answer``). ``formula_refusal`` admits numbers, ``+ - * /`` (and
-  ``** ^`` where the family has powers), parentheses, names sympy reads as new symbols and, for
-  integrals, the elementary functions and constants; an answer it refuses scores what the family
+  ``metadata.variable``, ``answer``). ``formula_refusal`` admits numbers, ``+ - * /``,
+  parentheses and, where the family has them, ``** ^``, names sympy reads as new symbols and,
+  for integrals, the elementary functions and constants; an answer it refuses scores what the family
   gives an answer it cannot parse, a reference it refuses is an error.
 
 Every other family reads its text with ``int``, ``float``, ``Decimal``, ``Fraction``, ``complex``,
@@ -52,10 +52,11 @@ __all__ = [
 
 FUNCTIONS = frozenset(
     {"sqrt", "exp", "log", "sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "acot"}
-    | {"sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "Abs"}
+    | {"sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "Abs", "Integral"}
 )
 """What an antiderivative may call (the integration families' integrands use sqrt, exp, log, sin,
-cos, asin, atan)."""
+cos, asin, atan; intermediate_integration's own golds hold ``Integral``, which the release pays
+for any integrand, being its antiderivative by definition)."""
 
 CONSTANTS = frozenset({"pi", "E", "I"})
 
@@ -77,6 +78,7 @@ class Formula:
     """A family that hands the answer to ``sympy.parse_expr``, and what its formulas may hold."""
 
     malformed: float  # the release's score for an answer parse_expr cannot read
+    symbols: bool = False  # names sympy reads as new symbols (the variables, an integration constant)
     powers: bool = False
     calculus: bool = False  # elementary functions and constants (the integrals)
     reference: Callable[[dict[str, Any]], dict[str, Any]] = lambda entry: {}  # the entry's parsed fields
@@ -90,9 +92,11 @@ def _integrand(entry: dict[str, Any]) -> dict[str, Any]:
 FORMULAS = {
     "puzzle24": Formula(0.01),
     "countdown": Formula(0.01),
-    "simple_integration": Formula(0.0, powers=True, calculus=True, reference=_integrand),
-    "intermediate_integration": Formula(0.0, powers=True, calculus=True, reference=_integrand),
-    "polynomial_multiplication": Formula(0.0, powers=True, reference=lambda entry: {"answer": entry.get("answer")}),
+    "simple_integration": Formula(0.0, symbols=True, powers=True, calculus=True, reference=_integrand),
+    "intermediate_integration": Formula(0.0, symbols=True, powers=True, calculus=True, reference=_integrand),
+    "polynomial_multiplication": Formula(
+        0.0, symbols=True, powers=True, reference=lambda entry: {"answer": entry.get("answer")}
+    ),
 }
 
 
@@ -120,13 +124,14 @@ def formula_refusal(text: str, formula: Formula) -> str | None:
         return "not a formula"
     operators = _ARITHMETIC + (_POWERS if formula.powers else ())
     for node in ast.walk(tree.body):
-        why = _node_refusal(node, operators, formula.calculus)
+        why = _node_refusal(node, operators, formula)
         if why:
             return why
     return None
 
 
-def _node_refusal(node: ast.AST, operators: tuple[type, ...], calculus: bool) -> str | None:
+def _node_refusal(node: ast.AST, operators: tuple[type, ...], formula: Formula) -> str | None:
+    calculus = formula.calculus
     if isinstance(node, ast.BinOp):
         return None if isinstance(node.op, operators) else f"operator {type(node.op).__name__}"
     if isinstance(node, ast.UnaryOp):
@@ -136,7 +141,7 @@ def _node_refusal(node: ast.AST, operators: tuple[type, ...], calculus: bool) ->
         return None if plain else f"constant {node.value!r}"
     if isinstance(node, ast.Name):
         known = calculus and node.id in FUNCTIONS | CONSTANTS
-        return None if known or _inert(node.id) else f"name {node.id!r}"
+        return None if known or (formula.symbols and _inert(node.id)) else f"name {node.id!r}"
     if isinstance(node, ast.Call):
         called = node.func.id if isinstance(node.func, ast.Name) else None
         if calculus and called in FUNCTIONS and not node.keywords:
