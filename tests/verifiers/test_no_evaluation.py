@@ -203,7 +203,9 @@ def test_every_verifier_is_offered_every_payload_and_none_runs_on_the_host(http,
 def test_the_reported_spiral_matrix_payload_scores_0_and_leaves_no_file(http, tmp_path: Path) -> None:
     canary = tmp_path / "x"
     reference = {"question": "q", "answer": "1 2 3", "metadata": {"source_dataset": "spiral_matrix"}}
-    response = f"<answer>[__import__('pathlib').Path({str(canary)!r}).write_text(repr(__import__('os').getuid()))]</answer>"
+    response = (
+        f"<answer>[__import__('pathlib').Path({str(canary)!r}).write_text(repr(__import__('os').getuid()))]</answer>"
+    )
     (result,) = _score(http, REASONING_GYM, [{"response": response, "reference": reference}])
     assert (result["status"], result["score"]) == ("ok", 0.0)
     assert "literal" in result["details"]["refused"]

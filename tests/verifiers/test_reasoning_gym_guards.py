@@ -199,17 +199,20 @@ def test_a_hostile_answer_scores_as_an_unreadable_one_and_runs_nothing(task: str
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
-def _hostile_references(task: str, payload: str) -> list[dict]:
+EVALUATED_FIELDS = {  # what each released scorer evaluates of the entry
+    "number_sorting": ["answer"],
+    "bitwise_arithmetic": ["metadata.problem"],
+    "simple_integration": ["metadata.integrand", "metadata.variable"],
+    "intermediate_integration": ["metadata.integrand", "metadata.variable"],
+    "polynomial_multiplication": ["answer"],
+}
+
+
+def _hostile_references(task: str, payload: str) -> list[tuple[str, dict, str]]:
+    """The entry with one evaluated field replaced by ``payload``, per field: (field, entry, its gold)."""
     entry = reasoning_gym.create_dataset(task, size=1, seed=1)[0]
-    fields = {
-        "number_sorting": ["answer"],
-        "bitwise_arithmetic": ["metadata.problem"],
-        "simple_integration": ["metadata.integrand", "metadata.variable"],
-        "intermediate_integration": ["metadata.integrand", "metadata.variable"],
-        "polynomial_multiplication": ["answer"],
-    }[task]
     hostile = []
-    for field in fields:
+    for field in EVALUATED_FIELDS[task]:
         copied = copy.deepcopy(entry)
         target = copied["metadata"] if field.startswith("metadata.") else copied
         target[field.removeprefix("metadata.")] = payload
@@ -217,12 +220,11 @@ def _hostile_references(task: str, payload: str) -> list[dict]:
     return hostile
 
 
-@pytest.mark.parametrize(
-    "task",
-    ["number_sorting", "bitwise_arithmetic", "simple_integration", "intermediate_integration", "polynomial_multiplication"],
-)
-def test_a_reference_field_the_release_would_evaluate_is_an_error_when_it_is_not_data(task: str, tmp_path: Path) -> None:
-    for form, payload in _payloads(tmp_path).items():
+@pytest.mark.parametrize("task", sorted(EVALUATED_FIELDS))
+def test_a_reference_field_the_release_would_evaluate_is_an_error_when_it_is_not_data(
+    task: str, tmp_path: Path
+) -> None:
+    for payload in _payloads(tmp_path).values():
         for field, reference, gold in _hostile_references(task, payload):
             answer = json.dumps(json.loads(gold.replace("'", '"'))) if task == "number_sorting" else gold
             with pytest.raises(VerifierError, match=f"reference.{field}"):
