@@ -23,6 +23,7 @@ from jsonschema import FormatChecker
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 from pydantic import Field
+from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from rewardhub.errors import VerifierError
@@ -91,7 +92,10 @@ def load_schema(reference: Any) -> dict[str, Any] | bool:
 def schema_errors(value: Any, schema: dict[str, Any] | bool, check_formats: bool = False) -> list[dict[str, str]]:
     """Every way ``value`` breaks ``schema``, as ``{"path", "message"}`` (empty when valid)."""
     cls = validator_for(schema)
-    validator = cls(schema, format_checker=FormatChecker() if check_formats else None)
+    # An explicit registry that retrieves nothing: jsonschema's default one still fetches a
+    # remote $ref (deprecated, with a warning), which would let a reference make this host send
+    # requests to any address.
+    validator = cls(schema, registry=Registry(), format_checker=FormatChecker() if check_formats else None)
     try:
         errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path)))
     except Unresolvable as exc:

@@ -19,7 +19,7 @@ over the shorter string, so "0" earns 1 for any probability below 1. A scorer th
 task the release does not have, is status ``error``; with ``on_scorer_error: "zero"`` a raising
 scorer scores 0, as NeMo-Gym's server does.
 
-No family's scorer evaluates the text it is given: ten released scorers would (``eval`` or
+No family's scorer evaluates the text it is given: eleven released scorers would (``eval`` or
 ``sympy.parse_expr`` of the answer or of the entry), and ``reasoning_gym_guards`` scores those
 answers without evaluating them, or refuses them (the family's score for an unreadable answer,
 ``details.refused`` saying why); a reference field they would evaluate that is not data is an error.

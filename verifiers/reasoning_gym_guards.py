@@ -1,6 +1,6 @@
 """What reasoning-gym's scorers would run as Python, read safely or refused before they see it.
 
-Ten families of reasoning-gym 0.1.25 evaluate text in ``score_answer``: the answer (the policy's)
+Eleven families of reasoning-gym 0.1.25 evaluate text in ``score_answer``: the answer (the policy's)
 or the entry (the request's), both hostile. A payload there runs in the process that computes the
 reward: it could write files, and it could forge its own score, so sandboxing the scorer would not
 help. The text never reaches the evaluating call:

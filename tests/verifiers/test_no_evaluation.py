@@ -14,13 +14,15 @@ The model-based verifiers (outcome_rm, prm, implicit_prm: a checkpoint; judge, r
 pairwise_judge: a judge endpoint) are left out: this service has neither, and they hand text to
 a tokenizer or into a prompt, not to an evaluator. ``code`` and ``session_tests`` run programs
 by design, in the sandbox, where the host's folder is out of reach: their canaries are checked
-all the same.
+all the same. A reference is hostile too: a JSON Schema's ``$ref`` to an address is never fetched.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -210,3 +212,30 @@ def test_the_reported_spiral_matrix_payload_scores_0_and_leaves_no_file(http, tm
     assert (result["status"], result["score"]) == ("ok", 0.0)
     assert "literal" in result["details"]["refused"]
     assert not canary.exists()
+
+
+def test_a_json_schema_ref_to_an_address_is_never_fetched(http) -> None:
+    """A reference must not make the reward host send requests (jsonschema's default registry would)."""
+    fetched: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            fetched.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"type": "integer"}')
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/schema.json"
+        references = [{"$ref": url}, {"type": "object", "properties": {"a": {"$ref": url}}}]
+        results = _score(http, "json_schema", [{"response": '{"a": 1}', "reference": r} for r in references])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [(r["status"], "cannot be resolved" in (r["error"] or "")) for r in results] == [("error", True)] * 2
+    assert fetched == []
