@@ -136,6 +136,29 @@ PYTHON_METHODS = {
                     return found
             return None
     """,
+    "the descriptors of the parent and every other process (/proc/<pid>/fd)": """
+        def look(n):
+            others = [os.getppid()] + [int(p) for p in os.listdir("/proc") if p.isdigit()]
+            for pid in others:
+                try:
+                    fds = os.listdir(f"/proc/{pid}/fd") if pid != os.getpid() else []
+                except OSError:
+                    continue
+                for fd in fds:
+                    try:
+                        opened = os.open(f"/proc/{pid}/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK)
+                    except OSError:
+                        continue
+                    try:
+                        found = _in_text(os.read(opened, 1 << 20), n)
+                    except OSError:
+                        found = None
+                    finally:
+                        os.close(opened)
+                    if found:
+                        return found
+            return None
+    """,
     "inherited descriptors 0 and 3-1024": """
         def look(n):
             for fd in [0, *range(3, 1025)]:
@@ -173,6 +196,12 @@ PLANTS = {
     "/proc/<ppid>/mem, environ and cmdline (and every other process's)": (
         "import subprocess\n"
         "SLEEPER = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)', {answers}])\n"
+    ),
+    "the descriptors of the parent and every other process (/proc/<pid>/fd)": (
+        "import subprocess, tempfile\nPLANTED = tempfile.TemporaryFile()\n"
+        "PLANTED.write(' '.join([{answers}]).encode())\nPLANTED.flush()\n"
+        "SLEEPER = subprocess.Popen(['sleep', '30'], stdin=PLANTED.fileno())\n"
+        "import time\ntime.sleep(0.2)  # until its exec has made it dumpable (a fork of ours is not)\n"
     ),
     "inherited descriptors 0 and 3-1024": (
         "import tempfile\nPLANTED = tempfile.TemporaryFile()\nPLANTED.write(' '.join([{answers}]).encode())\n"

@@ -20,6 +20,8 @@ import secrets
 import pytest
 from memory_attacks import C_METHODS, PYTHON_METHODS, c_stdio, python_function, python_stdio
 
+from rewardhub.sandbox import Limits, RunResult, default_pool, language
+from rewardhub.sandbox.warm import Execution, WarmSandbox
 from rewardhub.types import Sample
 from rewardhub.verifiers.code import CodeVerifier
 
@@ -30,6 +32,10 @@ import sys
 _, _input, output, answer = sys.argv
 sys.exit(0 if open(output).read().strip() == open(answer).read().strip() else 1)
 """
+
+
+FAKE_RUN = RunResult("ok", 0, "", "", 1.0, {"check": "passed"})
+REFUSAL = "a whole test comes on its run's stdin, never with the program"
 
 
 def new_answers() -> dict[int, str]:
@@ -133,3 +139,32 @@ def test_each_c_way_of_looking_finds_answers_within_its_reach(method):
     answers = new_answers()
     result = score(c_stdio(method, planted=list(answers.values())), stdio(answers), language="c")
     assert (result.status, result.score) == ("ok", 1.0), result.details["tests"]
+
+
+# --- how a whole check keeps its test out of the program's process ----------------------------------
+
+
+def test_a_whole_checks_source_travels_on_stdin_never_in_the_payload(monkeypatch):
+    """The payload is read before the program's process is forked; stdin only after (check_process)."""
+    sent: list[Execution] = []
+    monkeypatch.setattr(WarmSandbox, "run", lambda self, execution: sent.append(execution) or FAKE_RUN)
+    source = "for n in (1, 2):\n    assert f(n) == 'ans'\n"
+    with default_pool().job(language("python"), "def f(n):\n    return 'ans'\n") as job:
+        job.setup()
+        job.run(b"", Limits(), {"mode": "check", "source": source, "names": ["f"]})
+    (execution,) = sent
+    assert (execution.stdin, "source" in execution.payload) == (source.encode(), False)
+
+
+def test_a_whole_check_sent_with_the_program_is_refused_not_run():
+    """A caller that put the test in the payload (where the program's process would hold it) gets a failure."""
+    payload = {
+        "path": "/tmp/main.py",
+        "code": "def f(n):\n    return n\n",
+        "mode": "check",
+        "source": "assert f(1) == 1\n",
+        "names": ["f"],
+    }
+    with default_pool().job(language("python"), "") as job:
+        run = job.sandbox.run(Execution("python", Limits(), payload=payload, last=True))
+    assert run.record == {"check": "failed", "message": REFUSAL}

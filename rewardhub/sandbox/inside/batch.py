@@ -17,7 +17,9 @@ hundred cases. Here the run's child becomes a **coordinator** that executes none
   the whole run, after the last test: ``{"batch": [entry, ...]}``, one entry per test that ran.
 
 Each entry says what happened, never whether the test passed: the expected values are not in the
-sandbox, so the trusted parent compares, as it does for one test per run.
+sandbox, so the trusted parent compares, as it does for one test per run. A whole check never
+comes here: every test process is a fork of this one, which holds every test of the batch, so a
+whole check is a run of its own (:mod:`check_process`).
 
 A submission whose tests are all asserts and calls needs no coordinator: its one test process is the
 run's child itself, and the trusted parent reads its lines (:func:`report`) and keeps each test's
