@@ -162,6 +162,7 @@ def weights_hash(folder: str | Path) -> str | None:
 
 
 def _hash_files(files: Iterable[Path]) -> str:
+    """SHA-256 over each file's name, a NUL byte and its bytes, in the order given (sorted)."""
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.name.encode() + b"\0")

@@ -1,4 +1,4 @@
-"""Fixtures of the model-verifier tests: tiny local models, a fake judge endpoint, the device."""
+"""Fixtures of the model-verifier tests: tiny local models, a fake judge endpoint, the device; offline."""
 
 from __future__ import annotations
 
@@ -8,6 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# Models come from local folders only (tiny ones built here, real ones from the model kit): a
+# missing file must fail, never turn into a download from a model hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).parent))
 
