@@ -42,17 +42,17 @@ run, under their own clocks, and count as skipped. ``batch: false`` runs each te
 run of its own.
 
 **In a session** (a sample with ``session_id``, a live session of the caller's API key): the tests
-run inside that session's sandbox, each in a fork of the session's interpreter, so they see its
+run inside that session's sandbox against a fork of the session's interpreter, so they see its
 files and, for Python, its variables (a function the agent defined in an earlier
 ``/v1/sessions/{id}/run`` call); the response's last code block, if it has one, runs first in that
 fork, and without one the session's state alone answers the tests. The variables a test changes go
-with its fork (scoring leaves the session's interpreter as it was); a file it writes stays. Tests are Python's (stdin/stdout, function calls,
-asserts; a checker runs outside the session, as always). The guarantee is weaker than a fresh
-run's, and this is exactly it: the expected values and the comparison still stay in this process
-(nothing in the session can read what a test expects), but a test's output and values are reported
-by a process the session's own code ran in, so a session whose code rewrote its interpreter (the
-kernel, ``sys``, built-ins) can make a test report what it likes. Where that matters, judge the
-files with ``session_tests`` (a fresh program). An unknown, deleted, expired or lost session, or
+with its fork (scoring leaves the session's interpreter as it was); a file it writes stays. Tests
+are Python's (stdin/stdout, function calls, asserts; a checker runs outside the session, as
+always). An assert or whole check runs in a process the session's code never ran in (the session's
+judge, :mod:`rewardhub.sandbox.inside.session_judge`), which reaches the session's functions as
+stubs across a process boundary and its values as plain copies: a session whose calls rewrote its
+interpreter (built-ins, ``unittest``, the kernel) or whose functions look for expected values on
+the stack or in ``gc`` changes no test. An unknown, deleted, expired or lost session, or
 another key's, is ``status: "error"`` naming the session and why (404 or 410), never a 0; these
 samples are never cached.
 """

@@ -5,7 +5,10 @@ the test ``command`` (and optional test ``files``, written read-only beside the 
 command runs on the session's files in a fresh program of the session's sandbox, as ``POST
 /v1/sessions/{id}/test`` runs it: score 1.0 when it exits 0, else 0.0, with the verdict, exit code
 and the end of stderr in ``details``. This is the common agentic-coding reward: tests written
-against the files the agent left.
+against the files the agent left. The command's ``python3`` runs with the interpreter's user-level
+hooks off (no user site, no ``PYTHON*`` variables, the working directory last on ``sys.path``;
+:func:`rewardhub.sandbox.session_sandbox.test_environment`), so nothing the session planted runs
+before the tests; code the tests import from the session (the solution) still runs in their process.
 
 What it does not judge: a sample that names no session, a session that ended (expired, deleted,
 lost) or belongs to another key, or a sandbox that failed is ``status: "error"`` with the reason,

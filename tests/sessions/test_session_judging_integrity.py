@@ -133,3 +133,27 @@ def test_asserts_calls_and_values_still_see_the_sessions_state(manager, host):
     asserts = {"test": "assert add(2, 3) == scale // 2"}
     for reference in (calls, asserts, CHECK):
         assert _scores(manager, host, reference, WRONG, "scale = 10") == (0.0, 1.0)
+
+
+def test_the_session_can_neither_read_the_judges_memory_nor_take_its_descriptors(manager):
+    probe = (
+        "import os\nme = os.getpid()\nkids = []\n"
+        "for entry in os.listdir('/proc'):\n"
+        "    try:\n"
+        "        if entry.isdigit() and open(f'/proc/{entry}/stat').read().rsplit(')', 1)[1].split()[1] == str(me):\n"
+        "            kids.append(int(entry))\n"
+        "    except OSError:\n        pass\n"
+        "seen = {}\n"
+        "for pid in kids:\n"
+        "    for what, look in (('mem', lambda p: open(f'/proc/{p}/mem', 'rb').close()),"
+        " ('fd', lambda p: os.listdir(f'/proc/{p}/fd'))):\n"
+        "        try:\n            look(pid)\n            seen[what] = 'open'\n"
+        "        except PermissionError:\n            seen.setdefault(what, 'refused')\n"
+        "print(len(kids), sorted(seen.items()))"
+    )
+    session = manager.create(OWNER, "python").id
+    try:
+        ran = manager.run(session, OWNER, {"code": probe})
+    finally:
+        manager.delete(session, OWNER)
+    assert ran.stdout == "1 [('fd', 'refused'), ('mem', 'refused')]\n", ran  # the judge, the kernel's one child

@@ -336,13 +336,7 @@ class Judge:
             finally:
                 os._exit(status)
         try:
-            while True:
-                done, waited = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    break
-                if time.monotonic() > deadline:
-                    raise TimeoutError
-                time.sleep(0.002)
+            waited = _wait(pid, deadline)
         finally:
             _kill_group(pid)
             try:
@@ -356,6 +350,29 @@ class Judge:
         except ValueError:
             written = None
         return (written if isinstance(written, dict) else {"error": "the test wrote no record"}), waited
+
+
+def _wait(pid, deadline):
+    """The child's wait status once it ends; TimeoutError past ``deadline``."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    try:
+        while True:
+            done, waited = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return waited
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            if pidfd is not None:
+                select.select([pidfd], [], [], left)
+            else:
+                time.sleep(0.002)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
 
 def _verdict(waited):
@@ -428,7 +445,7 @@ def _check(source, namespace):
         tb = exc.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename == JUDGE_FILE:
             tb = tb.tb_next
-        sys.__excepthook__(type(exc), exc, tb)  # as Python shows it, without the judge's frames
+        sys.__excepthook__(type(exc), exc.with_traceback(tb), tb)  # as Python shows it, without the judge's frames
         return {"check": "failed", "message": described(exc)[:500]}
     return {"check": "passed"}
 
