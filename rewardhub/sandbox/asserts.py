@@ -221,7 +221,16 @@ def _loaded(node: ast.AST) -> set[str]:
 
 
 def _bound(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    """Names a statement binds: assigned, defined (``def``, ``class``) or imported."""
+    bound = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            bound.add(n.id)
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(n.name)
+        elif isinstance(n, ast.alias):
+            bound.add((n.asname or n.name).split(".")[0])
+    return bound
 
 
 def _entry_point_called(statements: list[ast.stmt]) -> str | None:

@@ -21,6 +21,7 @@ import pytest
 from memory_attacks import C_METHODS, PYTHON_METHODS, c_stdio, python_function, python_stdio
 
 from rewardhub.sandbox import Limits, RunResult, default_pool, language
+from rewardhub.sandbox.asserts import WholeCheck, plan_asserts
 from rewardhub.sandbox.warm import Execution, WarmSandbox
 from rewardhub.types import Sample
 from rewardhub.verifiers.code import CodeVerifier
@@ -168,3 +169,43 @@ def test_a_whole_check_sent_with_the_program_is_refused_not_run():
     with default_pool().job(language("python"), "") as job:
         run = job.sandbox.run(Execution("python", Limits(), payload=payload, last=True))
     assert run.record == {"check": "failed", "message": REFUSAL}
+
+
+# --- which asserts run whole, so that no value of the test's own reaches the program ----------------
+
+HUMANEVAL_151 = """
+def check(candidate):
+    assert candidate([5, 4]) == 25
+    lst = list(range(-99, 100, 2))
+    odd_sum = sum([i**2 for i in lst if i%2!=0 and i > 0])
+    assert candidate(lst) == odd_sum
+"""
+A_HELPER_THAT_RETURNS_THE_ANSWER = """
+def check(candidate):
+    assert candidate(1) == 2
+    def expected():
+        return 'answer'
+    assert candidate(2) == 3
+    assert candidate(3) == expected()
+"""
+AN_ARGUMENT_THE_PROGRAM_MAY_CHANGE = """
+def check(candidate):
+    x = [3, 1]
+    assert candidate(x) == [1, 3]
+    assert x == [3, 1]
+"""
+
+
+@pytest.mark.parametrize(
+    ("test", "kinds"),
+    [
+        (HUMANEVAL_151, ["split", "whole"]),  # odd_sum is the test's own: computed, then compared
+        (A_HELPER_THAT_RETURNS_THE_ANSWER, ["split", "whole", "whole"]),  # the helper is in the later setups
+        (AN_ARGUMENT_THE_PROGRAM_MAY_CHANGE, ["split", "split"]),  # x went to the program: its value to report
+        ("import math\nassert f(1) == math.pi\nassert f(2) == 2\n", ["whole", "split"]),
+    ],
+    ids=["HumanEval/151", "a helper", "an argument", "a module's constant"],
+)
+def test_an_assert_comparing_with_a_value_of_the_tests_own_runs_whole(test, kinds):
+    plans = plan_asserts(test, "f")
+    assert ["whole" if isinstance(plan, WholeCheck) else "split" for plan in plans] == kinds
