@@ -324,9 +324,11 @@ class SessionSandbox:
         if files:  # what the session left where a test file goes (a folder, say) must not block the tests
             clear = ("/bin/rm", "-rf", "--", *sorted(files))
             self.sandbox.run(Execution("argv", limits.with_(timeout_s=30.0), argv=clear))
-        ours, env = test_environment(self.sandbox.isolation.scratch[-1])
+        ours, env, shell = test_environment(self.sandbox.isolation.scratch[-1])
         payload = {"files": {**_encoded(files or {}), **ours}}
-        execution = Execution("argv", limits, argv=("/bin/bash", "-c", command), payload=payload, env=env)
+        execution = Execution(
+            "argv", limits, argv=("/bin/bash", "-c", shell, "bash", command), payload=payload, env=env
+        )
         return self.sandbox.run(execution)
 
     def close(self) -> None:
@@ -334,12 +336,15 @@ class SessionSandbox:
         self.sandbox.close()
 
 
-def test_environment(root: str) -> tuple[dict[str, Any], dict[str, str]]:
-    """The files and environment a test command runs with: a folder of a fresh random name under
-    ``root``, written by the sandbox's server before the command starts (so the session, whose
+def test_environment(root: str) -> tuple[dict[str, Any], dict[str, str], str]:
+    """The files, environment and shell a test command runs with: a folder of a fresh random name
+    under ``root``, written by the sandbox's server before the command starts (so the session, whose
     processes are all gone by then, could neither foresee nor write it), holding the ``python3`` and
     ``python`` the fixed ``PATH`` finds first (:mod:`~rewardhub.sandbox.inside.isolated_python`)
-    and an empty ``HOME``; ``PYTHONNOUSERSITE`` for any other Python the command starts."""
+    and an empty ``HOME``; ``PYTHONNOUSERSITE`` for any other Python the command starts. The shell
+    (``bash -c SHELL bash COMMAND``) defines ``python3`` and ``python`` as functions calling them by
+    absolute path, exported to the scripts it runs, so a ``PATH`` the command takes from the
+    session's files (an ``.env`` it loads) does not lead them to a program the session planted."""
     folder = f"{root}/.rewardhub-tests-{secrets.token_hex(8)}"
     boot = f"{folder}/isolated_python.py"
     shim = _encoded_bytes(PYTHON_SHIM.format(boot=boot, path=SYSTEM_PATH).encode(), executable=True)
@@ -351,7 +356,8 @@ def test_environment(root: str) -> tuple[dict[str, Any], dict[str, str]]:
         "HOME": f"{folder}/home",
         "PYTHONNOUSERSITE": "1",
     }
-    return files, env
+    shell = "".join(f'{name}() {{ {folder}/bin/python3 "$@"; }}\n' for name in ("python3", "python"))
+    return files, env, shell + 'export -f python3 python\neval "$1"'
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -88,6 +88,13 @@ def test_python_variables_from_an_environment_file_the_command_loads_are_ignored
     assert _rewards(manager, command, CHECK, plant) == (0.0, 1.0)
 
 
+def test_a_path_from_an_environment_file_does_not_lead_python3_to_a_planted_program(manager):
+    plant = "mkdir -p bin && printf '#!/bin/sh\\nexit 0\\n' > bin/python3 && chmod +x bin/python3"
+    plant += " && printf 'PATH=/tmp/bin:/usr/bin:/bin\\n' > .env"
+    command = "set -a && . ./.env && set +a && python3 check.py"
+    assert _rewards(manager, command, CHECK, plant) == (0.0, 1.0)
+
+
 def test_a_unittest_module_beside_the_tests_does_not_shadow_the_standard_one(manager):
     plant = "printf 'import sys\\nsys.exit(0)\\n' > unittest.py"
     assert _rewards(manager, "python3 -m unittest test_add", UNITTEST, plant) == (0.0, 1.0)
