@@ -9,7 +9,8 @@ written where the harness would write it. So there are two processes:
 - the **test process** (this one, the fork server's child) marks itself non-dumpable, which keeps
   a process of the same uid from reading its memory or its file descriptors (``/proc/PID/mem``,
   ``/proc/PID/fd``, ``/proc/PID/environ``, ``pidfd_getfd``; ptrace is refused by the system-call
-  filter too), and never executes a line of the program. It runs the test with pristine built-ins;
+  filter too; the kernel already makes a process that changed its uid non-dumpable, and this covers
+  the backends that change none), and never executes a line of the program. It runs the test with pristine built-ins;
   every name the test needs from the program (the entry point, helpers like ``encode_cyclic``) is a
   stub that calls across a socket. It alone holds the result channel (fd 3), and it writes its one
   record, "the check returned", only after ``check(...)`` has returned.
