@@ -124,8 +124,8 @@ def test_the_verdict_key_changes_with_the_weights_under_one_path(tmp_path: Path)
     before = Judge.verdict_key(config)
     (tmp_path / "model.safetensors").write_bytes(b"weights two, retrained in place")
     after = Judge.verdict_key(config)
-    assert before["weights"] != after["weights"]
     assert before["config_hash"] != after["config_hash"]  # the reward cache addresses by config_hash
+    assert before["weights"] != after["weights"]
 
 
 # ---- the verifiers on the real model ---------------------------------------------------------
