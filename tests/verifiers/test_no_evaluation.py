@@ -10,9 +10,10 @@ evaluates text, in the answer and in every string of the entry. Everything goes 
 ``POST /v1/score`` of the test service, whose CPU pool scores in worker processes as in
 production. Afterwards no canary exists, every result is a status, and the service still scores.
 
-The model-based verifiers (outcome_rm, prm, implicit_prm: a checkpoint; judge, rubric,
-pairwise_judge: a judge endpoint) are left out: this service has neither, and they hand text to
-a tokenizer or into a prompt, not to an evaluator. ``code`` and ``session_tests`` run programs
+The judges (judge, rubric, pairwise_judge) get a local endpoint that answers with the prompt it
+was sent, so their verdict parsers read the payloads too. The checkpoint-based verifiers
+(outcome_rm, prm, implicit_prm) are left out: this service has no model, and they hand text to a
+tokenizer. ``code`` and ``session_tests`` run programs
 by design, in the sandbox, where the host's folder is out of reach: their canaries are checked
 all the same. A reference is hostile too: a JSON Schema's ``$ref`` to an address is never fetched.
 """
@@ -20,6 +21,7 @@ all the same. A reference is hostile too: a JSON Schema's ``$ref`` to an address
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,9 +32,13 @@ import pytest
 
 from rewardhub.registry import Registry
 
+sys.path.insert(0, str(Path(__file__).parents[1] / "models"))
+from rm_fake_judge import FakeJudge  # noqa: E402 (tests/models' local endpoint)
+
 reasoning_gym = pytest.importorskip("reasoning_gym")
 
-MODEL_BASED = {"outcome_rm", "prm", "implicit_prm", "judge", "rubric", "pairwise_judge"}
+JUDGES = {"judge": "7", "rubric": [{"criterion": "Says 7", "weight": 1}], "pairwise_judge": None}
+MODEL_BASED = {"outcome_rm", "prm", "implicit_prm"} | set(JUDGES)
 
 EVALUATING_FAMILIES = (
     "spiral_matrix",
@@ -239,3 +245,26 @@ def test_a_json_schema_ref_to_an_address_is_never_fetched(http) -> None:
         server.server_close()
     assert [(r["status"], "cannot be resolved" in (r["error"] or "")) for r in results] == [("error", True)] * 2
     assert fetched == []
+
+
+def test_the_judges_verdict_parsers_read_the_payloads_back_and_run_none(http, tmp_path: Path) -> None:
+    canaries = Canaries(tmp_path)
+    judge = FakeJudge()
+    judge.reset(lambda body: body["messages"][-1]["content"])  # the judge "answers" with what it was shown
+    try:
+        statuses = {}
+        for name, reference in JUDGES.items():
+            prompt = canaries.forms(f"{name} prompt")["import"]  # one prompt: a pairwise group shares it
+            samples = [
+                {"prompt": prompt, "response": WRAPS[wrap](p), "reference": reference, "group": "g"}
+                for wrap in ("plain", "answer")
+                for p in canaries.forms(f"{name} {wrap}").values()
+            ]
+            config = {"model": "judge", "base_url": judge.url, "api_key_env": None, "max_retries": 0}
+            results = _score(http, {"name": name, "config": {**config, "max_concurrency": 4}}, samples)
+            statuses[name] = {r["status"] for r in results}
+    finally:
+        judge.close()
+    assert judge.requests, "the judges were asked"
+    assert canaries.ran() == []
+    assert {name: s for name, s in statuses.items() if not s <= {"ok", "error"}} == {}
