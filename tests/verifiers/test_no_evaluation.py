@@ -268,3 +268,25 @@ def test_the_judges_verdict_parsers_read_the_payloads_back_and_run_none(http, tm
     assert judge.requests, "the judges were asked"
     assert canaries.ran() == []
     assert {name: s for name, s in statuses.items() if not s <= {"ok", "error"}} == {}
+
+
+def test_the_nemo_gym_route_scores_reasoning_gym_payloads_without_running_them(http, tmp_path: Path) -> None:
+    canaries = Canaries(tmp_path)
+    requests = []
+    for task in EVALUATING_FAMILIES:
+        entry = reasoning_gym.create_dataset(task, size=1, seed=1)[0]
+        for payload in canaries.forms(f"nemo-gym {task}").values():
+            message = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": payload}]}
+            requests.append(
+                {
+                    "responses_create_params": {"input": entry["question"]},
+                    "response": {"output": [message]},
+                    **entry,
+                    "verifier": {**REASONING_GYM, "config": {"on_scorer_error": "zero", "timeout_s": 60}},
+                }
+            )
+    reply = http.post("/v1/compat/nemo-gym/reasoning_gym/verify_batch", json={"verify_requests": requests})
+    assert reply.status_code == 200, reply.text[:500]
+    rewards = [r["reward"] for r in reply.json()["verify_responses"]]
+    assert canaries.ran() == []
+    assert len(rewards) == len(requests) and max(rewards) <= 0.01
