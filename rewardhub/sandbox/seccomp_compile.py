@@ -4,8 +4,8 @@ Run by the system's Python, where Debian's ``python3-seccomp`` installs libsecco
 (the service may run in another interpreter, a virtualenv or pyenv build, that cannot import
 them): ``/usr/bin/python3 -I seccomp_compile.py < profile.json > filter.bpf``. Standard library
 and ``seccomp`` only. Understands exactly what :func:`rewardhub.sandbox.syscall_filter.docker_profile`
-writes: a default action of allow, errno rules, and masked-equality or at-least conditions on
-arguments.
+writes: a default action of allow, errno rules, and masked-equality, at-least and not-equal
+conditions on arguments.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ def compile_profile(profile: dict) -> seccomp.SyscallFilter:
         for arg in rule.get("args", []):
             if arg["op"] == "SCMP_CMP_MASKED_EQ":
                 condition = seccomp.Arg(int(arg["index"]), seccomp.MASKED_EQ, int(arg["value"]), int(arg["valueTwo"]))
-            elif arg["op"] == "SCMP_CMP_GE":
-                condition = seccomp.Arg(int(arg["index"]), seccomp.GE, int(arg["value"]))
+            elif arg["op"] in ("SCMP_CMP_GE", "SCMP_CMP_NE"):
+                compare = seccomp.GE if arg["op"] == "SCMP_CMP_GE" else seccomp.NE
+                condition = seccomp.Arg(int(arg["index"]), compare, int(arg["value"]))
             else:
                 raise ValueError(f"unsupported comparison {arg['op']}")
             conditions.append(condition)

@@ -14,11 +14,13 @@ that would let a program reach past them.
   in memory, which a filter cannot read, so it answers ENOSYS and the C library falls back to
   ``clone`` (as Docker does).
 - ``socket`` and ``socketpair`` are refused (EAFNOSUPPORT, what the kernel says of a family it
-  lacks) for every address family but AF_UNIX, AF_INET and AF_INET6 (:data:`SOCKET_FAMILIES`).
-  A network namespace confines only IP: AF_VSOCK reaches the hypervisor and its other guests,
-  and packet, netlink, Bluetooth, crypto (AF_ALG), TIPC, RDS, CAN, XDP... are kernel code a
-  program has no use for. Netlink is refused too: glibc's ``getaddrinfo`` assumes both IPv4 and
-  IPv6 when it cannot ask (``__check_pf``), so only interface listings (``getifaddrs``) fail.
+  lacks) for every address family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK
+  (:data:`SOCKET_FAMILIES`). A network namespace confines only IP (and routing netlink): AF_VSOCK
+  reaches the hypervisor and its other guests, and packet, Bluetooth, crypto (AF_ALG), TIPC, RDS,
+  CAN, XDP... are kernel code a program has no use for. Netlink stays for NETLINK_ROUTE alone
+  (other protocols: EPROTONOSUPPORT), which ``getifaddrs`` and ``if_nameindex`` need (Node's
+  ``os.networkInterfaces``, Go's ``net.Interfaces``, Python's ``socket.if_nameindex``); it sees
+  the sandbox's own namespace, where changing anything needs a capability the program lacks.
   The family is compared as the kernel reads it, an ``int`` (the low 32 bits: a caller cannot
   hide AF_VSOCK behind high bits), and every value past the last family is refused as well.
 - Only the native architecture's calls are allowed at all: a 32-bit ``int 0x80`` call, which
@@ -47,7 +49,15 @@ from typing import Any
 
 from rewardhub.sandbox.errors import SandboxUnavailable
 
-__all__ = ["REFUSED", "SOCKET_FAMILIES", "Refusal", "bpf_program", "docker_profile", "sealed_fd", "write_docker_profile"]
+__all__ = [
+    "REFUSED",
+    "SOCKET_FAMILIES",
+    "Refusal",
+    "bpf_program",
+    "docker_profile",
+    "sealed_fd",
+    "write_docker_profile",
+]
 
 COMPILER = Path(__file__).resolve().parent / "seccomp_compile.py"
 
@@ -63,8 +73,10 @@ CLONE_NAMESPACE_FLAGS = {
 UNSHARE_ONLY_FLAGS = {"CLONE_NEWTIME": 0x00000080}
 """For ``clone`` the low byte is the exit signal, so CLONE_NEWTIME only means a namespace to ``unshare``."""
 
-SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10}
+SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10, "AF_NETLINK": 16}
 """The address families a program may open sockets of; every other one is refused."""
+NETLINK_ROUTE = 0
+"""The one netlink protocol allowed: the interfaces and addresses of the sandbox's namespace."""
 AF_MAX = 46
 """One past the last family Linux knows (AF_MCTP = 45): larger values are refused wholesale."""
 INT_MASK = 0xFFFFFFFF
@@ -82,6 +94,8 @@ class Refusal:
     flags: tuple[int, ...] = ()
     values: tuple[int, ...] = ()
     at_least: int | None = None
+    unless_third: int | None = None
+    """With ``values``: refused only when the third argument (a socket's protocol) is not this."""
 
 
 REFUSED: tuple[Refusal, ...] = (
@@ -99,6 +113,13 @@ REFUSED: tuple[Refusal, ...] = (
         errno=errno.EAFNOSUPPORT,
         values=tuple(family for family in range(AF_MAX) if family not in SOCKET_FAMILIES.values()),
         at_least=AF_MAX,
+    ),
+    Refusal(
+        "netlink protocols other than routing (audit, uevents, netfilter, generic, crypto...)",
+        ("socket", "socketpair"),
+        errno=errno.EPROTONOSUPPORT,
+        values=(SOCKET_FAMILIES["AF_NETLINK"],),
+        unless_third=NETLINK_ROUTE,
     ),
     Refusal("kernel keyrings", ("keyctl", "add_key", "request_key")),
     Refusal("eBPF programs and maps", ("bpf",)),
@@ -162,18 +183,21 @@ def docker_profile(machine: str | None = None) -> dict[str, Any]:
         conditions = _conditions(refusal)
         if not conditions:
             rules.append({**base, "comment": refusal.why})
-        for condition in conditions:  # rules for one call are OR-ed: any one condition refuses it
-            rules.append({**base, "args": [condition], "comment": refusal.why})
+        for args in conditions:  # rules for one call are OR-ed: any one of them refuses it
+            rules.append({**base, "args": args, "comment": refusal.why})
     return {"defaultAction": "SCMP_ACT_ALLOW", "architectures": [arch] if arch else [], "syscalls": rules}
 
 
-def _conditions(refusal: Refusal) -> list[dict[str, Any]]:
-    """One condition on the first argument per rule (libseccomp allows one comparison per argument)."""
+def _conditions(refusal: Refusal) -> list[list[dict[str, Any]]]:
+    """The conditions of each rule (AND-ed within one, rules OR-ed); one comparison per argument
+    in a rule, as libseccomp allows."""
     masked = [(flag, flag) for flag in refusal.flags] + [(INT_MASK, value) for value in refusal.values]
-    conditions = [{"index": 0, "value": mask, "valueTwo": value, "op": "SCMP_CMP_MASKED_EQ"} for mask, value in masked]
+    rules = [[{"index": 0, "value": mask, "valueTwo": value, "op": "SCMP_CMP_MASKED_EQ"}] for mask, value in masked]
+    if refusal.unless_third is not None:
+        rules = [[*rule, {"index": 2, "value": refusal.unless_third, "op": "SCMP_CMP_NE"}] for rule in rules]
     if refusal.at_least is not None:
-        conditions.append({"index": 0, "value": refusal.at_least, "op": "SCMP_CMP_GE"})
-    return conditions
+        rules.append([{"index": 0, "value": refusal.at_least, "op": "SCMP_CMP_GE"}])
+    return rules
 
 
 def write_docker_profile(folder: str | Path) -> str:
