@@ -39,14 +39,16 @@ def host(manager: SessionManager) -> Iterator[SessionHost]:
 
 
 def _scores(
-    manager: SessionManager, host: SessionHost, reference: dict, wrong: str, *cells: str
+    manager: SessionManager, host: SessionHost, reference: dict, wrong: str, *cells: str, before: tuple[str, ...] = ()
 ) -> tuple[float, float]:
     """The code verifier's score of a session holding ``wrong`` and of one holding a right ``add``,
-    each after the session ran ``cells``."""
+    each after the session ran ``cells`` (and ``before`` them, ``before``, whatever their verdicts)."""
     scores = []
     for solution in (wrong, RIGHT):
         session = manager.create(OWNER, "python").id
         try:
+            for cell in before:
+                manager.run(session, OWNER, {"code": cell})
             for cell in (solution, *cells):
                 ran = manager.run(session, OWNER, {"code": cell})
                 assert ran.verdict == "ok", ran
@@ -79,6 +81,19 @@ UNITTEST_CHECK = {
     ),
     "entry_point": "add",
 }
+
+
+def test_a_module_planted_in_the_sessions_folder_does_not_reach_a_fresh_kernels_judge(manager, host):
+    planted = (  # rewrites abs, then becomes the real subprocess, so the kernel starts as usual
+        "import builtins, importlib.util, os, sys, sysconfig\nbuiltins.abs = lambda x: 0\n"
+        "spec = importlib.util.spec_from_file_location("
+        "'subprocess', os.path.join(sysconfig.get_paths()['stdlib'], 'subprocess.py'))\n"
+        "module = importlib.util.module_from_spec(spec)\nsys.modules['subprocess'] = module\n"
+        "spec.loader.exec_module(module)\n"
+    )
+    plant = f"open('subprocess.py', 'w').write({planted!r})"
+    restart = "import os\nos._exit(0)"  # the kernel ends: the next call starts a fresh one, in this folder
+    assert _scores(manager, host, LOOP, WRONG, before=(plant, restart)) == (0.0, 1.0)
 
 
 def test_unittest_rewritten_in_the_session_does_not_change_a_check(manager, host):

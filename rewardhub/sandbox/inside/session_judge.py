@@ -234,7 +234,8 @@ class Judge:
         given.seek(0)
         mine, theirs = socket.socketpair()
         self.seq += 1
-        order = {"seq": self.seq, "serve": {"kind": spec["kind"], "program": request.get("program") or ""}}
+        serve = {"kind": spec["kind"], "program": request.get("program") or "", "names": test_names(spec)}
+        order = {"seq": self.seq, "serve": serve}
         try:
             send_frame(self.kernel, order, [theirs.fileno(), given.fileno(), out.fileno(), err.fileno()])
         except OSError:
@@ -303,7 +304,7 @@ class Judge:
             return self.call(spec, mine, lines, deadline), None
         if kind not in ("assert", "check"):
             return {"error": f"unknown test kind {kind!r}"}, None
-        return self.fork_test(spec, mine, lines, out, record, deadline)
+        return self.fork_test(spec, ready, (mine, lines), out, record, deadline)
 
     def call(self, spec, mine, lines, deadline):
         try:
@@ -319,7 +320,7 @@ class Judge:
             return {"error": f"{answer['raised']}: {answer.get('message', '')}"[:2000]}
         return {"error": str(answer.get("error", "malformed answer"))[:2000]}
 
-    def fork_test(self, spec, mine, lines, out, record, deadline):
+    def fork_test(self, spec, ready, program, out, record, deadline):
         """Run an assert or a whole check in a fork of the judge; (record, its wait status)."""
         sys.stdout.flush()
         sys.stderr.flush()
@@ -332,7 +333,7 @@ class Judge:
                     os.close(fd)
                 os.dup2(out[0].fileno(), 1)
                 os.dup2(out[1].fileno(), 2)
-                status = run_test(spec, mine, lines, record, self.encode)
+                status = run_test(spec, ready.get("names"), Remote(*program), record, self.encode)
             finally:
                 os._exit(status)
         try:
@@ -394,22 +395,28 @@ def _kill_group(pid):
 # --- the test process ----------------------------------------------------------------------------
 
 
-def run_test(spec, sock, lines, record, encode):
-    """Run one assert or whole check with the session's names as stubs; write its record; exit status."""
+def test_names(spec):
+    """The names a test needs from the session (the program process describes them when it is ready)."""
+    if spec["kind"] == "check":
+        return [str(name) for name in spec.get("names") or ()]
+    if spec["kind"] != "assert":
+        return []
+    try:
+        return list(dict.fromkeys(n for source in (spec["setup"], *spec["leaves"]) for n in free_names(source)))
+    except (SyntaxError, ValueError):  # the test process reports it, compiling the test
+        return []
+
+
+def run_test(spec, described, remote, record, encode):
+    """Run one assert or whole check with the session's names (``described`` by the program process)
+    bound as copies and stubs; write its record; the exit status."""
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    _forget_session_folders()
     kind = spec["kind"]
     namespace = {"__name__": "__main__", "__builtins__": builtins}
-    if kind == "check":
-        sources, names = [spec["source"]], list(spec.get("names") or ())
-    else:
-        sources = [spec["setup"], *spec["leaves"]]
-        names = [name for source in sources for name in free_names(source)]
-    remote = Remote(sock, lines)
     try:
-        remote.bind(namespace, list(dict.fromkeys(names)))
+        remote.bind(namespace, test_names(spec), described)
         written = _assert(spec, namespace, encode) if kind == "assert" else _check(spec["source"], namespace)
     except ProgramGone as exc:
         written = {"check": "failed", "message": str(exc)} if kind == "check" else {"error": str(exc)}
@@ -501,10 +508,7 @@ class Remote:
             raise ProgramGone("the program process ended during its test") from None
         return self.lines.read()
 
-    def bind(self, namespace, names):
-        if not names:
-            return
-        found = self.ask({"op": "describe", "names": names}).get("names")
+    def bind(self, namespace, names, found):
         for name, kind in (found if isinstance(found, dict) else {}).items():
             if name in names:
                 value = self.value(str(name), kind)
@@ -579,6 +583,7 @@ def main(requests, replies, kernel, encode):
             os.dup2(null, fd)
         os.close(null)
         _encode = encode
+        _forget_session_folders()  # once: every test process is a fork of this one
         Judge(requests, replies, kernel, encode).serve()
     except BaseException:
         status = 1

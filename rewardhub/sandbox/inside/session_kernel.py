@@ -30,15 +30,23 @@ is killed from outside by the parent a moment later, and the kernel with it.
 Standard library only: this file runs in the sandbox, where rewardhub is not installed.
 """
 
-import ast
-import os
-import signal
-import socket
-import subprocess
+import os  # noqa: I001 (already loaded by the fork server, as sys is: neither is looked up on sys.path)
 import sys
-import tempfile
-import traceback
-import types
+
+SESSION_PATH = list(sys.path)
+"""``sys.path`` as the session's calls see it: the session's folder first, as a script's would be.
+The kernel's and the judge's own imports below are made without it: a module the session planted
+there (``subprocess.py``) before the kernel was started afresh would otherwise run here, before the
+judge is forked."""
+sys.path[:] = [entry for entry in sys.path if entry not in ("", os.path.dirname(os.path.abspath(__file__)))]
+
+import ast  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import traceback  # noqa: E402
+import types  # noqa: E402
 
 REQUESTS = os.dup(0)
 REPLIES = os.dup(3)
@@ -316,7 +324,8 @@ def _program_side(order, sock):
     if status != 0:
         JUDGE.send_line(sock, {"op": "exited", "status": status, "compile_error": status == 3})
         return status
-    JUDGE.send_line(sock, {"op": "ready"})
+    names = [name for name in order.get("names", []) if _found(name)]  # what the test will look up
+    JUDGE.send_line(sock, {"op": "ready", "names": {name: _describe(name) for name in names}})
     lines = JUDGE.Lines(sock)
     while True:
         try:
@@ -463,4 +472,5 @@ if os.fork() == 0:  # the judge, before any of the session runs: never returns
 _judges.close()
 os.close(REQUESTS)  # the judge alone reads requests and writes replies
 os.close(REPLIES)
+sys.path[:] = SESSION_PATH
 serve(KERNEL)
