@@ -92,6 +92,12 @@ class Settings(BaseSettings):
     result_backend: str | None = Field(None, description="Celery result backend; the broker URL when it is Redis.")
     chunk_size: int = Field(64, ge=1, description="Samples per Celery task when a batch is split across workers.")
     result_ttl_s: int = Field(3600, ge=1, description="How long finished jobs and results are kept.")
+    job_results_max_bytes: int = Field(
+        1 << 30,
+        ge=1 << 20,
+        description="Memory that finished jobs' results may hold in one API process (estimated, ~1 KB a "
+        "result); past it the oldest leave memory: answered from job_store_url's journal where one is set.",
+    )
     heartbeat_s: float = Field(
         1.0, gt=0, le=30, description="Celery mode: how often workers and API processes refresh their liveness key."
     )

@@ -11,7 +11,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from rewardhub.api import audit_routes, sandbox_routes, session_routes
+from rewardhub.api import audit_routes, docs_routes, sandbox_routes, session_routes
 from rewardhub.api.compat import ROUTERS as COMPAT_ROUTERS
 from rewardhub.api.errors import install_error_handlers
 from rewardhub.api.hot_routes import HotRoutes
@@ -79,7 +79,8 @@ def create_app(
                 await asyncio.to_thread(service.stats.close)
             await asyncio.to_thread(host.close if host is not None else sessions.close)
 
-    app = FastAPI(title="rewardhub", version="1", lifespan=lifespan)
+    # FastAPI's own /docs, /redoc and /openapi.json answer anyone: ours follow the keys (docs_routes)
+    app = FastAPI(title="rewardhub", version="1", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.service = service
     app.state.settings = settings
     app.state.sessions = sessions
@@ -90,6 +91,7 @@ def create_app(
     app.include_router(sandbox_routes.router)
     app.include_router(session_routes.router)
     app.include_router(audit_routes.router)
+    app.include_router(docs_routes.router)
     for router in COMPAT_ROUTERS:  # OpenRLHF, slime, graders, NeMo-Gym, SandboxFusion, ORS: rewardhub.api.compat
         app.include_router(router)
     if settings.ui_enabled:

@@ -2,10 +2,19 @@
 
 No keys configured means the service is open, which the CLI only allows on a loopback bind.
 A wrong key and a missing key get the same 401, so the answer never tells which keys exist.
+
+Whose a request is (the owner of the sessions and jobs it makes) is decided here and nowhere
+else: :meth:`Authenticator.admit` records, on the request, a digest of the very token it checked,
+and :func:`authenticated_owner` reads only that. A second header (``Authorization: Junk x`` beside
+a valid ``X-API-Key``, a second ``Authorization``) names no one. In an open service nothing is
+checked, and the presented token is a label that keeps one caller's sessions apart from
+another's, not a wall.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import time
@@ -14,8 +23,12 @@ from dataclasses import dataclass
 from fastapi import Request
 
 from rewardhub.errors import Overloaded, Unauthorized
+from rewardhub.sandbox.sessions import key_owner
 
-__all__ = ["Authenticator"]
+__all__ = ["Authenticator", "authenticated_owner"]
+
+_OWNER = "rewardhub_owner"
+"""The attribute of ``request.state`` that :meth:`Authenticator.admit` sets."""
 
 
 @dataclass
@@ -36,11 +49,29 @@ class Authenticator:
         return bool(self._digests)
 
     def __call__(self, request: Request) -> None:
-        if not self.enabled:
+        """Admit a request by its ``Authorization: Bearer`` key."""
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        self.admit(request, token, scheme.lower() == "bearer")
+
+    def admit(self, request: Request, token: str, well_formed: bool = True) -> None:
+        """Check ``token`` (where keys are configured), then record it as the request's owner."""
+        token = token.strip() if well_formed else ""
+        if self.enabled:
+            self.check(token, well_formed)
+        setattr(request.state, _OWNER, key_owner(token))
+
+    def admit_browser(self, request: Request) -> None:
+        """Admit by Bearer, or by HTTP Basic with the key as the password (any user name): what a
+        browser sends after a ``WWW-Authenticate: Basic`` challenge (the operator page, the API docs)."""
+        scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "basic":
+            self(request)
             return
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        self.check(token, scheme.lower() == "bearer")
+        try:
+            _, _, password = base64.b64decode(credentials.strip(), validate=True).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            raise Unauthorized("malformed Basic credentials") from None
+        self.admit(request, password)
 
     def check(self, token: str, well_formed: bool = True) -> None:
         """Accept ``token`` if it is one of the keys (the operator page also takes it from Basic auth)."""
@@ -62,3 +93,12 @@ class Authenticator:
         if bucket.tokens < 1:
             raise Overloaded("rate limit exceeded for this API key", retry_after=(1 - bucket.tokens) / self.rate_per_s)  # type: ignore[operator]
         bucket.tokens -= 1
+
+
+def authenticated_owner(request: Request) -> str:
+    """The owner :meth:`Authenticator.admit` recorded; a route that admitted no one gets a 401
+    rather than an owner taken from some header."""
+    owner = getattr(request.state, _OWNER, None)
+    if owner is None:
+        raise Unauthorized("missing or invalid API key")
+    return owner

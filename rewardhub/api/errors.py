@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from rewardhub.api.docs_routes import DOCS_PATHS
 from rewardhub.errors import Overloaded, RewardhubError
 
 __all__ = ["error_response", "install_error_handlers", "rewardhub_error_response", "unexpected_error_response"]
@@ -27,8 +28,9 @@ def error_response(
 def rewardhub_error_response(request: Request, exc: RewardhubError) -> JSONResponse:
     """A RewardhubError as its HTTP answer (also used by :mod:`rewardhub.api.hot_routes`)."""
     headers = {"Retry-After": str(max(1, round(exc.retry_after)))} if isinstance(exc, Overloaded) else None
-    if exc.status_code == 401:  # a browser asks for the key (as the password) on the operator page
-        ui = request.url.path == "/ui" or request.url.path.startswith("/ui/")
+    if exc.status_code == 401:  # a browser asks for the key (as the password) on the operator page and the docs
+        path = request.url.path
+        ui = path == "/ui" or path.startswith("/ui/") or path in DOCS_PATHS
         headers = {"WWW-Authenticate": 'Basic realm="rewardhub", charset="UTF-8"' if ui else "Bearer"}
     if exc.status_code >= 500:
         log.error("request failed: %s", exc.message)

@@ -18,7 +18,7 @@ from rewardhub.api.body import parse_body, read_body
 from rewardhub.api.metrics import CONTENT_TYPE_LATEST
 from rewardhub.api.schemas import JobAccepted, ScoreRequest, ScoreResponse
 from rewardhub.api.service import ServiceDep, require_key
-from rewardhub.api.session_routes import caller_grant
+from rewardhub.api.session_routes import caller_grant, caller_owner
 from rewardhub.jobs.records import JobState
 
 __all__ = ["public", "protected"]
@@ -67,9 +67,10 @@ async def score(request: Request, service: ServiceDep) -> Response:
 async def submit_job(request: Request, service: ServiceDep) -> JobAccepted:
     body = parse_body(await read_body(request, service.settings.max_request_bytes), ScoreRequest)
     admitted = service.pipeline.admit(body.samples, body.verifier, body.run, body.cache, partial(caller_grant, request))
-    return JobAccepted(job_id=service.jobs.submit(len(admitted.samples), admitted.score))
+    return JobAccepted(job_id=service.jobs.submit(len(admitted.samples), admitted.score, caller_owner(request)))
 
 
 @protected.get("/v1/jobs/{job_id}")
-async def job_state(job_id: str, service: ServiceDep) -> JobState:
-    return service.jobs.state(job_id)
+async def job_state(job_id: str, request: Request, service: ServiceDep) -> JobState:
+    """A job is the key's that submitted it: another key is told 404, as for an unknown id."""
+    return service.jobs.state(job_id, caller_owner(request))

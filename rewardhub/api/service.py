@@ -53,7 +53,11 @@ def build_service(settings: Settings, registry: Registry | None = None, executor
         registry=registry,
         executor=executor,
         pipeline=ScorePipeline(Scorer(registry, executor, settings), executor, metrics, settings, stats),
-        jobs=JobStore(retention_s=settings.result_ttl_s, journal=open_job_journal(settings, executor.job_journal())),
+        jobs=JobStore(
+            retention_s=settings.result_ttl_s,
+            journal=open_job_journal(settings, executor.job_journal()),
+            max_result_bytes=settings.job_results_max_bytes,
+        ),
         metrics=metrics,
         auth=Authenticator(settings.all_api_keys(), settings.rate_limit_per_s),
         stats=stats,

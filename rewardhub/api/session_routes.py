@@ -31,11 +31,12 @@ from typing import Any, Literal
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rewardhub.api.auth import authenticated_owner
 from rewardhub.api.body import parse_body, read_body
 from rewardhub.api.sandbox_routes import relative_files
 from rewardhub.api.service import require_key
 from rewardhub.sandbox.session_host import LocalSessions, SessionClient
-from rewardhub.sandbox.sessions import SessionManager, SessionSettings, key_owner
+from rewardhub.sandbox.sessions import SessionManager, SessionSettings
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sandbox.verdicts import RunResult
 
@@ -154,9 +155,9 @@ def sessions_of(request: Request) -> LocalSessions | SessionClient:
 
 
 def caller_owner(request: Request) -> str:
-    """Who owns what this request makes: a digest of its API key (Bearer, or ORS's ``X-API-Key``)."""
-    _, _, token = request.headers.get("authorization", "").partition(" ")
-    return key_owner(token.strip() or request.headers.get("x-api-key", "").strip())
+    """Who owns what this request makes: a digest of the API key its route authenticated (Bearer,
+    or ORS's ``X-API-Key``), never of another header it carries (:mod:`rewardhub.api.auth`)."""
+    return authenticated_owner(request)
 
 
 def caller_grant(request: Request) -> dict[str, Any] | None:

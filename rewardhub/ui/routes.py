@@ -14,8 +14,6 @@ as the password of HTTP Basic auth (any user name): a 401 here asks the browser 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 from importlib import resources
 from typing import Annotated, Any, Literal
 
@@ -23,7 +21,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from rewardhub.api.service import ServiceDep
-from rewardhub.errors import ExecutionError, NotFound, Unauthorized
+from rewardhub.errors import ExecutionError, NotFound
 from rewardhub.ui.stats import summarise
 from rewardhub.ui.workers import WorkerStats
 
@@ -35,17 +33,8 @@ NO_STORE = {"Cache-Control": "no-store"}
 
 async def require_ui_key(request: Request) -> None:
     auth = request.app.state.service.auth
-    if not auth.enabled:
-        return
-    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "basic":
-        try:
-            _, _, password = base64.b64decode(credentials.strip(), validate=True).decode().partition(":")
-        except (binascii.Error, UnicodeDecodeError):
-            raise Unauthorized("malformed Basic credentials") from None
-        auth.check(password)
-    else:
-        auth(request)
+    if auth.enabled:
+        auth.admit_browser(request)
 
 
 router = APIRouter(prefix="/ui", dependencies=[Depends(require_ui_key)], include_in_schema=False)

@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from serve_support import in_thread, needs_bubblewrap
 
 from rewardhub.api import session_routes
+from rewardhub.api.auth import Authenticator
 from rewardhub.api.errors import install_error_handlers
 from rewardhub.sandbox.sessions import SessionManager, SessionSettings
 
@@ -21,7 +22,7 @@ def session_routes_served() -> Iterator[str]:
     manager = SessionManager(SessionSettings(spares=1))
     app = FastAPI()
     app.state.settings = SimpleNamespace(max_request_bytes=1 << 20, sandbox_backend="bwrap")
-    app.state.service = SimpleNamespace(auth=lambda request: None)
+    app.state.service = SimpleNamespace(auth=Authenticator([]))  # open: the Bearer token labels the owner
     app.state.sessions = manager
     install_error_handlers(app)
     app.include_router(session_routes.router)

@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from serve_support import in_thread
 
 from rewardhub.api import session_routes
+from rewardhub.api.auth import Authenticator
 from rewardhub.api.errors import install_error_handlers
 from rewardhub.sandbox.sessions import SessionManager, SessionSettings
 
@@ -25,7 +26,7 @@ SMALL = SessionSettings(
 def session_app(manager: SessionManager) -> FastAPI:
     app = FastAPI()
     app.state.settings = SimpleNamespace(max_request_bytes=1 << 20, sandbox_backend="bwrap")
-    app.state.service = SimpleNamespace(auth=lambda request: None)
+    app.state.service = SimpleNamespace(auth=Authenticator([]))  # open: the Bearer token labels the owner
     app.state.sessions = manager
     install_error_handlers(app)
     app.include_router(session_routes.router)

@@ -22,7 +22,8 @@ by ``REWARDHUB_ORS_ENVIRONMENT`` (``code``):
 
 The ORS session is found again through the service's session host (its id is a tag of the rewardhub
 session), so with ``--api-workers N`` any worker answers any call. The API key is ORS's
-``X-API-Key`` (or ``Authorization: Bearer``); a session belongs to the key that created it.
+``X-API-Key`` (or ``Authorization: Bearer``); a session belongs to the key that was checked, never to
+another header of the request.
 """
 
 from __future__ import annotations
@@ -144,15 +145,14 @@ class SplitBody(BaseModel):
 
 
 async def _authorized(request: Request) -> None:
-    """The service's keys, as ORS clients send them (``X-API-Key``) or as rewardhub's do (Bearer)."""
+    """The service's keys, as ORS clients send them (``X-API-Key``) or as rewardhub's do (Bearer);
+    the key checked is the one that owns the sessions (``Authenticator.admit``)."""
     auth = request.app.state.service.auth
-    if not auth.enabled:
-        return
     scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
     token = request.headers.get("x-api-key") or (bearer if scheme.lower() == "bearer" else "")
-    if not token:
+    if auth.enabled and not token.strip():
         raise Unauthorized("missing API key: ORS clients send it as X-API-Key")
-    auth.check(token)
+    auth.admit(request, token)
 
 
 router = APIRouter(dependencies=[Depends(_authorized)])
