@@ -28,7 +28,7 @@ import re
 import secrets
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -223,6 +223,7 @@ class SessionManager:
         self._tokens = float(self.settings.create_burst)
         self._tokens_at = time.monotonic()
         self._starting = 0
+        self._starting_by: Counter[str] = Counter()  # the same creations, by owner
         self.counts = SessionStats()
         self._closed = threading.Event()
         if os.geteuid() == 0 and self.sandbox_settings.backend != "docker":
@@ -264,7 +265,7 @@ class SessionManager:
             box = self._take_spare(limits) or SessionSandbox(self.sandbox_settings, limits)
         except BaseException:
             with self._lock:
-                self._starting -= 1
+                self._unadmit(owner)
             raise
         try:
             box.start_kernel()  # now, under the session's limits: its first call finds it warm
@@ -272,12 +273,12 @@ class SessionManager:
         except BaseException:
             box.close()
             with self._lock:
-                self._starting -= 1
+                self._unadmit(owner)
             raise
         if failed is not None:
             box.close()
             with self._lock:
-                self._starting -= 1
+                self._unadmit(owner)
             raise InvalidRequest(f"could not write the session's files: {failed.details.get('message', failed.stderr)}")
         session = Session(
             id=f"s-{self.boot}-{secrets.token_hex(8)}",
@@ -290,7 +291,7 @@ class SessionManager:
             tags=dict(tags or {}),
         )
         with self._lock:
-            self._starting -= 1
+            self._unadmit(owner)
             if self._closed.is_set():
                 box.close()
                 raise SandboxError("the service is shutting down")
@@ -476,7 +477,8 @@ class SessionManager:
                 raise Overloaded(
                     f"this host holds its maximum of {self.settings.max_sessions} sessions", retry_after=5.0
                 )
-            mine = sum(1 for s in self._sessions.values() if s.owner == owner)
+            # creations still starting count too: else a burst of them all pass, each seeing the same few
+            mine = sum(1 for s in self._sessions.values() if s.owner == owner) + self._starting_by[owner]
             if mine >= self.settings.max_per_key:
                 self.counts.rejected["key_full"] += 1
                 raise Overloaded(
@@ -494,6 +496,14 @@ class SessionManager:
                 )
             self._tokens -= 1
             self._starting += 1
+            self._starting_by[owner] += 1
+
+    def _unadmit(self, owner: str) -> None:
+        """A creation :meth:`_admit` let in is over (made or failed); called under the lock."""
+        self._starting -= 1
+        self._starting_by[owner] -= 1
+        if not self._starting_by[owner]:
+            del self._starting_by[owner]
 
     def _end(self, session: Session, reason: str, kind: str, wait: bool = True) -> None:
         """Forget the session (its id answers ``reason`` from now on), stop a call in flight, close it
