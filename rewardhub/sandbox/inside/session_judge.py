@@ -228,7 +228,7 @@ class Judge:
     def test(self, request):
         spec, timeout_s = request["test"], float(request.get("timeout_s", 10.0))
         deadline = time.monotonic() + timeout_s
-        files = [tempfile.TemporaryFile() for _ in range(4)]  # stdin, stdout, stderr, record
+        files = [_anonymous() for _ in range(4)]  # stdin, stdout, stderr, record
         given, out, err, record = files
         given.write((spec.get("stdin") or "").encode())
         given.seek(0)
@@ -351,6 +351,14 @@ class Judge:
         except ValueError:
             written = None
         return (written if isinstance(written, dict) else {"error": "the test wrote no record"}), waited
+
+
+def _anonymous():
+    """A file with no name anywhere (the session could open a named one, even for a moment)."""
+    try:
+        return open(os.memfd_create("session-test"), "w+b")
+    except (AttributeError, OSError):
+        return tempfile.TemporaryFile()  # O_TMPFILE where the folder's file system has it
 
 
 def _wait(pid, deadline):
