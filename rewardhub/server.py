@@ -24,6 +24,7 @@ from rewardhub.jobs.journals import celery_redis_url
 from rewardhub.launcher import ServiceThread, free_port
 from rewardhub.logging import configure_logging
 from rewardhub.processes import die_with_parent
+from rewardhub.run_folder import enter_run_folder
 from rewardhub.sandbox.session_host import SOCKET_ENV, TOKEN_ENV, SessionHost
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.settings import Settings
@@ -32,6 +33,27 @@ __all__ = ["EmbeddedServer", "app_from_environment", "free_port", "serve"]
 
 
 def serve(settings: Settings) -> None:
+    """Run the service in the foreground until interrupted; it leaves no temporary file behind.
+
+    Every process of the service writes its temporary files in one folder that this process
+    removes when it exits and the next start sweeps after a kill (:mod:`rewardhub.run_folder`).
+    SIGTERM stops the service as SIGINT does, so that removal runs: uvicorn shuts down gracefully,
+    then raises the signal again, and SIGTERM's default action would end the process there, past
+    every ``finally`` and exit hook.
+    """
+    previous = signal.signal(signal.SIGTERM, _exit_on_signal)
+    try:
+        enter_run_folder()
+        _serve(settings)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)  # the shell's status for a process a signal ended
+
+
+def _serve(settings: Settings) -> None:
     """Run the service in the foreground until interrupted.
 
     With ``api_workers`` > 1, uvicorn's supervisor starts that many processes on the one port (each
