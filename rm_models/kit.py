@@ -135,8 +135,11 @@ def resolve_model(model: str, root: Path | None = None) -> str:
 
 # ---- identity ------------------------------------------------------------------------------
 
-_hashes: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
+_hashes: dict[str, str] = {}
 _hash_lock = threading.Lock()
+HASH_CACHE = ".weights-hashes.json"
+"""Under the models folder: hashes of plain folders by (path, names, sizes, mtimes), so a large
+model's files are read once per machine, not once per process (the API signs verdict keys too)."""
 
 
 def weights_hash(folder: str | Path) -> str | None:
@@ -153,12 +156,34 @@ def weights_hash(folder: str | Path) -> str | None:
         except (OSError, ValueError, KeyError):
             pass  # a damaged manifest: hash the files themselves
     files = sorted(p for p in path.iterdir() if p.suffix in _WEIGHT_SUFFIXES and p.is_file())
-    stamp = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files)
-    key = (str(path.resolve()), stamp)
+    stamp = [(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files]
+    key = json.dumps([str(path.resolve()), stamp])
     with _hash_lock:
         if key not in _hashes:
-            _hashes[key] = _hash_files(files)[:16]
+            _hashes[key] = _stored_hashes().get(key) or _store_hash(key, _hash_files(files)[:16])
         return _hashes[key]
+
+
+def _stored_hashes() -> dict[str, str]:
+    try:
+        stored = json.loads((models_dir() / HASH_CACHE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return stored if isinstance(stored, dict) else {}
+
+
+def _store_hash(key: str, digest: str) -> str:
+    """Add one hash to the shared file (written whole, then renamed: readers never see half)."""
+    try:
+        models_dir().mkdir(parents=True, exist_ok=True)
+        kept = {k: v for k, v in _stored_hashes().items() if Path(json.loads(k)[0]).exists()}  # gone: dropped
+        stored = {**kept, key: digest}
+        with tempfile.NamedTemporaryFile("w", dir=models_dir(), prefix=".hashes-", delete=False) as out:
+            json.dump(stored, out)
+        os.replace(out.name, models_dir() / HASH_CACHE)
+    except OSError:
+        pass  # a read-only cache: the hash is still remembered in this process
+    return digest
 
 
 def _hash_files(files: Iterable[Path]) -> str:
@@ -274,6 +299,9 @@ def install(
             "convert_s": round(time.perf_counter() - started, 1),
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        finished = installed_manifest(name, root)
+        if finished is not None:  # another process installed it meanwhile: keep the folder in use
+            return folder, finished
         if folder.exists():
             shutil.rmtree(folder)  # an interrupted install (no manifest)
         staging.rename(folder)

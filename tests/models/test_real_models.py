@@ -118,14 +118,29 @@ def test_a_model_that_is_not_installed_is_an_error_status_never_another_model(
     assert Judge.verdict_key(config)["weights"] == "not-installed"
 
 
-def test_the_verdict_key_changes_with_the_weights_under_one_path(tmp_path: Path) -> None:
-    (tmp_path / "model.safetensors").write_bytes(b"weights one")
-    config = judge_config(model=str(tmp_path))
+def test_the_verdict_key_changes_with_the_weights_under_one_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REWARDHUB_MODELS_DIR", str(tmp_path / "kit"))
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"weights one")
+    config = judge_config(model=str(folder))
     before = Judge.verdict_key(config)
-    (tmp_path / "model.safetensors").write_bytes(b"weights two, retrained in place")
+    (folder / "model.safetensors").write_bytes(b"weights two, retrained in place")
     after = Judge.verdict_key(config)
     assert before["config_hash"] != after["config_hash"]  # the reward cache addresses by config_hash
     assert before["weights"] != after["weights"]
+
+
+def test_a_plain_folder_is_hashed_once_per_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process (here: this one with its memory cleared) reads the stored hash, not the files."""
+    monkeypatch.setenv("REWARDHUB_MODELS_DIR", str(tmp_path / "kit"))
+    (tmp_path / "model.bin").write_bytes(b"some weights")
+    first = kit.weights_hash(tmp_path)
+    monkeypatch.setattr(kit, "_hashes", {})
+    monkeypatch.setattr(kit, "_hash_files", lambda files: pytest.fail("the weight files were read again"))
+    assert kit.weights_hash(tmp_path) == first
 
 
 # ---- the verifiers on the real model ---------------------------------------------------------
