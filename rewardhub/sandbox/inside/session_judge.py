@@ -308,7 +308,11 @@ class Judge:
 
     def call(self, spec, mine, lines, deadline):
         try:
-            send_line(mine, {"op": "call", "name": spec["fn_name"], "args": self.encode(list(spec["args"]))})
+            args = self.encode(list(spec["args"]))
+        except (TypeError, ValueError, RecursionError) as exc:
+            return {"error": f"the test's arguments: {described(exc)}"}
+        try:
+            send_line(mine, {"op": "call", "name": spec["fn_name"], "args": args})
             answer = lines.read(deadline)
         except ProgramGone as exc:
             return {"error": str(exc)}
