@@ -12,10 +12,12 @@ its entries name the family they came from).
 The reference is the entry: ``{"question", "answer", "metadata": {"source_dataset", ...}}``, as the
 release generates it, with ``task`` optional; or, as the API contract writes it, ``{"task", "entry":
 {question, answer, metadata}}``. A family's partial credit (0.01 for a wrong number,
-a share of a plan) is its own. Two released scorers pay for answers that are not right, and
-``strict`` replaces just those two: ``game_of_life_halting`` compares ``bool(answer)`` with
+a share of a plan) is its own. Four released scorers pay for answers that are not right, and
+``strict`` replaces just those: ``game_of_life_halting`` compares ``bool(answer)`` with
 ``bool(gold)``, so any non-empty text matches the gold "False"; ``coin_flip`` gives prefix credit
-over the shorter string, so "0" earns 1 for any probability below 1. A scorer that raises, or a
+over the shorter string, so "0" earns 1 for any probability below 1; ``simple_integration`` and
+``intermediate_integration`` differentiate the answer, so ``Integral(integrand, x)``, the question
+restated, earns 1 for every integrand (strict scores an answer holding ``Integral`` 0). A scorer that raises, or a
 task the release does not have, is status ``error``; with ``on_scorer_error: "zero"`` a raising
 scorer scores 0, as NeMo-Gym's server does.
 
@@ -177,8 +179,9 @@ class ReasoningGymVerifier(Verifier):
         )
         strict: bool = Field(
             False,
-            description="Replace the two released scorers that pay for wrong answers (game_of_life_halting, "
-            "coin_flip) with exact comparisons.",
+            description="Replace the released scorers that pay for wrong answers (game_of_life_halting, "
+            "coin_flip: exact comparisons; simple_integration, intermediate_integration: an unevaluated "
+            "Integral, the question restated, scores 0).",
         )
         on_scorer_error: Literal["error", "zero"] = Field(
             "error", description="A score_answer that raises: status error, or 0 as NeMo-Gym's server gives."
@@ -300,7 +303,24 @@ def _coin_flip(answer: str | None, entry: dict[str, Any], tol: float = 1e-4) -> 
     return 1.0 if abs(said - gold) <= tol else 0.0
 
 
-_STRICT = {"game_of_life_halting": _halting, "coin_flip": _coin_flip}
+def _integral(task: str):
+    """The released integration scorer, except that an answer still holding ``Integral`` scores 0:
+    its derivative is the integrand, so the release pays the question restated as its answer."""
+
+    def score(answer: str | None, entry: dict[str, Any]) -> float:
+        if answer is not None and re.search(r"\bIntegral\b", answer):
+            return 0.0
+        return _scorer(task)(answer=answer, entry=entry)
+
+    return score
+
+
+_STRICT = {
+    "game_of_life_halting": _halting,
+    "coin_flip": _coin_flip,
+    "simple_integration": _integral("simple_integration"),
+    "intermediate_integration": _integral("intermediate_integration"),
+}
 
 
 def _short(answer: str | None) -> str | None:

@@ -3,7 +3,7 @@
 Every family the release registers gets one generated entry: its own answer must score 1 and a
 wrong one below 1. Five families generate no answer (their scorer checks any valid solution);
 for them a solution is taken from the entry's metadata or worked out here, and the release's
-scorer judges it. Two released scorers pay for wrong answers; ``strict`` is tested against both.
+scorer judges it. Four released scorers pay for wrong answers; ``strict`` is tested against each.
 """
 
 from __future__ import annotations
@@ -151,6 +151,15 @@ def test_strict_replaces_the_two_released_scorers_that_pay_wrong_answers() -> No
     assert score(f"<answer>{coin['answer']}</answer>", coin, strict=True).score == 1.0
 
 
+@pytest.mark.parametrize("task", ["simple_integration", "intermediate_integration"])
+def test_strict_refuses_the_integral_restated_as_its_own_antiderivative(task: str) -> None:
+    entry = _entry(task)
+    restated = f"<answer>Integral({entry['metadata']['integrand']}, x) + C</answer>"
+    assert score(restated, entry).score == 1.0  # the release differentiates it back to the integrand
+    assert score(restated, entry, strict=True).score == 0.0
+    assert score(f"<answer>{entry['answer']}</answer>", entry, strict=True).score == 1.0
+
+
 def test_a_scorer_that_raises_is_an_error_unless_zero_is_asked_for() -> None:
     entry = _entry("prime_factorization")
     with pytest.raises(VerifierError, match="score_answer for 'prime_factorization' raised ValueError"):
@@ -191,6 +200,7 @@ def test_no_exploit_of_the_corpus_is_paid_under_strict_and_the_known_leaks_are_n
     assert {i for i, s in released.items() if s > 0} == {
         "reasoning_gym/halting-any-text",
         "reasoning_gym/coin-flip-zero-prefix",
+        "reasoning_gym/integral-restated",
     }
 
 
