@@ -3,7 +3,9 @@
 ``rewardhub serve`` makes ``<TMPDIR>/rewardhub-run-XXXXXXXX`` and points ``TMPDIR`` (and
 :mod:`tempfile`) at it, for itself and every process it starts: the fork servers' sockets
 (``multiprocessing``'s ``pymp-*`` folders), the job store and metrics that API workers share,
-compilers' scratch files. A clean stop removes the folder.
+compilers' scratch files, vLLM's IPC sockets. A clean stop removes the folder. Caches that default
+to the temporary folder go with it (torch's ``torchinductor_<user>``): set their own variable
+(``TORCHINDUCTOR_CACHE_DIR``) to keep one across runs.
 
 A process killed with SIGKILL runs no code, so the folder carries a lock instead: the serve
 process holds an ``flock`` on it for its whole life, the kernel drops that lock when the process
