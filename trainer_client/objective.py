@@ -21,6 +21,7 @@ from .algorithms import (
     entropy_bonus,
     kl_k3,
     kl_penalty,
+    mismatch_sums,
     sequence_filter,
     tis_weights,
     token_mask,
@@ -169,14 +170,19 @@ def _stats(
         stats.add("clipfrac", (clipped * m).sum().item())
         stats.add("masked_tokens", (r - m).sum().item())
         stats.add("filtered_sequences", float((response.any(-1) & ~mask.any(-1)).sum().item()))
-        log_ratio = (trainer_old - batch.rollout_logp).clamp(-20, 20)
-        ratio = torch.exp(log_ratio)
-        stats.add("mismatch_kl", ((torch.expm1(log_ratio) - log_ratio) * r).sum().item())  # k3, as in mismatch_kl
+        ratio = torch.exp((trainer_old - batch.rollout_logp).clamp(-20, 20))
         stats.add("is_ratio", (ratio * r).sum().item())
         if response.any():
             stats.extreme("is_ratio", ratio[response].max().item(), ratio[response].min().item())
-        if cfg.mismatch.tis_cap is not None:
-            stats.add("tis_truncated", ((ratio > cfg.mismatch.tis_cap).float() * r).sum().item())
+        gap = mismatch_sums(trainer_old, batch.rollout_logp, response, cfg.mismatch.tis_cap)
+        stats.add("mismatch_kl", gap["k3"].item())
+        stats.add("log_ratio", gap["log_ratio"].item())
+        stats.add("abs_log_ratio", gap["abs_log_ratio"].item())
+        stats.add("tis_weight", gap["tis_weight"].item())
+        stats.add("tis_truncated", gap["tis_truncated"].item())
+        if response.any():
+            stats.extreme("abs_log_ratio", gap["abs_log_ratio_max"].item(), 0.0)
+            stats.extreme("tis_weight", gap["tis_weight_max"].item(), gap["tis_weight_min"].item())
         if batch.ref_logp is not None:
             stats.add("ref_kl", (kl_k3(logp.detach(), batch.ref_logp) * r).sum().item())
         stats.add("advantage", (batch.advantages * r).sum().item())

@@ -23,6 +23,7 @@ from .losses import cispo_loss, gspo_loss, ppo_clip_loss
 from .mismatch import (
     geometric_mean_ratio,
     mismatch_kl,
+    mismatch_sums,
     sequence_filter,
     tis_weights,
     token_mask,
@@ -47,6 +48,7 @@ __all__ = [
     "kl_k3",
     "kl_penalty",
     "mismatch_kl",
+    "mismatch_sums",
     "normaliser_for",
     "overlong_penalty",
     "ppo_clip_loss",

@@ -20,7 +20,14 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["geometric_mean_ratio", "mismatch_kl", "sequence_filter", "tis_weights", "token_mask"]
+__all__ = [
+    "geometric_mean_ratio",
+    "mismatch_kl",
+    "mismatch_sums",
+    "sequence_filter",
+    "tis_weights",
+    "token_mask",
+]
 
 
 def _log_ratio(train_logp: Tensor, rollout_logp: Tensor) -> Tensor:
@@ -62,3 +69,30 @@ def mismatch_kl(train_logp: Tensor, rollout_logp: Tensor, mask: Tensor) -> Tenso
     per_token = torch.expm1(log_ratio) - log_ratio
     m = mask.to(per_token.dtype)
     return (per_token * m).sum() / m.sum().clamp(min=1.0)
+
+
+def mismatch_sums(train_logp: Tensor, rollout_logp: Tensor, mask: Tensor, cap: float | None) -> dict[str, Tensor]:
+    """What the metrics report about the gap on the sampled tokens, as sums and extremes over ``mask``.
+
+    Sums (so micro-batches add up exactly; divide by the token count for means):
+    ``log_ratio`` (sum of log r_t: its mean is minus the k1 estimate of KL(pi_rollout || pi_train)),
+    ``abs_log_ratio``, ``k3`` (the k3 estimate, as :func:`mismatch_kl`), ``tis_weight`` (sum of
+    min(r_t, C), or of r_t without a cap) and ``tis_truncated`` (tokens with r_t > C).
+    Extremes over the masked tokens (0 or 1 when there are none): ``abs_log_ratio_max``,
+    ``tis_weight_max``, ``tis_weight_min``.  [B, T] x3 -> scalars
+    """
+    log_ratio = _log_ratio(train_logp, rollout_logp)
+    m = mask.to(log_ratio.dtype)
+    weights = torch.exp(log_ratio) if cap is None else tis_weights(train_logp, rollout_logp, cap)
+    on = mask.bool()
+    any_token = bool(on.any())
+    return {
+        "log_ratio": (log_ratio * m).sum(),
+        "abs_log_ratio": (log_ratio.abs() * m).sum(),
+        "k3": ((torch.expm1(log_ratio) - log_ratio) * m).sum(),
+        "tis_weight": (weights * m).sum(),
+        "tis_truncated": ((torch.exp(log_ratio) > cap).to(m.dtype) * m).sum() if cap is not None else m.new_zeros(()),
+        "abs_log_ratio_max": log_ratio.abs()[on].max() if any_token else m.new_zeros(()),
+        "tis_weight_max": weights[on].max() if any_token else m.new_ones(()),
+        "tis_weight_min": weights[on].min() if any_token else m.new_ones(()),
+    }
