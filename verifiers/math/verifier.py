@@ -26,6 +26,7 @@ LaTeX normalization and parser directly, not ``parse``/``verify`` with their ``t
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -51,7 +52,7 @@ class MathVerifier(Verifier):
     """Final-answer extraction and mathematical equivalence with math-verify and sympy."""
 
     name = "math"
-    version = "1"
+    version = "2"
     kind = "rule"
 
     class Config(VerifierConfig):
@@ -121,6 +122,12 @@ class MathVerifier(Verifier):
             "gold_precision=False (a decimal gold must be met exactly), order='ordered', rename_variables='never', "
             "relations_as_sets=False, relative_tolerance=0, rounded_digits=0.",
         )
+        restated: bool = Field(
+            False,
+            description="Whether an answer may be an expression copied from the prompt (the question restated: "
+            "'67 + 12' for 'What is 67 + 12?'). False scores it 0 (reason 'restates_prompt'); the gold's own "
+            "spelling and a plain number are always allowed.",
+        )
         max_answer_chars: int = Field(
             1000, ge=10, le=100_000, description="Longest extracted answer that is parsed; longer is 'too complex'."
         )
@@ -158,6 +165,8 @@ class MathVerifier(Verifier):
         if not candidates:
             return Result.ok(0.0, **details, reason="no_answer")
         answer = _read_answer(candidates, limits, details)
+        if not config.restated and not isinstance(answer, str) and _restates_prompt(sample, details, gold_text):
+            return Result.ok(0.0, **details, reason="restates_prompt")
         if details.get("answer") == details["gold"] and not isinstance(answer, str):
             return Result.ok(1.0, **details, reason="equivalent", rule="identical")
         if isinstance(answer, str):
@@ -214,6 +223,33 @@ def _read_answer(candidates: list[FinalAnswer], limits: Limits, details: dict[st
         except Unparseable:
             continue
     return None
+
+
+# A binary operation after an operand, in text with its spaces taken out: what makes an answer an
+# expression still to be worked out ("67+12", "3\\times4"), where a number or a unary minus is not.
+_OPERATION = re.compile(r"[0-9A-Za-z)\]}](?:\+|\*|×|÷|-|\^|\\times|\\cdot|\\div)")
+
+
+def _restates_prompt(sample: Sample, details: dict[str, Any], gold_text: str) -> bool:
+    """Whether the answer read is an operation copied out of the prompt: the question restated.
+
+    Math equivalence would pay it (``67 + 12`` is 79), and a policy finds that fast: a real run
+    learned to answer "To calculate 67 + 12, you can" to every sum, a held-out reward of 1.0 with
+    no sum computed. An answer written as the gold writes it is never refused, nor a lone number.
+    """
+    extracted = details.get("extracted")
+    if not isinstance(extracted, str):
+        return False
+    answer = _compact(extracted)
+    if not _OPERATION.search(answer) or answer == _compact(gold_text):
+        return False
+    asked = [m for m in sample.conversation() if m.role in ("system", "developer", "user")]
+    prompt = "\n".join(m.content for m in asked)
+    return answer in _compact(prompt)
+
+
+def _compact(text: str) -> str:
+    return re.sub(r"[\s$]+", "", text).rstrip(".,;:")
 
 
 def _shown(text: str) -> str:
