@@ -230,8 +230,13 @@ def _read_answer(candidates: list[FinalAnswer], limits: Limits, details: dict[st
 _OPERATION = re.compile(r"[0-9A-Za-z)\]}](?:\+|\*|×|÷|-|\^|\\times|\\cdot|\\div)")
 
 
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_SUM = re.compile(r"[0-9)\]}](?:\+|\*|×|-|\\times|\\cdot)")
+
+
 def _restates_prompt(sample: Sample, details: dict[str, Any], gold_text: str) -> bool:
-    """Whether the answer read is an operation copied out of the prompt: the question restated.
+    """Whether the answer read is an operation copied out of the prompt, or the prompt's numbers
+    rearranged by a sum, difference or product: the question restated.
 
     Math equivalence would pay it (``67 + 12`` is 79), and a policy finds that fast: a real run
     learned to answer "To calculate 67 + 12, you can" to every sum, a held-out reward of 1.0 with
@@ -245,7 +250,13 @@ def _restates_prompt(sample: Sample, details: dict[str, Any], gold_text: str) ->
         return False
     asked = [m for m in sample.conversation() if m.role in ("system", "developer", "user")]
     prompt = "\n".join(m.content for m in asked)
-    return answer in _compact(prompt)
+    if answer in _compact(prompt):
+        return True
+    # the same numbers, reordered or bracketed ("12 + 67", "(67+12)"): a sum, difference or product
+    # of the prompt's own numbers is the question rearranged, not worked out (a quotient or a
+    # power is how a fraction or a scientific notation is written, so those are left alone)
+    numbers = _NUMBER.findall(answer)
+    return len(numbers) >= 2 and bool(_SUM.search(answer)) and set(numbers) <= set(_NUMBER.findall(prompt))
 
 
 def _compact(text: str) -> str:

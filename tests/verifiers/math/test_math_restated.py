@@ -28,6 +28,8 @@ def score(response: str, reference: str, prompt=ASKED, **config):
         "\\boxed{67+12}",
         "The answer is $67 + 12$.",
         "<answer>67 + 12</answer>",
+        "\\boxed{12 + 67}",  # the prompt's numbers, reordered
+        "\\boxed{(67+12)}",  # or bracketed
     ],
 )
 def test_the_question_restated_scores_zero_and_says_why(response: str) -> None:
@@ -55,6 +57,8 @@ def test_the_config_can_allow_it() -> None:
         ("Compute -3 + 5.", "\\boxed{2}", "2"),
         (None, "\\boxed{67+12}", "79"),  # no prompt sent: nothing to compare with
         ("What is 60 + 19?", "\\boxed{67+12}", "79"),  # an operation, but not the one asked
+        ("What is 0.5 as a fraction? Use 1 and 2.", "\\boxed{1/2}", "0.5"),  # a quotient is a fraction
+        ("Express 1500 in scientific notation.", "\\boxed{1.5 \\times 10^3}", "1500"),
     ],
 )
 def test_answers_that_do_not_restate_the_question_are_judged_as_before(prompt, response: str, gold: str) -> None:
