@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import threading
 
@@ -146,25 +147,31 @@ def test_a_run_reaches_the_servers_child_in_marshal_with_its_descriptors():
         right.close()
 
 
-def _session_kernel_encoder():
-    """The session kernel's own copy of ``encode_value`` (the kernel runs alone in a session's
-    sandbox, without this module), lifted out of its source: it must tag values as the wire does."""
+def _inside_copy(file: str, name: str, wanted: set[str]):
+    """A function that code inside the sandbox carries a copy of (the session kernel and its judge
+    run alone in a session's sandbox, without this module), lifted out of its source with the
+    names it needs: the copy must read and write values as the wire does."""
     import ast
+    import base64
     from pathlib import Path
 
     from rewardhub.sandbox import inside
 
-    tree = ast.parse((Path(inside.__file__).parent / "session_kernel.py").read_text())
-    wanted = {"MAX_DEPTH", "NotPlain", "encode_value"}
+    tree = ast.parse((Path(inside.__file__).parent / file).read_text())
     kept = [
         node
         for node in tree.body
         if (isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in wanted)
         or (isinstance(node, ast.Assign) and any(getattr(t, "id", None) in wanted for t in node.targets))
     ]
-    namespace: dict = {"sys": __import__("sys")}
-    exec(compile(ast.Module(body=kept, type_ignores=[]), "session_kernel", "exec"), namespace)
-    return namespace["encode_value"]
+    namespace: dict = {"sys": __import__("sys"), "base64": base64}
+    exec(compile(ast.Module(body=kept, type_ignores=[]), file, "exec"), namespace)
+    return namespace[name]
+
+
+def _session_kernel_encoder():
+    """The session kernel's own copy of ``encode_value``: it must tag values as the wire does."""
+    return _inside_copy("session_kernel.py", "encode_value", {"MAX_DEPTH", "NotPlain", "encode_value"})
 
 
 @pytest.mark.parametrize(
@@ -174,3 +181,24 @@ def _session_kernel_encoder():
 )  # fmt: skip
 def test_the_session_kernel_tags_values_as_the_wire_does(value):
     assert _session_kernel_encoder()(value) == encode_value(value)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [None, 3, {"int": "12345678901234567890"}, {"float": "nan"}, {"bytes": "AP8="}, {"complex": [1.0, 2.0]},
+     {"tuple": [1, {"list": [2]}]}, {"set": [1, 2]}, {"dict": [["k", {"frozenset": ["a"]}]]},
+     {"float": "-inf"}, {"str": "x"}, {"int": 5}, {"a": 1, "b": 2}, [1, 2], {"float": "1e400"}],
+)  # fmt: skip
+def test_the_session_judge_reads_values_as_the_wire_does(data):
+    """The judge's copy of ``decode_value`` (what a session's program process answers) accepts and
+    refuses exactly what the wire's does."""
+    judge_decode = _inside_copy("session_judge.py", "decode_value", {"MAX_DEPTH", "decode_value"})
+    try:
+        expected = decode_value(data)
+    except ValueError as exc:
+        with pytest.raises(ValueError, match=re.escape(str(exc))):
+            judge_decode(data)
+        return
+    got = judge_decode(data)
+    assert got == expected or (got != got and expected != expected)
+    assert type(got) is type(expected)
