@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 
 from rewardhub.sandbox import Limits, SandboxPool, SandboxSettings
-from rewardhub.sandbox.testcases import parse_tests
+from rewardhub.verifiers.code.testcases import parse_tests
 
 LIMITS = Limits(timeout_s=10.0, memory_mb=512)
 TRIVIAL = "print(sum(range(10)))"

@@ -14,6 +14,10 @@
   own thread *is* the service's code).
 - ``rewardhub.types`` imports nothing of ours; verifiers (``rewardhub.verifiers``,
   ``rewardhub.models``) never import the API, the execution engines or the server.
+- **The code verifier reaches the sandbox only through its public face.** ``rewardhub.verifiers.code``
+  (the verifier and its trusted half: test formats, asserts, comparison, checkers) imports of the
+  sandbox only ``rewardhub.sandbox`` itself, never one of its modules; and the sandbox, which runs
+  programs and judges nothing, imports no verifier.
 - ``rewardhub.jobs`` (the job store and its journals) sits under the API and the execution
   engines: both import it, it imports neither, and callers and verifiers never import it.
 - The API never imports the adapters, and the adapters never import the API, the execution engines
@@ -244,6 +248,42 @@ def test_the_adapters_never_import_the_api_execution_or_sandbox() -> None:
         if any(_within(found.target, side) for side in ("rewardhub.api", "rewardhub.execution", "rewardhub.sandbox"))
     ]
     assert not wrong, "; ".join(wrong)
+
+
+SANDBOX_FACE = "rewardhub.sandbox"
+"""The sandbox's public face: its package ``__init__``, whose ``__all__`` tests/sandbox pins."""
+
+
+def test_the_reader_sees_the_code_verifiers_way_into_the_sandbox() -> None:
+    verifier = {i.target for i in imports_of("rewardhub.verifiers.code.verifier")}
+    assert SANDBOX_FACE in verifier
+    assert "rewardhub.verifiers.code.testcases" in verifier  # `from .testcases import ...`
+    assert {"rewardhub.verifiers.code.asserts", "rewardhub.verifiers.code.lcb"} <= {
+        i.target for i in imports_of("rewardhub.verifiers.code.testcases")
+    }
+
+
+def test_the_code_verifier_imports_only_the_sandboxs_public_face() -> None:
+    package = [module for module in modules() if _within(module, "rewardhub.verifiers.code")]
+    assert len(package) >= 6  # the verifier and its trusted half
+    wrong = [
+        _where(module, found)
+        for module in package
+        for found in imports_of(module)
+        if _within(found.target, SANDBOX_FACE) and found.target != SANDBOX_FACE
+    ]
+    assert not wrong, f"import what the code verifier needs from {SANDBOX_FACE} itself: " + "; ".join(wrong)
+
+
+def test_the_sandbox_imports_no_verifier() -> None:
+    wrong = [
+        _where(module, found)
+        for module in modules()
+        if _within(module, SANDBOX_FACE)
+        for found in imports_of(module)
+        if _within(found.target, "rewardhub.verifiers") or _within(found.target, "rewardhub.models")
+    ]
+    assert not wrong, "what a run means is the verifier's to judge: " + "; ".join(wrong)
 
 
 def test_the_jobs_package_imports_neither_the_api_nor_the_engines() -> None:

@@ -31,7 +31,7 @@ from rewardhub.sandbox.unsafe import UnsafeIsolation
 from rewardhub.sandbox.verdicts import RunResult
 from rewardhub.sandbox.warm import WarmSandbox
 
-__all__ = ["SandboxPool", "default_pool"]
+__all__ = ["SandboxPool", "compile_filter", "default_pool"]
 
 BACKENDS: dict[str, type[Isolation]] = {"bwrap": BwrapIsolation, "docker": DockerIsolation, "unsafe": UnsafeIsolation}
 
@@ -41,8 +41,7 @@ class SandboxPool:
         self.settings = settings or SandboxSettings()
         if self.settings.backend == "bwrap":
             find_bwrap(self.settings.bwrap)  # refuse now, with the reason, rather than on first use
-            if self.settings.syscall_filter:
-                bpf_program(self.settings.seccomp_python)
+            compile_filter(self.settings)
         if self.settings.backend != "docker" and os.geteuid() == 0:
             sweep(CGROUP_PREFIX, _held)  # cgroups of sandboxes whose worker was killed
         self._has_command = image_commands(self.settings) if self.settings.backend == "docker" else None
@@ -170,13 +169,26 @@ _default_lock = threading.Lock()
 
 
 def default_pool() -> SandboxPool:
-    """This process's pool, configured from ``REWARDHUB_SANDBOX_*`` (raises SandboxUnavailable if it cannot isolate)."""
+    """This process's pool, configured by the sandbox section of the settings this process was handed
+    (:func:`rewardhub.settings.current`: ``REWARDHUB_SANDBOX_*`` where none were); raises
+    SandboxUnavailable if it cannot isolate."""
+    from rewardhub.settings import current  # the settings import the sandbox's section from here
+
     global _default
     with _default_lock:
         if _default is None:
-            _default = SandboxPool(SandboxSettings())
+            _default = SandboxPool(current().sandbox)
             atexit.register(_default.close)
         return _default
+
+
+def compile_filter(settings: SandboxSettings | None = None) -> None:
+    """Compile the system-call filter now, where the backend uses one (a subprocess, kept for the
+    process): a fork server that calls this once hands it to every worker it forks, so none of them
+    compiles its own on its first program."""
+    settings = settings or SandboxSettings()
+    if settings.backend == "bwrap" and settings.syscall_filter:
+        bpf_program(settings.seccomp_python)
 
 
 def _forget_after_fork() -> None:

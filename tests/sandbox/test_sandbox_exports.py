@@ -19,8 +19,11 @@ def test_public_names():
         "UnsupportedLanguage",
         "VERDICTS",
         "Verdict",
+        "compile_filter",
+        "decode_value",
         "default_pool",
         "language",
+        "run_batch",
     ]
     for name in rewardhub.sandbox.__all__:
         assert hasattr(rewardhub.sandbox, name)

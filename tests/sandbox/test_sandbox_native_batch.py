@@ -1,7 +1,7 @@
 """The coordinator's native side: each stdin/stdout case of a built program spawned on pipes of its own.
 
 Run here as the sandbox runs it, a plain script in a process of its own (without the sandbox's
-walls, which tests/verifiers/test_code_batch.py puts around it): the program gets exactly its
+walls, which tests/verifiers/code/test_code_batch.py puts around it): the program gets exactly its
 case's input, only descriptors 0-2, its own process group and a shell's signal dispositions; a
 program that cannot be started is exit status 127 with the reason on stderr, as a shell says it.
 """

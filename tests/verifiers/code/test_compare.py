@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rewardhub.sandbox.compare import same_output, same_value
+from rewardhub.verifiers.code.compare import same_output, same_value
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ string):
 - **CodeContests**: ``public_tests``, ``private_tests`` and ``generated_tests``, each
   ``{"input": [...], "output": [...]}``;
 - **LiveCodeBench**: ``public_test_cases`` (JSON) and ``private_test_cases`` (base64 of zlib of a
-  pickle of JSON, read by :func:`~rewardhub.sandbox.lcb.decode_private_tests`, never by
+  pickle of JSON, read by :func:`~rewardhub.verifiers.code.lcb.decode_private_tests`, never by
   ``pickle.loads``), each case ``{"input", "output", "testtype": "stdin" | "functional"}``;
   functional cases call ``metadata["func_name"]`` with one JSON argument per input line;
 - **HumanEval**: ``{"test": "def check(candidate): ...", "entry_point": "f"}`` or the test text
@@ -21,8 +21,8 @@ string):
   of ``{"input", "output"}``.
 
 Asserts become one test each where they can be split, else one :class:`WholeCheck` (see
-:mod:`rewardhub.sandbox.asserts`). A ``"checker"`` beside the tests is a special judge for the
-stdin/stdout tests (see :mod:`rewardhub.sandbox.checkers`).
+:mod:`rewardhub.verifiers.code.asserts`). A ``"checker"`` beside the tests is a special judge for the
+stdin/stdout tests (see :mod:`rewardhub.verifiers.code.checkers`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardhub.sandbox.asserts import AssertPlan, WholeCheck, plan_asserts
-from rewardhub.sandbox.lcb import decode_private_tests
+from .asserts import AssertPlan, WholeCheck, plan_asserts
+from .lcb import decode_private_tests
 
 __all__ = ["CallTest", "CheckerSpec", "Reference", "StdioTest", "TestCase", "parse_reference", "parse_tests"]
 

@@ -9,9 +9,9 @@ import zlib
 
 import pytest
 
-from rewardhub.sandbox import lcb
-from rewardhub.sandbox.asserts import AssertPlan, WholeCheck
-from rewardhub.sandbox.testcases import CallTest, CheckerSpec, StdioTest, parse_reference, parse_tests
+from rewardhub.verifiers.code import lcb
+from rewardhub.verifiers.code.asserts import AssertPlan, WholeCheck
+from rewardhub.verifiers.code.testcases import CallTest, CheckerSpec, StdioTest, parse_reference, parse_tests
 
 
 def test_stdin_stdout_tests():

@@ -10,7 +10,7 @@ from importlib.metadata import entry_points
 import psutil
 import pytest
 
-import rewardhub.verifiers.code as code_module
+import rewardhub.verifiers.code.verifier as code_module
 from rewardhub.errors import VerifierError
 from rewardhub.sandbox import RunResult, SandboxSettings, SandboxUnavailable
 from rewardhub.sandbox import language as find_language

@@ -2,9 +2,9 @@
 
 Judges the **last fenced code block** of the response against the reference tests, in the
 formats of HumanEval, MBPP, APPS/TACO, CodeContests, LiveCodeBench and verl (stdin/stdout,
-function calls, asserts; see :mod:`rewardhub.sandbox.testcases`), optionally with a special
+function calls, asserts; see :mod:`rewardhub.verifiers.code.testcases`), optionally with a special
 judge, ``"checker": {"language", "code"}``, for problems with several right answers (see
-:mod:`rewardhub.sandbox.checkers`). The score is the fraction of tests passed, or 1/0 with
+:mod:`rewardhub.verifiers.code.checkers`). The score is the fraction of tests passed, or 1/0 with
 ``scoring: all_or_nothing``; every test's verdict is in ``details["tests"]``.
 
 What it judges: behaviour on the given tests, under time and memory limits. What it does not:
@@ -22,7 +22,7 @@ check returned, a process the program's code never runs in. No expected value, t
 harness state is ever in memory the program can read: a whole test runs as a sandboxed run of its
 own and is read only after the program's process is forked
 (:mod:`rewardhub.sandbox.inside.check_process`); an assert comparing with a value the test computes
-runs whole too (:mod:`rewardhub.sandbox.asserts`).
+runs whole too (:mod:`rewardhub.verifiers.code.asserts`).
 
 A submission's tests all run in **one sandboxed run** (``batch``, the default; see
 :mod:`rewardhub.sandbox.batch`), and every test has its own clock: a test that hangs or kills its
@@ -75,20 +75,20 @@ from rewardhub.sandbox import (
     SandboxError,
     SandboxUnavailable,
     UnsupportedLanguage,
+    compile_filter,
+    decode_value,
     default_pool,
+    run_batch,
 )
 from rewardhub.sandbox import language as find_language
-from rewardhub.sandbox.asserts import AssertPlan, LeafFailed, WholeCheck
-from rewardhub.sandbox.batch import run_batch
-from rewardhub.sandbox.checkers import checker_session, include_files
-from rewardhub.sandbox.compare import same_output, same_value
-from rewardhub.sandbox.inside.wire import decode_value
-from rewardhub.sandbox.session_host import code_tests_with_grant
-from rewardhub.sandbox.settings import SandboxSettings
-from rewardhub.sandbox.syscall_filter import bpf_program
-from rewardhub.sandbox.testcases import CallTest, CheckerSpec, StdioTest, TestCase, parse_reference
+from rewardhub.sessions import code_tests_with_grant
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import CALLER_FIELD, Verifier, VerifierConfig
+
+from .asserts import AssertPlan, LeafFailed, WholeCheck
+from .checkers import checker_session, include_files
+from .compare import same_output, same_value
+from .testcases import CallTest, CheckerSpec, StdioTest, TestCase, parse_reference
 
 __all__ = ["CodeVerifier", "last_code_block"]
 
@@ -156,9 +156,7 @@ class CodeVerifier(Verifier):
     @classmethod
     def warm_up(cls) -> None:
         """In the fork server: the system-call filter, compiled once (a subprocess) for every worker."""
-        settings = SandboxSettings()
-        if settings.backend == "bwrap" and settings.syscall_filter:
-            bpf_program(settings.seccomp_python)
+        compile_filter()
 
     @classmethod
     def warm_worker(cls) -> None:

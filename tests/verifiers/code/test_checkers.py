@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rewardhub.sandbox import CheckerFailed, RunResult
-from rewardhub.sandbox.checkers import include_files, judge_checker_run
+from rewardhub.verifiers.code.checkers import include_files, judge_checker_run
 
 
 def run(verdict: str, exit_code: int | None, record=None, **details) -> RunResult:

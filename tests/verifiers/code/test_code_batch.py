@@ -18,10 +18,8 @@ import time
 
 import pytest
 
-from rewardhub.sandbox import Limits, SandboxPool, SandboxSettings, default_pool
+from rewardhub.sandbox import Job, Limits, SandboxPool, SandboxSettings, default_pool, run_batch
 from rewardhub.sandbox import language as find_language
-from rewardhub.sandbox.batch import run_batch
-from rewardhub.sandbox.jobs import Job
 from rewardhub.types import Sample
 from rewardhub.verifiers.code import CodeVerifier
 

@@ -30,12 +30,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from rewardhub.sandbox.errors import CheckerFailed
-from rewardhub.sandbox.jobs import Job
-from rewardhub.sandbox.languages import Language, language
-from rewardhub.sandbox.limits import COMPILE_LIMITS, Limits
-from rewardhub.sandbox.pool import SandboxPool
-from rewardhub.sandbox.verdicts import RunResult
+from rewardhub.sandbox import (
+    COMPILE_LIMITS,
+    CheckerFailed,
+    Job,
+    Language,
+    Limits,
+    RunResult,
+    SandboxPool,
+    language,
+)
 
 __all__ = ["CheckerFailed", "CheckerVerdict", "checker_session", "include_files", "judge_checker_run"]
 

@@ -9,7 +9,7 @@ import zlib
 
 import pytest
 
-from rewardhub.sandbox.lcb import decode_private_tests, restricted_unpickle
+from rewardhub.verifiers.code.lcb import decode_private_tests, restricted_unpickle
 
 CASES = [{"input": "1 2\n", "output": "3\n", "testtype": "stdin"}]
 

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-import rewardhub.verifiers.code as code_module
+import rewardhub.verifiers.code.verifier as code_module
 from rewardhub.errors import VerifierError
 from rewardhub.types import Sample
 from rewardhub.verifiers.code import CodeVerifier

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rewardhub.sandbox.asserts import LeafFailed, plan_asserts
+from rewardhub.verifiers.code.asserts import LeafFailed, plan_asserts
 
 
 def test_each_top_level_assert_is_one_test_with_the_statements_before_it_as_setup():

@@ -1,0 +1,18 @@
+"""The ``code`` verifier and its trusted half: everything that decides whether a program passed.
+
+The sandbox (:mod:`rewardhub.sandbox`) runs programs and says what happened; this package decides
+what that means, in the service's process, where the program cannot reach. It reaches the sandbox
+only through the sandbox's public face (``tests/test_layering.py`` holds it to that). A tour:
+
+- ``verifier``: :class:`CodeVerifier`, which reads the reference, runs the tests in the sandbox
+  (or in a session) and turns each run into a verdict;
+- ``testcases``: the data sets' test formats read into one list of tests (with ``lcb``, the
+  LiveCodeBench private tests read without running a pickle);
+- ``asserts``: assert-style tests split so their expected values never enter the sandbox;
+- ``compare``: outputs and values compared here, never inside;
+- ``checkers``: special judges (testlib's way) for problems with several right answers.
+"""
+
+from .verifier import CodeVerifier, last_code_block
+
+__all__ = ["CodeVerifier", "last_code_block"]
