@@ -25,8 +25,8 @@ from rewardhub.launcher import ServiceThread, free_port
 from rewardhub.logging import configure_logging
 from rewardhub.processes import die_with_parent
 from rewardhub.run_folder import enter_run_folder
-from rewardhub.sandbox.session_host import SOCKET_ENV, TOKEN_ENV, SessionHost
 from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.sessions import SOCKET_ENV, TOKEN_ENV, SessionHost
 from rewardhub.settings import Settings
 
 __all__ = ["EmbeddedServer", "app_from_environment", "free_port", "serve"]
@@ -62,7 +62,7 @@ def _serve(settings: Settings) -> None:
     configured ``job_store_url``, or else a sqlite file in a temporary directory that lives as long
     as this call; and their metrics are summed (prometheus_client's multiprocess mode, in the same
     directory unless ``PROMETHEUS_MULTIPROC_DIR`` is set). Sessions live in this process, the
-    workers' parent (:class:`~rewardhub.sandbox.session_host.SessionHost`): a session made through one
+    workers' parent (:class:`~rewardhub.sessions.host.SessionHost`): a session made through one
     worker is used through any, a worker that dies takes none with it, and this process killed takes
     them all (their sandboxes die with the thread that started them).
     """

@@ -7,13 +7,13 @@ command runs on the session's files in a fresh program of the session's sandbox,
 and the end of stderr in ``details``. This is the common agentic-coding reward: tests written
 against the files the agent left. The command's ``python3`` runs with the interpreter's user-level
 hooks off (no user site, no ``PYTHON*`` variables, the working directory last on ``sys.path``;
-:func:`rewardhub.sandbox.session_sandbox.test_environment`), so nothing the session planted runs
+:func:`rewardhub.sessions.sandbox.test_environment`), so nothing the session planted runs
 before the tests; code the tests import from the session (the solution) still runs in their process.
 
 What it does not judge: a sample that names no session, a session that ended (expired, deleted,
 lost) or belongs to another key, or a sandbox that failed is ``status: "error"`` with the reason,
 never a 0. The session is reached through the service's session host
-(:mod:`rewardhub.sandbox.session_host`), so this verifier judges only inside ``rewardhub serve``
+(:mod:`rewardhub.sessions.host`), so this verifier judges only inside ``rewardhub serve``
 (which writes the caller and a grant to judge its sessions into the sample,
 :data:`~rewardhub.verifier.CALLER_FIELD`),
 and not offline (``rewardhub score``). Never cached: the same sample judges a session that may
@@ -25,7 +25,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from rewardhub.errors import RewardhubError, VerifierError
-from rewardhub.sandbox.session_host import judge_with_grant
+from rewardhub.sessions.client import judge_with_grant
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import CALLER_FIELD, Verifier, VerifierConfig
 

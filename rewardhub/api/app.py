@@ -23,8 +23,8 @@ from rewardhub.api.service import build_service
 from rewardhub.execution import Executor
 from rewardhub.logging import configure_logging
 from rewardhub.registry import Registry
-from rewardhub.sandbox.session_host import LocalSessions, SessionClient, SessionHost
 from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.sessions import LocalSessions, SessionClient, SessionHost
 from rewardhub.settings import Settings
 
 __all__ = ["create_app"]

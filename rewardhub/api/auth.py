@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from fastapi import Request
 
 from rewardhub.errors import Overloaded, Unauthorized
-from rewardhub.sandbox.sessions import key_owner
+from rewardhub.sessions.manager import key_owner
 
 __all__ = ["Authenticator", "authenticated_owner"]
 

@@ -89,7 +89,7 @@ class ScorePipeline:
         caller: Callable[[], Mapping[str, Any] | None] | None = None,
     ) -> Admitted:
         """Plan and admit, or refuse the request with its 4xx. ``run``: the body's tag, else the header's;
-        ``caller``: who asks (it makes a session grant, :func:`rewardhub.sandbox.session_host.grant`),
+        ``caller``: who asks (it makes a session grant, :func:`rewardhub.sessions.grants.grant`),
         called once if a sample's verifier reads it."""
         run = accept_run(run if run is not None else current_run())
         limit = self.settings.max_samples_per_request
@@ -118,8 +118,7 @@ class ScorePipeline:
         for i, node in enumerate(nodes):
             found = reads.get(id(node))
             if found is None:
-                registry = self.scorer.registry
-                found = reads[id(node)] = any(registry.verifier_class(leaf.name).reads_caller for leaf in leaves(node))
+                found = reads[id(node)] = any(leaf.traits.reads_caller for leaf in leaves(node))
             if not found and samples[i].session_id is None:  # a sample judged in a session is the caller's too
                 continue
             if out is None:

@@ -35,10 +35,9 @@ from rewardhub.api.auth import authenticated_owner
 from rewardhub.api.body import parse_body, read_body
 from rewardhub.api.sandbox_routes import relative_files
 from rewardhub.api.service import require_key
-from rewardhub.sandbox.session_host import LocalSessions, SessionClient
-from rewardhub.sandbox.sessions import SessionManager, SessionSettings
 from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sandbox.verdicts import RunResult
+from rewardhub.sessions import LocalSessions, SessionClient, SessionManager, SessionSettings
 
 __all__ = ["SessionCreateRequest", "SessionRunRequest", "caller_grant", "caller_owner", "router", "sessions_of"]
 

@@ -7,7 +7,7 @@ which no other worker consumes. The API side is :mod:`~rewardhub.execution.celer
 each session lives is in :mod:`~rewardhub.execution.celery_session_records`.
 
 Process layout: one process, Celery's thread pool. The sessions live in a
-:class:`~rewardhub.sandbox.session_host.SessionHost` of this process (the one ``rewardhub serve``
+:class:`~rewardhub.sessions.host.SessionHost` of this process (the one ``rewardhub serve``
 uses), and each operation runs in a thread of the pool against it, so a long call of one session
 never waits behind another's, nor behind a scoring chunk (this worker takes none). Why one process:
 sandboxes are started with ``--die-with-parent`` from one long-lived thread, so a worker killed with
@@ -34,9 +34,9 @@ from ..calls import Call, run_call
 from ..errors import InvalidRequest, RewardhubError
 from ..logging import configure_logging
 from ..registry import Registry
-from ..sandbox.session_host import SessionHost
-from ..sandbox.session_wire import error_of
 from ..sandbox.settings import SandboxSettings
+from ..sessions.host import SessionHost
+from ..sessions.wire import error_of
 from ..settings import Settings
 from ..types import Sample
 from ..verifier import CALLER_FIELD

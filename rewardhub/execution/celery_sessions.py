@@ -1,6 +1,6 @@
 """Sessions with ``execution: celery``: each pinned to one session worker, reached through its queue.
 
-:class:`CelerySessions` has the methods of :class:`~rewardhub.sandbox.session_host.LocalSessions`,
+:class:`CelerySessions` is a :class:`~rewardhub.sessions.protocol.Sessions`, as the local manager is,
 so the session routes, the ORS surface and the score pipeline do not know which one they have. A
 creation goes to the next live session worker (``rewardhub worker --queues sessions``,
 :mod:`~rewardhub.execution.celery_session_worker`), and the session's place is written where every
@@ -35,9 +35,10 @@ from ..calls import Call, failure
 from ..errors import ExecutionError, RewardhubError
 from ..logging import current_request_id
 from ..sandbox.errors import SandboxError, SandboxUnavailable
-from ..sandbox.session_wire import raised, result_of
-from ..sandbox.sessions import SessionLost, SessionNotFound
 from ..sandbox.verdicts import RunResult
+from ..sessions.errors import SessionLost, SessionNotFound
+from ..sessions.protocol import Sessions
+from ..sessions.wire import raised, result_of
 from ..types import Result, Sample
 from ..verifier import CALLER_FIELD
 from .celery_app import CONNECTION_ERRORS, TASK_SESSION_OP, session_queue
@@ -65,8 +66,11 @@ DEFAULT_CALL_WAIT_S = 330.0
 """A call that gives no limit has the session's default, at most the host's largest (300 s)."""
 
 
-class CelerySessions:
-    """The session operations, each answered by the session worker that holds the session."""
+class CelerySessions(Sessions):
+    """The session operations, each answered by the session worker that holds the session.
+
+    It lives with the Celery engine, not in :mod:`rewardhub.sessions`: it is made of the engine's
+    parts (its app and queues, worker liveness, the task payloads) and needs the ``celery`` extra."""
 
     def __init__(self, app: Celery, liveness: Liveness, lost_after_s: float) -> None:
         self.app = app

@@ -13,7 +13,7 @@ from serve_support import in_thread, needs_bubblewrap
 from rewardhub.api import session_routes
 from rewardhub.api.auth import Authenticator
 from rewardhub.api.errors import install_error_handlers
-from rewardhub.sandbox.sessions import SessionManager, SessionSettings
+from rewardhub.sessions import SessionManager, SessionSettings
 
 
 @contextmanager

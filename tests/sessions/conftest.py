@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 from serve_support import needs_bubblewrap
 from session_support import SMALL, session_app
 
-from rewardhub.sandbox.sessions import SessionManager
+from rewardhub.sessions import SessionManager
 
 
 @pytest.fixture(scope="module")

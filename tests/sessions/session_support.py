@@ -16,7 +16,7 @@ from serve_support import in_thread
 from rewardhub.api import session_routes
 from rewardhub.api.auth import Authenticator
 from rewardhub.api.errors import install_error_handlers
-from rewardhub.sandbox.sessions import SessionManager, SessionSettings
+from rewardhub.sessions import SessionManager, SessionSettings
 
 SMALL = SessionSettings(
     max_sessions=48, max_per_key=32, create_rate_per_s=50, create_burst=50, idle_ttl_s=60, reap_interval_s=0.2, spares=1

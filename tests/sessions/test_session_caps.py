@@ -19,7 +19,7 @@ from serve_support import needs_bubblewrap
 from rewardhub.api import session_routes
 from rewardhub.api.auth import Authenticator
 from rewardhub.api.errors import install_error_handlers
-from rewardhub.sandbox.sessions import SessionManager, SessionSettings, key_owner
+from rewardhub.sessions import SessionManager, SessionSettings, key_owner
 
 KEYS = ("key-a", "key-b")
 CAP = 3

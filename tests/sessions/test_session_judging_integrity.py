@@ -10,8 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from rewardhub.sandbox.session_host import LocalSessions, SessionHost
-from rewardhub.sandbox.sessions import SessionManager
+from rewardhub.sessions import LocalSessions, SessionHost, SessionManager
 from rewardhub.types import Sample
 from rewardhub.verifier import CALLER_FIELD
 from rewardhub.verifiers.code import CodeVerifier

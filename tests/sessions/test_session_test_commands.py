@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from rewardhub.sandbox.session_host import LocalSessions, SessionHost
-from rewardhub.sandbox.sessions import SessionManager
+from rewardhub.sessions import LocalSessions, SessionHost, SessionManager
 from rewardhub.types import Sample
 from rewardhub.verifier import CALLER_FIELD
 from rewardhub.verifiers.session_tests import SessionTestsVerifier

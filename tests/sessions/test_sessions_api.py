@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 from session_support import SMALL, session_app
 
-from rewardhub.sandbox.sessions import SessionManager, SessionSettings
+from rewardhub.sessions import SessionManager, SessionSettings
 
 
 def _open(client: TestClient, **body) -> str:

@@ -11,8 +11,16 @@ import pytest
 
 from rewardhub.errors import InvalidRequest
 from rewardhub.sandbox.errors import SandboxError
-from rewardhub.sandbox.session_host import GRANT_S, LocalSessions, SessionClient, SessionHost, grant, judge_with_grant
-from rewardhub.sandbox.sessions import SessionManager, SessionNotFound
+from rewardhub.sessions import (
+    GRANT_S,
+    LocalSessions,
+    SessionClient,
+    SessionHost,
+    SessionManager,
+    SessionNotFound,
+    grant,
+    judge_with_grant,
+)
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from serve_support import needs_bubblewrap
 
-from rewardhub.sandbox.sessions import key_owner
 from rewardhub.server import EmbeddedServer
+from rewardhub.sessions import key_owner
 from rewardhub.verifier import CALLER_FIELD
 
 PER_KEY = 3

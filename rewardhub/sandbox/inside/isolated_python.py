@@ -4,7 +4,7 @@ A session's calls can leave files that a plain ``python3`` would run before the 
 ``usercustomize.py``, ``sitecustomize.py`` or ``.pth`` file in the user site (``HOME`` is the
 session's scratch), or a ``unittest.py`` beside the tests that ``python3 -m unittest`` would import
 instead of the standard library's. So the test command's ``python3`` and ``python``
-(:func:`rewardhub.sandbox.session_sandbox.test_environment` puts them first on a fixed ``PATH``)
+(:func:`rewardhub.sessions.sandbox.test_environment` puts them first on a fixed ``PATH``)
 start the system interpreter by absolute path as ``python -I`` (no user site, no ``PYTHON*``
 variables, nothing prepended to ``sys.path``) running this file, which then does what ``python``
 would have done with the rest of the command line: ``-c CODE``, ``-m MODULE`` or ``SCRIPT``, with

@@ -1,6 +1,6 @@
-"""Sessions: stateful sandboxes that live across calls, for tool-using agents.
+"""The session manager: every live session of one process, their limits, and the reaper.
 
-A session is one :class:`~rewardhub.sandbox.session_sandbox.SessionSandbox` (its own bubblewrap
+A session is one :class:`~rewardhub.sessions.sandbox.SessionSandbox` (its own bubblewrap
 namespaces, uid, cgroups, seccomp filter, scratch), owned by the API key that created it and by this
 process: sandboxes are started with ``--die-with-parent`` from one long-lived thread, so a service
 killed with SIGKILL takes every session's processes and scratch (tmpfs in the sandbox's own mount
@@ -16,7 +16,7 @@ on time, whatever it is doing), memory and process limits for its whole life, at
 How an ended session answers (never an empty success), as the API contract has it: expired (idle
 TTL or lifetime) is 410 ``session_expired``; lost (its sandbox died, the service ended it, or an
 earlier run of the service made it) is 410 ``session_lost``; deleted or never known is 404
-``session_not_found``. Each message says which.
+``session_not_found`` (:mod:`rewardhub.sessions.errors`). Each message says which.
 """
 
 from __future__ import annotations
@@ -33,25 +33,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
-
-from rewardhub.errors import InvalidRequest, Overloaded, RewardhubError
-from rewardhub.sandbox.cgroups import sweep
-from rewardhub.sandbox.errors import SandboxError, SandboxUnavailable
-from rewardhub.sandbox.isolation import CGROUP_PREFIX, uid_taken
-from rewardhub.sandbox.session_sandbox import SessionLimits, SessionSandbox
-from rewardhub.sandbox.settings import SandboxSettings
-from rewardhub.sandbox.verdicts import RunResult
+from ..errors import InvalidRequest, Overloaded, RewardhubError
+from ..sandbox.cgroups import sweep
+from ..sandbox.errors import SandboxError, SandboxUnavailable
+from ..sandbox.isolation import CGROUP_PREFIX, uid_taken
+from ..sandbox.settings import SandboxSettings
+from ..sandbox.verdicts import RunResult
+from .errors import SessionBusy, SessionExpired, SessionLost, SessionNotFound
+from .sandbox import SessionLimits, SessionSandbox
+from .settings import SessionSettings
 
 __all__ = [
     "RUNTIMES",
-    "Session",
-    "SessionExpired",
-    "SessionLost",
+    "LiveSession",
     "SessionManager",
-    "SessionNotFound",
-    "SessionSettings",
     "SessionStats",
     "key_owner",
 ]
@@ -64,56 +59,18 @@ TOMBSTONES = 100_000
 """Ended sessions remembered (to say why an id is gone); older ones answer "not found"."""
 
 
-class SessionSettings(BaseSettings):
-    """Host limits of sessions: ``REWARDHUB_SESSION_*`` environment variables."""
-
-    model_config = SettingsConfigDict(env_prefix="REWARDHUB_SESSION_", extra="forbid", frozen=True)
-
-    max_sessions: int = Field(256, ge=1, description="Live sessions in this service process.")
-    max_per_key: int = Field(64, ge=1, description="Live sessions per API key.")
-    create_rate_per_s: float = Field(20.0, gt=0, description="Sustained session creations per second (all keys).")
-    create_burst: int = Field(40, ge=1, description="Creations allowed at once before the rate applies.")
-    idle_ttl_s: float = Field(600.0, gt=0, description="Default and largest idle time before a session expires.")
-    max_lifetime_s: float = Field(4 * 3600.0, gt=0, description="Largest hard lifetime a session may ask for.")
-    max_call_timeout_s: float = Field(300.0, gt=0, description="Largest per-call timeout.")
-    max_memory_mb: int = Field(4096, ge=32, description="Largest memory a session may ask for.")
-    preload: tuple[str, ...] = Field(
-        ("json", "math", "re", "collections", "itertools", "functools"),
-        description="Modules each session's server imports once (fewer: less memory per idle session).",
-    )
-    reap_interval_s: float = Field(1.0, gt=0, description="How often expired and dead sessions are ended.")
-    spares: int = Field(
-        2, ge=0, description="Sandboxes started ahead of the next creations (a creation then takes ~30 ms, not ~0.5 s)."
-    )
-
-
-class SessionNotFound(RewardhubError):
-    status_code = 404
-    error_type = "session_not_found"
-
-
-class SessionLost(RewardhubError):
-    status_code = 410
-    error_type = "session_lost"
-
-
-class SessionExpired(RewardhubError):
-    status_code = 410
-    error_type = "session_expired"
-
-
-class SessionBusy(RewardhubError):
-    status_code = 409
-    error_type = "session_busy"
-
-
 def key_owner(token: str | None) -> str:
     """Who owns a session: a digest of the caller's API key (never the key itself)."""
     return hashlib.sha256((token or "").encode()).hexdigest()[:16]
 
 
 @dataclass
-class Session:
+class LiveSession:
+    """One session as its manager holds it: the sandbox, its owner, its clocks and its lock.
+
+    (Not the caller's handle on a session, :class:`rewardhub.integrations.sessions.Session`, which
+    speaks HTTP to the routes that reach this.)"""
+
     id: str
     owner: str
     runtime: str
@@ -217,7 +174,7 @@ class SessionManager:
         self.sandbox_settings = base.model_copy(update={"preload": self.settings.preload})
         self.boot = secrets.token_hex(4)
         """This process's token in every id it hands out: an id without it is from another run."""
-        self._sessions: dict[str, Session] = {}
+        self._sessions: dict[str, LiveSession] = {}
         self._ended: OrderedDict[str, _Ended] = OrderedDict()
         self._lock = threading.Lock()
         self._tokens = float(self.settings.create_burst)
@@ -247,7 +204,7 @@ class SessionManager:
         limits: SessionLimits | None = None,
         idle_ttl_s: float | None = None,
         tags: Mapping[str, Any] | None = None,
-    ) -> Session:
+    ) -> LiveSession:
         if runtime not in RUNTIMES:
             raise InvalidRequest(f"unknown runtime {runtime!r}: one of {', '.join(RUNTIMES)}")
         limits = limits or SessionLimits(lifetime_s=self.settings.max_lifetime_s)
@@ -280,7 +237,7 @@ class SessionManager:
             with self._lock:
                 self._unadmit(owner)
             raise InvalidRequest(f"could not write the session's files: {failed.details.get('message', failed.stderr)}")
-        session = Session(
+        session = LiveSession(
             id=f"s-{self.boot}-{secrets.token_hex(8)}",
             owner=owner,
             runtime=runtime,
@@ -299,7 +256,7 @@ class SessionManager:
             self.counts.created += 1
         return session
 
-    def get(self, session_id: str, owner: str) -> Session:
+    def get(self, session_id: str, owner: str) -> LiveSession:
         with self._lock:
             session = self._sessions.get(session_id)
             if session is not None and session.owner == owner:
@@ -317,7 +274,7 @@ class SessionManager:
             )
         raise SessionNotFound(f"no session {session_id!r}")
 
-    def find(self, owner: str, tag: str, value: Any) -> Session | None:
+    def find(self, owner: str, tag: str, value: Any) -> LiveSession | None:
         """The owner's live session whose ``tag`` is ``value``, if any."""
         with self._lock:
             for session in self._sessions.values():
@@ -436,7 +393,7 @@ class SessionManager:
         session = self.get(session_id, owner)
         self._end(session, "was deleted", wait=False, kind="deleted")
 
-    def list(self, owner: str | None = None) -> list[Session]:
+    def list(self, owner: str | None = None) -> list[LiveSession]:
         with self._lock:
             return [s for s in self._sessions.values() if owner is None or s.owner == owner]
 
@@ -505,7 +462,7 @@ class SessionManager:
         if not self._starting_by[owner]:
             del self._starting_by[owner]
 
-    def _end(self, session: Session, reason: str, kind: str, wait: bool = True) -> None:
+    def _end(self, session: LiveSession, reason: str, kind: str, wait: bool = True) -> None:
         """Forget the session (its id answers ``reason`` from now on), stop a call in flight, close it
         (``wait=False``: in a thread of its own, so a DELETE does not wait for the sandbox to exit).
         ``kind``: one of :data:`END_KINDS`, what the counts file it under."""
@@ -521,7 +478,7 @@ class SessionManager:
             return
         self._close_box(session)
 
-    def _close_box(self, session: Session) -> None:
+    def _close_box(self, session: LiveSession) -> None:
         held = session.lock.acquire(blocking=False)
         if not held:
             session.box.sandbox.kill_run()  # the call in flight answers at once (timeout, state lost)

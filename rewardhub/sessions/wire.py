@@ -1,7 +1,7 @@
 """How a session operation's answer and errors travel between processes, as plain JSON.
 
-Two transports carry session operations: the session host's unix socket (the processes of one
-``rewardhub serve``) and, with ``execution: celery``, a task to the worker that holds the session
+Two transports carry session operations: the session host's abstract unix socket (the processes of
+one ``rewardhub serve``: its address and token travel in :data:`SOCKET_ENV` and :data:`TOKEN_ENV`) and, with ``execution: celery``, a task to the worker that holds the session
 (:mod:`rewardhub.execution.celery_sessions`). Both speak this: a call's :class:`RunResult` as
 :func:`answer_of` writes it, and an error as :func:`error_of` writes it, read back by
 :func:`raised` as the same exception class, so a 410 ``session_lost`` reads the same whichever
@@ -14,11 +14,27 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InvalidRequest, Overloaded, RewardhubError
-from .errors import SandboxError, SandboxUnavailable
-from .sessions import SessionBusy, SessionExpired, SessionLost, SessionNotFound
-from .verdicts import RunResult
+from ..sandbox.errors import SandboxError, SandboxUnavailable
+from ..sandbox.verdicts import RunResult
+from .errors import SessionBusy, SessionExpired, SessionLost, SessionNotFound
 
-__all__ = ["answer_of", "error_of", "raised", "result_of"]
+__all__ = [
+    "MAX_MESSAGE",
+    "SOCKET_ENV",
+    "TOKEN_ENV",
+    "TOKEN_HEADER",
+    "answer_of",
+    "error_of",
+    "raised",
+    "result_of",
+    "socket_path",
+]
+
+SOCKET_ENV = "_REWARDHUB_SESSION_SOCKET"
+"""The host's socket address, for the service's own processes (no ``REWARDHUB_`` prefix: not a setting)."""
+TOKEN_ENV = "_REWARDHUB_SESSION_TOKEN"
+TOKEN_HEADER = "x-session-host-token"
+MAX_MESSAGE = 256 << 20
 
 _ERRORS: dict[str, type[RewardhubError]] = {
     cls.error_type: cls
@@ -65,3 +81,8 @@ def raised(error: Mapping[str, Any], fallback: str) -> RewardhubError:
     if cls is Overloaded:
         return Overloaded(message, retry_after=error.get("retry_after") or 1.0)
     return cls(message)
+
+
+def socket_path(address: str) -> str:
+    """The socket path of a host's ``address`` (``@`` stands for the abstract namespace's leading NUL)."""
+    return "\0" + address[1:] if address.startswith("@") else address

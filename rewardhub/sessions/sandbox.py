@@ -32,20 +32,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rewardhub.sandbox.errors import SandboxError
-from rewardhub.sandbox.inside import wire
-from rewardhub.sandbox.isolation import lease_uid
-from rewardhub.sandbox.jobs import _encoded, _encoded_bytes
-from rewardhub.sandbox.limits import Limits
-from rewardhub.sandbox.pool import BACKENDS
-from rewardhub.sandbox.settings import SandboxSettings
-from rewardhub.sandbox.streams import Pumped
-from rewardhub.sandbox.verdicts import VERDICTS, RunResult, judge
-from rewardhub.sandbox.warm import Execution, WarmSandbox
+from ..sandbox.errors import SandboxError
+from ..sandbox.inside import wire
+from ..sandbox.isolation import lease_uid
+from ..sandbox.jobs import _encoded, _encoded_bytes
+from ..sandbox.limits import Limits
+from ..sandbox.pool import BACKENDS
+from ..sandbox.settings import SandboxSettings
+from ..sandbox.streams import Pumped
+from ..sandbox.verdicts import VERDICTS, RunResult, judge
+from ..sandbox.warm import Execution, WarmSandbox
 
 __all__ = ["HARD_GRACE_S", "KERNEL_SOURCE", "SessionLimits", "SessionSandbox", "test_environment"]
 
-_INSIDE = Path(__file__).resolve().parent / "inside"
+_INSIDE = Path(__file__).resolve().parents[1] / "sandbox" / "inside"
+"""Where the sandbox's own programs are: the kernel ships into the sandbox as source, from there."""
 KERNEL_SOURCE = (
     f"JUDGE_SOURCE = {(_INSIDE / 'session_judge.py').read_text()!r}\n" + (_INSIDE / "session_kernel.py").read_text()
 )
