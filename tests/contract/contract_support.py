@@ -1,4 +1,4 @@
-"""Helpers of the contract tests: released upstream code at pinned versions, and the README's snippets.
+"""Helpers of the contract tests: released upstream code at pinned versions, and the guides' snippets.
 
 Each upstream is installed once per machine with ``pip install --no-deps --target`` into a cache
 (``REWARDHUB_CONTRACT_CACHE``, default ``~/.cache/rewardhub-contract``): their own dependency pins
@@ -10,12 +10,12 @@ reach the package index is skipped with the reason, never passed.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from doc_blocks import doc_block
 
 CACHE = Path(os.environ.get("REWARDHUB_CONTRACT_CACHE", Path.home() / ".cache" / "rewardhub-contract"))
 REPO = Path(__file__).resolve().parents[2]
@@ -35,23 +35,9 @@ def installed(name: str, requirements: list[str]) -> Path:
     return target
 
 
-_BLOCK = re.compile(r"<!-- contract: (?P<name>[\w-]+) -->\n```\w*\n(?P<body>.*?)\n```", re.DOTALL)
-
-
-def readme_blocks() -> dict[str, str]:
-    return {m["name"]: m["body"] for m in _BLOCK.finditer((REPO / "README.md").read_text())}
-
-
-def readme_block(name: str) -> str:
-    blocks = readme_blocks()
-    if name not in blocks:
-        raise KeyError(f"README.md has no block marked <!-- contract: {name} --> (it has {sorted(blocks)})")
-    return blocks[name]
-
-
-def readme_command_lines(name: str, *command: str) -> list[list[str]]:
-    """Each ``python COMMAND ...`` line of the README block ``name``, run by bash, as the argument
-    list COMMAND would receive (``...`` left in for the caller to expand). Other commands the block
+def doc_command_lines(name: str, *command: str) -> list[list[str]]:
+    """Each ``python COMMAND ...`` line of the block marked ``name`` (README.md or docs/), run by bash,
+    as the argument list COMMAND would receive (``...`` left in for the caller to expand). Other commands the block
     runs: ``python`` runs for real, ``rewardhub`` is a no-op (its lines start the service)."""
     tests = " && ".join(f'[ "${{{i}}}" = {word} ]' for i, word in enumerate(command, 1))
     catcher = (
@@ -60,7 +46,7 @@ def readme_command_lines(name: str, *command: str) -> list[list[str]]:
         'else "$PYTHON" "$@"; fi; }\n'
     )
     run = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", catcher + readme_block(name)],
+        ["bash", "-euo", "pipefail", "-c", catcher + doc_block(name)],
         capture_output=True,
         text=True,
         check=True,

@@ -1,6 +1,6 @@
 """OpenRLHF 0.11.2, its own code: the argument parser, the HTTP reward fetch and the reward_func loader.
 
-The README's command lines run through bash (so ``$(...)`` and ``export`` expand as they would for a
+The guide's command lines run through bash (so ``$(...)`` and ``export`` expand as they would for a
 user) with ``python -m openrlhf.cli.train_ppo_ray`` caught before it starts Ray; what it would have
 received is parsed by ``train_ppo_ray``'s own ``__main__`` block, up to the point where it would call
 ``train(args)``. Ray and OpenRLHF's trainer modules (GPU actors) are not on that path and are stood
@@ -27,7 +27,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from contract_support import REPO, installed, readme_command_lines
+from contract_support import REPO, doc_command_lines, installed
 
 VERSION = "0.11.2"
 
@@ -38,7 +38,7 @@ def UPSTREAM() -> Path:
 
 pytestmark = pytest.mark.usefixtures("on_path")
 
-# what a user puts where the README writes "...": a model and a data set (never loaded here)
+# what a user puts where the guide writes "...": a model and a data set (never loaded here)
 USER_ARGS = ["--actor.model_name_or_path", "/models/policy", "--data.prompt_data", "/data/train.jsonl"]
 
 
@@ -83,14 +83,14 @@ def parse_like_openrlhf(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> Any
     return parsed.value.parsed
 
 
-def readme_command_lines_of_openrlhf() -> list[list[str]]:
-    """The README's OpenRLHF block run by bash; each train_ppo_ray command line as it would be received."""
-    lines = readme_command_lines("openrlhf", "-m", "openrlhf.cli.train_ppo_ray")
+def guide_command_lines_of_openrlhf() -> list[list[str]]:
+    """The guide's OpenRLHF block run by bash; each train_ppo_ray command line as it would be received."""
+    lines = doc_command_lines("openrlhf", "-m", "openrlhf.cli.train_ppo_ray")
     return [[t for argument in line for t in (USER_ARGS if argument == "..." else [argument])] for line in lines]
 
 
-def test_openrlhfs_parser_accepts_the_readme_command_lines(monkeypatch: pytest.MonkeyPatch) -> None:
-    to_server, to_file = readme_command_lines_of_openrlhf()
+def test_openrlhfs_parser_accepts_the_doc_command_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    to_server, to_file = guide_command_lines_of_openrlhf()
     args = parse_like_openrlhf(to_server, monkeypatch)
     assert args.reward.remote_url == ["http://127.0.0.1:8000/get_reward"]
     assert args.data.label_key == "answer"

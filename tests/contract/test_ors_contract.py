@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from contract_support import installed, readme_block
+from contract_support import doc_block, installed
 from serve_support import needs_bubblewrap
 from session_server import in_thread, session_routes_served
 
@@ -153,7 +153,7 @@ def _sid(sid: str) -> dict[str, str]:
     return {"X-Session-ID": sid, "X-API-Key": "ors-key"}
 
 
-def test_the_readme_episode_runs_against_rewardhub_serve(rewardhub_ors, capsys):
-    code = readme_block("ors-client").replace("http://127.0.0.1:8000", rewardhub_ors).replace("YOUR_KEY", "ors-key")
-    exec(compile(code, "README.md (ORS)", "exec"), {})
+def test_the_guides_episode_runs_against_rewardhub_serve(rewardhub_ors, capsys):
+    code = doc_block("ors-client").replace("http://127.0.0.1:8000", rewardhub_ors).replace("YOUR_KEY", "ors-key")
+    exec(compile(code, "docs/sessions.md (ORS)", "exec"), {})
     assert capsys.readouterr().out == "1.0 True\n"

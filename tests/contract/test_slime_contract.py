@@ -14,7 +14,7 @@ transcribed below, each piece citing the file and commit it was read from:
 - ``slime/utils/types.py`` @ 0d234f3e3a83c81b7d37209994e0b994deacbb24: the ``Sample`` fields a
   reward reads, and ``get_reward_value``: ``reward if not args.reward_key else reward[args.reward_key]``.
 - ``slime/utils/arguments.py`` @ 002fa9d6bac42357d127df88ba01853fc56f939b: the reward-model flags
-  (``add_reward_model_arguments``), which parse the README's slime lines here.
+  (``add_reward_model_arguments``), which parse the guide's slime lines here.
 - ``slime/ray/rollout.py`` @ a51f0714179da87b1abdff81f99ae1e22034be92: the loss masks of
   ``RolloutManager._convert_samples_to_train_data`` (a missing mask is all ones; a sample with
   ``remove_sample`` set gets all zeros), slime's discard of one sample.
@@ -33,7 +33,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from contract_support import readme_command_lines
+from contract_support import doc_command_lines
 
 
 @dataclass
@@ -107,9 +107,9 @@ async def rm(args: Any, samples: list[Sample]) -> list[Any]:
     return list(await asyncio.gather(*(function(args, sample) for sample in samples)))
 
 
-def readme_args(served: str) -> list[argparse.Namespace]:
-    """The README's ``python train.py`` lines, run by bash, parsed by slime's reward flags."""
-    lines = [[t for t in line if t != "..."] for line in readme_command_lines("slime", "train.py")]
+def guide_args(served: str) -> list[argparse.Namespace]:
+    """The guide's ``python train.py`` lines, run by bash, parsed by slime's reward flags."""
+    lines = [[t for t in line if t != "..."] for line in doc_command_lines("slime", "train.py")]
     parser = reward_model_parser()
     parsed = []
     for argv in lines:
@@ -127,8 +127,8 @@ def service(served: str, monkeypatch: pytest.MonkeyPatch) -> str:
     return served
 
 
-def test_the_readme_lines_use_flags_slime_has(service: str) -> None:
-    remote, custom = readme_args(service)
+def test_the_guides_lines_use_flags_slime_has(service: str) -> None:
+    remote, custom = guide_args(service)
     assert (remote.rm_type, remote.reward_key) == ("remote_rm", "score")
     assert remote.rm_url == f"{service}/v1/compat/slime"
     assert (custom.custom_rm_path, custom.group_rm, custom.reward_key) == (
@@ -142,7 +142,7 @@ def test_the_readme_lines_use_flags_slime_has(service: str) -> None:
 
 def test_remote_rm_gets_a_reward_object_its_reward_key_reads(service: str) -> None:
     """slime's body has no verifier: the server's ``get_reward_verifier`` (``exact`` here) judges."""
-    remote, _ = readme_args(service)
+    remote, _ = guide_args(service)
     samples = [
         Sample(index=0, prompt="What is 2+2?", response="4", label="4"),
         Sample(index=1, prompt=[{"role": "user", "content": "What is 2+2?"}], response="5", label="4"),
@@ -154,7 +154,7 @@ def test_remote_rm_gets_a_reward_object_its_reward_key_reads(service: str) -> No
 
 
 def test_remote_rm_with_a_label_the_verifier_cannot_read_gets_an_error_status(service: str) -> None:
-    remote, _ = readme_args(service)
+    remote, _ = guide_args(service)
     sample = Sample(prompt="q", response="4", label=None)  # a row without a label: nothing to compare with
     sample.reward = asyncio.run(remote_rm(remote, sample))
     assert sample.reward["status"] == "error"
@@ -162,7 +162,7 @@ def test_remote_rm_with_a_label_the_verifier_cannot_read_gets_an_error_status(se
 
 
 def test_remote_rm_with_a_body_slime_would_not_send_is_a_4xx(service: str) -> None:
-    remote, _ = readme_args(service)
+    remote, _ = guide_args(service)
     sample = Sample(prompt="q", response=["not", "text"], label="4")  # type: ignore[arg-type]
     with pytest.raises(aiohttp.ClientResponseError) as refused:
         asyncio.run(remote_rm(remote, sample))
@@ -170,7 +170,7 @@ def test_remote_rm_with_a_body_slime_would_not_send_is_a_4xx(service: str) -> No
 
 
 def test_the_custom_rm_path_scores_one_sample_at_a_time_and_a_group(service: str) -> None:
-    _, custom = readme_args(service)
+    _, custom = guide_args(service)
     group = [
         Sample(group_index=7, index=i, prompt="What is 2+2?", response=response, label="4")
         for i, response in enumerate(["\\boxed{4}", "\\boxed{5}", "4"])
@@ -186,7 +186,7 @@ def test_the_custom_rm_path_scores_one_sample_at_a_time_and_a_group(service: str
 def test_the_custom_rm_path_removes_a_sample_it_could_not_judge_from_the_loss(service: str) -> None:
     """slime's discard is ``sample.remove_sample``: our reward function sets it for a sample the
     service could not judge, and slime's conversion to training data zeroes that sample's loss mask."""
-    _, custom = readme_args(service)
+    _, custom = guide_args(service)
     custom.group_rm = True
     group = [
         Sample(group_index=3, index=0, prompt="What is 2+2?", response="\\boxed{4}", label="4", response_length=3),
@@ -204,7 +204,7 @@ def test_the_custom_rm_path_removes_a_sample_it_could_not_judge_from_the_loss(se
 def test_slimes_own_remote_rm_cannot_discard_an_unjudged_sample(service: str) -> None:
     """With ``--rm-type remote_rm`` slime stores the reward object only: the sample keeps its loss mask
     and trains with the failure score; its status is in the reward object for the logs."""
-    remote, _ = readme_args(service)
+    remote, _ = guide_args(service)
     sample = Sample(prompt="q", response="4", label=None, response_length=2)
     sample.reward = asyncio.run(remote_rm(remote, sample))
     assert (sample.reward["status"], sample.get_reward_value(remote)) == ("error", 0.0)

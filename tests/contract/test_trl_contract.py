@@ -1,4 +1,4 @@
-"""TRL's ``GRPOTrainer`` runs the README's snippet for two steps, with the sync and the async reward
+"""TRL's ``GRPOTrainer`` runs the guide's snippet for two steps, with the sync and the async reward
 function, on the oldest TRL that pyproject allows and on the newest release.
 
 Each version runs in its own Python process with that release first on the path (installed
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from contract_support import REPO, installed, readme_block
+from contract_support import REPO, doc_block, installed
 
 OLDEST = "0.29.1"  # pyproject's floor: the dev extra says trl>=0.29.1
 NEWEST = "1.16.0"
@@ -28,17 +28,17 @@ def test_pyproject_floor_is_the_oldest_version_tested() -> None:
 
 
 @pytest.mark.parametrize("version", [OLDEST, NEWEST])
-def test_grpo_trainer_trains_two_steps_with_the_readme_reward_functions(
+def test_grpo_trainer_trains_two_steps_with_the_guides_reward_functions(
     version: str, served: str, tmp_path: Path
 ) -> None:
     folder = installed(
         f"trl-{version}", [f"trl=={version}", "requests==2.34.2", "urllib3==2.8.0", "charset-normalizer==3.5.3"]
     )
     snippet = tmp_path / "snippet.py"
-    snippet.write_text(readme_block("trl"))
+    snippet.write_text(doc_block("trl"))
     env = {**os.environ, "REWARDHUB_URL": served, "PYTHONPATH": os.pathsep.join([str(folder), str(REPO)])}
     run = subprocess.run(
-        [sys.executable, str(HERE / "trl_readme_run.py"), str(snippet), str(tmp_path)],
+        [sys.executable, str(HERE / "trl_snippet_run.py"), str(snippet), str(tmp_path)],
         capture_output=True,
         text=True,
         env=env,
@@ -76,7 +76,7 @@ def test_grpo_keeps_an_unjudged_completion_out_of_the_baseline_with_advantage_ze
     from datasets import Dataset
     from packaging.version import Version
     from trl import GRPOConfig, GRPOTrainer
-    from trl_readme_run import tiny_model
+    from trl_snippet_run import tiny_model
 
     from rewardhub.integrations.trl import reward_func
 

@@ -1,4 +1,4 @@
-"""verl 0.9.1, its own code: Hydra composes the README's overrides with verl's ``ppo_trainer.yaml``,
+"""verl 0.9.1, its own code: Hydra composes the guide's overrides with verl's ``ppo_trainer.yaml``,
 ``load_reward_manager`` loads our function from that config, and the reward loop's ``naive``
 manager scores verl ``DataProto`` items through it against a real ``rewardhub serve``.
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from contract_support import installed, readme_command_lines
+from contract_support import doc_command_lines, installed
 
 VERSION = "0.9.1"
 
@@ -44,9 +44,9 @@ def UPSTREAM() -> Path:
 pytestmark = pytest.mark.usefixtures("on_path")
 
 
-def readme_overrides(block: str) -> list[list[str]]:
-    """Each ``python -m verl.trainer.main_ppo`` line of a README block (the verl one), as its overrides."""
-    return [[t for t in line if t != "..."] for line in readme_command_lines(block, "-m", "verl.trainer.main_ppo")]
+def doc_overrides(block: str) -> list[list[str]]:
+    """Each ``python -m verl.trainer.main_ppo`` line of a guide's block (the verl one), as its overrides."""
+    return [[t for t in line if t != "..."] for line in doc_command_lines(block, "-m", "verl.trainer.main_ppo")]
 
 
 def verl_config(overrides: list[str]) -> Any:
@@ -118,15 +118,15 @@ def service(served: str, monkeypatch: pytest.MonkeyPatch) -> str:
     return served
 
 
-def test_the_readme_overrides_compose_with_verls_own_config() -> None:
-    for overrides in readme_overrides("verl"):
+def test_the_doc_overrides_compose_with_verls_own_config() -> None:
+    for overrides in doc_overrides("verl"):
         config = verl_config(overrides)
         assert config.reward.custom_reward_function.path == "pkg://rewardhub.integrations.verl"
         assert config.reward.reward_manager.name == "naive"  # verl's default, a manager its registry has
 
 
-def test_the_readme_sandbox_fusion_line_composes_with_verls_own_config() -> None:
-    [overrides] = readme_overrides("verl-sandbox-fusion")
+def test_the_guides_sandbox_fusion_line_composes_with_verls_own_config() -> None:
+    [overrides] = doc_overrides("verl-sandbox-fusion")
     config = verl_config(overrides)
     assert config.reward.sandbox_fusion.url == "http://HOST:8000/run_code"
     assert config.reward.sandbox_fusion.memory_limit_mb == 1024
@@ -149,7 +149,7 @@ def test_verls_reward_loop_has_no_batch_manager() -> None:
 
 @pytest.mark.parametrize("line", [0, 1], ids=["async", "sync-with-routes"])
 def test_the_naive_manager_scores_through_our_function(service: str, line: int) -> None:
-    config = verl_config(readme_overrides("verl")[line])
+    config = verl_config(doc_overrides("verl")[line])
     tokenizer = CharTokenizer()
     source = "openai/gsm8k" if line == 0 else "my_source"  # the second line routes my_source to `exact`
     right = "the answer is \\boxed{4}" if line == 0 else "4"
@@ -166,14 +166,14 @@ def test_a_data_source_with_no_route_stops_the_step_instead_of_scoring_zero(serv
     tokenizer = CharTokenizer()
     with pytest.raises(NotImplementedError, match="unknown_source"):
         score_each(
-            verl_config(readme_overrides("verl")[0]), tokenizer, rollouts([("unknown_source", "4", "4")], tokenizer)
+            verl_config(doc_overrides("verl")[0]), tokenizer, rollouts([("unknown_source", "4", "4")], tokenizer)
         )
 
 
 def test_an_answer_the_verifier_cannot_judge_is_an_error_status(service: str) -> None:
     tokenizer = CharTokenizer()
     batch = rollouts([("my_source", "4", {"not": "a string"})], tokenizer)
-    _, [result] = score_each(verl_config(readme_overrides("verl")[1]), tokenizer, batch)
+    _, [result] = score_each(verl_config(doc_overrides("verl")[1]), tokenizer, batch)
     assert result["reward_extra_info"]["status"] == "error"
     assert result["reward_extra_info"]["error"]
 
@@ -199,7 +199,7 @@ def test_an_unjudged_sample_reaches_verl_as_its_failure_score_with_its_status_in
     tokenizer = CharTokenizer()
     judged = [("my_source", "4", "4"), ("my_source", "5", "4")]
     batch = rollouts([*judged, ("my_source", "4", {"not": "a string"})], tokenizer)
-    _, results = score_each(verl_config(readme_overrides("verl")[1]), tokenizer, batch)
+    _, results = score_each(verl_config(doc_overrides("verl")[1]), tokenizer, batch)
     assert [r["reward_score"] for r in results] == [1.0, 0.0, 0.0]
     info = [r["reward_extra_info"] for r in results]
     assert [i["status"] for i in info] == ["ok", "ok", "error"]
@@ -215,7 +215,7 @@ def test_verls_group_filter_reads_a_key_under_which_a_wholly_unjudged_group_has_
     as it drops an all-wrong group; a group holding one judged right answer keeps its spread. (The
     buffer itself runs on TransferQueue actors in a Ray cluster, which is not started here: this
     checks the config verl composes and the values its rule reads.)"""
-    overrides = [*readme_overrides("verl")[1], "trainer.use_v1=True"]
+    overrides = [*doc_overrides("verl")[1], "trainer.use_v1=True"]
     overrides += ["algorithm.filter_groups.enable=True", "algorithm.filter_groups.metric=acc"]
     config = verl_config(overrides)
     assert (config.algorithm.filter_groups.enable, config.algorithm.filter_groups.metric) == (True, "acc")

@@ -1,4 +1,4 @@
-"""verl 0.9.1, its own code: the README's agent-loop tool config is loaded by verl's
+"""verl 0.9.1, its own code: the guide's agent-loop tool config is loaded by verl's
 ``initialize_tools_from_config`` into our ``BaseTool``, which is then driven the way 0.9.1's
 ``ToolAgentLoop._call_tool`` drives every tool call (``create(create_kwargs=...)``, ``execute(
 instance_id, args, agent_data=...)``, ``release``; transcribed, and checked against that file's
@@ -16,7 +16,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from contract_support import readme_block
+from contract_support import doc_block
 from session_server import session_routes_served
 from test_verl_contract import UPSTREAM
 
@@ -53,13 +53,13 @@ def test_the_agent_loop_calls_tools_as_transcribed():
     assert "await tool.release(instance_id)" in source
 
 
-def test_the_readme_tool_config_runs_a_trajectory_in_one_session(sessions_url, tmp_path, monkeypatch):
+def test_the_guides_tool_config_runs_a_trajectory_in_one_session(sessions_url, tmp_path, monkeypatch):
     from verl.tools.base_tool import BaseTool
     from verl.tools.tool_registry import initialize_tools_from_config
 
     monkeypatch.setenv("REWARDHUB_URL", sessions_url)
     config = tmp_path / "tool_config.yaml"
-    config.write_text(readme_block("verl-session-tool"))
+    config.write_text(doc_block("verl-session-tool"))
     [tool] = initialize_tools_from_config(str(config))
     assert isinstance(tool, BaseTool) and tool.name == "code_interpreter"
 

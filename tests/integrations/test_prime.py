@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from doc_blocks import doc_block
 
 from rewardhub.integrations import prime
 
@@ -68,17 +69,10 @@ async def test_a_task_reward_is_the_verifiers_score(service_url: str) -> None:
     assert right.reward == 2.0
 
 
-def readme_block(name: str) -> str:
-    """The README's fenced block marked ``<!-- contract: NAME -->``."""
-    text = (REPO / "README.md").read_text()
-    marker = f"<!-- contract: {name} -->\n```python\n"
-    return text[text.index(marker) + len(marker) :].split("```", 1)[0]
-
-
-async def test_the_readme_snippet_defines_a_task_that_scores(service_url: str, monkeypatch) -> None:
-    snippet = readme_block("prime")
+async def test_the_guides_snippet_defines_a_task_that_scores(service_url: str, monkeypatch) -> None:
+    snippet = doc_block("prime")
     namespace: dict[str, Any] = {}
-    exec(compile(snippet.replace("http://127.0.0.1:8000", service_url), "README.md", "exec"), namespace)
+    exec(compile(snippet.replace("http://127.0.0.1:8000", service_url), "docs/compat.md", "exec"), namespace)
     task = namespace["MathTask"](namespace["MathData"](prompt="2+3?", answer="5"))
     trace = trace_of(task, vf.UserMessage(content="2+3?"), vf.AssistantMessage(content="\\boxed{5}"))
     await task.score(trace)

@@ -1,6 +1,6 @@
-"""Runs the README's TRL snippet in this process, on whatever TRL is first on the path.
+"""Runs the TRL snippet of docs/compat.md in this process, on whatever TRL is first on the path.
 
-Usage: ``python trl_readme_run.py SNIPPET_FILE WORKDIR``. The snippet finds ``model`` (a tiny
+Usage: ``python trl_snippet_run.py SNIPPET_FILE WORKDIR``. The snippet finds ``model`` (a tiny
 Qwen2 saved under WORKDIR with its tokenizer), ``config`` (a two-step ``GRPOConfig`` on CPU) and
 ``ds`` (four arithmetic prompts, two of them without a solution); the service is at
 ``REWARDHUB_URL``. Prints one JSON line: TRL's version and its ``log_history``.
@@ -76,7 +76,7 @@ def main(snippet_file: str, workdir: str) -> None:
             ]
         ),
     }
-    exec(compile(Path(snippet_file).read_text(), "README.md (TRL)", "exec"), namespace)
+    exec(compile(Path(snippet_file).read_text(), "docs/compat.md (TRL)", "exec"), namespace)
     history = namespace["trainer"].state.log_history
     print(json.dumps({"version": trl.__version__, "file": trl.__file__, "log_history": history}))
 
