@@ -13,6 +13,7 @@ from typing import Any
 
 from rewardhub.audit.command import add_arguments as add_audit_arguments
 from rewardhub.audit.reverify_command import add_arguments as add_reverify_arguments
+from rewardhub.audit.weak_tests_command import add_arguments as add_weak_tests_arguments
 from rewardhub.errors import RewardhubError
 from rewardhub.logging import LOG_FORMATS, configure_logging
 from rewardhub.settings import Settings
@@ -93,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
 
     audit = sub.add_parser("audit", help="measure a verifier on labelled cases and on the exploit corpus")
     add_audit_arguments(audit)
+    add_weak_tests_arguments(audit)
     audit.set_defaults(func=_audit)
 
     reverify = sub.add_parser("reverify", help="score stored samples again and show which verdicts flipped")
@@ -196,8 +198,12 @@ def _models_install(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from rewardhub.audit.command import audit_command
+    from rewardhub.audit.command import audit_command, verifier_spec
 
+    if args.mutants is not None:  # the weak-tests mode: rewardhub audit code --mutants DATASET.jsonl
+        from rewardhub.audit.weak_tests_command import weak_tests_command
+
+        return weak_tests_command(args, verifier_spec(args.verifier, args.config))
     return audit_command(args)
 
 

@@ -1,0 +1,173 @@
+"""``rewardhub audit code --mutants DATASET.jsonl``: the problems whose tests accept a broken solution.
+
+A mode of ``rewardhub audit``: the verifier argument names the ``code`` verifier (``code``, or
+``code`` with ``--config``), and every reference and mutant is scored through it, in this process
+through the same executor and scorer ``rewardhub serve`` runs (the sandbox), or with ``--url``
+on a running server's ``POST /v1/score``; the cache is never consulted (a verdict is only ever a
+run). ``--report FILE`` writes one JSON line per weak problem (``id``, ``mutants_accepted``,
+``accepted``: kind and diff), the file ``data.weak_tasks`` of the bundled trainer reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from rewardhub.audit.code_tasks import CodeTask, code_task
+from rewardhub.audit.stored import jsonl_objects
+from rewardhub.audit.weak_tests import TaskAudit, audit_mutants, summary
+from rewardhub.errors import InvalidRequest, RewardhubError
+from rewardhub.registry import Registry
+from rewardhub.settings import Settings
+from rewardhub.types import Result, Sample, VerifierRef, VerifierSpec
+
+__all__ = ["add_arguments", "mutants_spec", "read_tasks", "weak_tests_command", "weak_tests_text"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The mode's options, beside ``rewardhub audit``'s own."""
+    group = parser.add_argument_group("weak tests (with --mutants; VERIFIER is code)")
+    group.add_argument(
+        "--mutants",
+        type=Path,
+        metavar="DATASET.jsonl",
+        help="mutate each problem's reference solution and list the problems whose tests accept a broken one",
+    )
+    group.add_argument("--max-mutants", type=int, default=24, help="mutants per problem at most (default 24)")
+    group.add_argument("--seed", type=int, default=0, help="seeds the mutants' order and the fresh inputs (0)")
+    group.add_argument("--fresh-inputs", type=int, default=8, help="inputs a survivor is compared on (default 8)")
+    group.add_argument("--limit", type=int, help="audit only the first N problems")
+    group.add_argument("--report", type=Path, metavar="OUT.jsonl", help="write the weak problems, one JSON line each")
+    group.add_argument("--show", type=int, default=1, help="accepted mutants printed per weak problem (default 1)")
+    group.add_argument(
+        "--test-timeout", type=float, default=2.0, help="seconds each test may run (default 2: a mutant may loop)"
+    )
+
+
+def mutants_spec(verifier: VerifierSpec, test_timeout_s: float) -> VerifierRef:
+    """The code verifier, all or nothing: a mutant passes only when every test does."""
+    name = verifier if isinstance(verifier, str) else getattr(verifier, "name", None)
+    if name != "code":
+        raise InvalidRequest("--mutants runs programs against their tests: the verifier must be code")
+    config = dict(getattr(verifier, "config", None) or {})
+    config.update(scoring="all_or_nothing", test_timeout_s=config.get("test_timeout_s", test_timeout_s))
+    return VerifierRef(name="code", config=config)
+
+
+def read_tasks(path: Path, limit: int | None = None) -> list[CodeTask]:
+    tasks = [code_task(raw, where) for raw, where in jsonl_objects(path)]
+    if len({task.id for task in tasks}) != len(tasks):
+        raise InvalidRequest(f"{path}: two problems share an id; the report could not tell them apart")
+    return tasks[:limit] if limit else tasks
+
+
+def weak_tests_command(args: argparse.Namespace, verifier: VerifierSpec) -> int:
+    if args.max_mutants < 1 or args.fresh_inputs < 0:
+        raise InvalidRequest("--max-mutants must be at least 1 and --fresh-inputs at least 0")
+    spec = mutants_spec(verifier, args.test_timeout)
+    tasks = read_tasks(args.mutants, args.limit)
+    run = _remote(args, spec, tasks) if args.url else _local(args, spec, tasks)
+    audits = asyncio.run(run)
+    if args.report:
+        write_report(audits, args.report)
+    head = {**summary(audits), "dataset": str(args.mutants), "max_mutants": args.max_mutants, "seed": args.seed}
+    if args.json:
+        print(json.dumps({**head, "problems_audited": [_json(a) for a in audits]}, indent=2))
+    else:
+        print(weak_tests_text(head, audits, args.show))
+        if args.report:
+            print(f"\nreport written to {args.report}")
+    return 1 if args.fail_on_exploit and head["weak"] else 0
+
+
+def write_report(audits: list[TaskAudit], path: Path) -> None:
+    with path.open("w") as handle:
+        for audit in audits:
+            if audit.weak:
+                handle.write(json.dumps(audit.report_line()) + "\n")
+
+
+def _json(audit: TaskAudit) -> dict[str, Any]:
+    return {
+        "id": audit.id,
+        "status": audit.status,
+        "weak": audit.weak,
+        "note": audit.note,
+        "fresh_inputs": audit.fresh_inputs,
+        "mutants": [
+            {"kind": m.kind, "passed_tests": m.passed_tests, "broken": m.broken, "error": m.error, "diff": m.diff}
+            for m in audit.mutants
+        ],
+    }
+
+
+def weak_tests_text(head: dict[str, Any], audits: list[TaskAudit], show: int = 1) -> str:
+    lines = [
+        f"{head['dataset']}: {head['judged']} of {head['problems']} problems judged "
+        f"({head['max_mutants']} mutants each at most, seed {head['seed']})",
+        f"  {head['weak']} accept a broken solution ({100 * head['weak_share']:.1f}%): "
+        f"{head['accepted']} of {head['mutants']} mutants accepted and told apart from the reference on fresh inputs",
+        f"  {head['unconfirmed']} more survivors agree with the reference on every fresh input (maybe equivalent; not counted)",
+    ]
+    if head["left_out"]:
+        lines.append("  left out: " + ", ".join(f"{why} {n}" for why, n in sorted(head["left_out"].items())))
+    if head["not_judged"]:
+        lines.append(f"  {head['not_judged']} mutant runs gave no verdict (sandbox or verifier errors)")
+    if head["accepted_by_kind"]:
+        lines.append("  accepted by kind: " + ", ".join(f"{k} {n}" for k, n in head["accepted_by_kind"].items()))
+    for audit in audits:
+        if not audit.weak:
+            continue
+        lines += ["", f"{audit.id}: {len(audit.accepted)} of {len(audit.mutants)} mutants accepted"]
+        for mutant in audit.accepted[:show]:
+            lines.append(f"  [{mutant.kind}]")
+            lines += ["    " + line for line in mutant.diff.rstrip("\n").splitlines()]
+    return "\n".join(lines)
+
+
+async def _local(args: argparse.Namespace, spec: VerifierSpec, tasks: list[CodeTask]) -> list[TaskAudit]:
+    from rewardhub.execution.local import LocalExecutor
+    from rewardhub.scoring import Scorer
+
+    overrides: dict[str, Any] = {"workers": args.workers, "code_workers": args.workers, "cache_backend": "off"}
+    if args.plugin:
+        overrides["plugins"] = args.plugin
+    settings = Settings.load(args.settings, **overrides)
+    registry = Registry.load(settings.plugins)
+    executor = LocalExecutor(settings, registry)
+    await executor.start()
+    try:
+        scorer = Scorer(registry, executor, settings)
+
+        async def score(samples: list[Sample], spec: VerifierSpec) -> list[Result]:
+            return await scorer.score(samples, nodes=scorer.plan(samples, spec), cache=False)
+
+        return await audit_mutants(score, spec, tasks, args.max_mutants, args.seed, args.fresh_inputs)
+    finally:
+        await executor.close()
+
+
+async def _remote(args: argparse.Namespace, spec: VerifierSpec, tasks: list[CodeTask]) -> list[TaskAudit]:
+    from rewardhub.audit.run import CLIENT_CHUNK, spec_json
+    from rewardhub.client import AsyncRewardClient, ClientError
+
+    client = AsyncRewardClient(args.url, api_key=args.api_key, max_retries=2)
+
+    async def score(samples: list[Sample], spec: VerifierSpec) -> list[Result]:
+        results: list[Result] = []
+        for start in range(0, len(samples), CLIENT_CHUNK):
+            chunk = [s.model_dump(mode="json", exclude_none=True) for s in samples[start : start + CLIENT_CHUNK]]
+            answer = await client.request(
+                "POST", "/v1/score", {"samples": chunk, "verifier": spec_json(spec), "cache": False}
+            )
+            results += [Result.model_validate(r) for r in answer["results"]]
+        return results
+
+    try:
+        async with client:
+            return await audit_mutants(score, spec, tasks, args.max_mutants, args.seed, args.fresh_inputs)
+    except ClientError as exc:
+        raise RewardhubError(f"audit through {args.url} failed: {exc}") from None
