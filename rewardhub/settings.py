@@ -1,5 +1,19 @@
-"""Server settings: one pydantic-settings class, read from flags, ``REWARDHUB_*`` variables and a
-YAML config file (in that order of precedence), with safe defaults.
+"""Server settings: one pydantic-settings tree, read from flags, environment variables and a YAML
+config file (in that order of precedence), with safe defaults.
+
+The top level reads ``REWARDHUB_*``; each section keeps the prefix it has always had, so every
+variable name that ever worked still does: ``sandbox`` reads ``REWARDHUB_SANDBOX_*``, ``sessions``
+``REWARDHUB_SESSION_*``, ``ors`` ``REWARDHUB_ORS_*``, ``models`` ``REWARDHUB_MODELS_*``. In a config
+file a section is a mapping (``sandbox: {backend: docker}``), and the environment overrides it key by
+key, as it does the top level. ``rewardhub settings`` lists every key with its variable, default and
+meaning (:mod:`rewardhub.settings_reference`).
+
+The tree is built once, where a process starts serving (``rewardhub serve``, an API worker, a Celery
+worker), and handed down: the service and its executors take it as an argument, and a pool's worker
+processes receive it when they start (:func:`use`). Code that has no settings argument (a verifier's
+sandbox pool, the model kit) asks :func:`current`: the tree this process was handed, or, in a process
+that was handed none (a test, a script, a fork server), one built from its environment. Nothing
+passes a setting on by writing ``os.environ``.
 
 The defaults are the embedded mode on a laptop: bind to loopback, local process pools sized to the
 cores, no broker. Production-only hazards are refused rather than warned about: a non-loopback
@@ -17,15 +31,59 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
+    EnvSettingsSource,
     NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     YamlConfigSettingsSource,
 )
 
-__all__ = ["Settings"]
+from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.sessions.settings import SessionSettings
+
+__all__ = ["ModelSettings", "OrsSettings", "SandboxSettings", "SessionSettings", "Settings", "current", "use"]
 
 _config_file: ContextVar[str | None] = ContextVar("rewardhub_config_file", default=None)
+
+
+class OrsSettings(BaseSettings):
+    """``REWARDHUB_ORS_*``: the Open Reward Standard environment the service serves (:mod:`rewardhub.api.compat.ors`)."""
+
+    model_config = SettingsConfigDict(env_prefix="REWARDHUB_ORS_", extra="forbid", frozen=True)
+
+    environment: str = Field("code", description="The environment's name in ORS paths (``/{name}/call``).")
+    tasks_file: Path | None = Field(None, description="JSON {split: [task, ...]}: what split and index name.")
+    call_timeout_s: float = Field(30.0, gt=0, description="Wall-clock limit of one python or bash call.")
+    test_timeout_s: float = Field(120.0, gt=0, description="Wall-clock limit of submit's tests.")
+
+
+class ModelSettings(BaseSettings):
+    """``REWARDHUB_MODELS_*``: where the model kit keeps models, and how model backends size themselves."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="REWARDHUB_MODELS_", extra="forbid", frozen=True, validate_by_name=True
+    )
+
+    dir: Path | None = Field(
+        None,
+        description="Folder of the model kit's installed models (`rewardhub models install`); unset: "
+        "~/.cache/rewardhub/models.",
+    )
+    vllm_cpu_kv_cache_gib: float | None = Field(
+        None,
+        gt=0,
+        validation_alias="REWARDHUB_VLLM_CPU_KV_CACHE_GIB",
+        description="KV cache of a vLLM engine on CPU, in GiB; unset: 2 (vLLM's own VLLM_CPU_KVCACHE_SPACE wins where set).",
+    )
+
+
+SECTIONS: dict[str, type[BaseSettings]] = {
+    "sandbox": SandboxSettings,
+    "sessions": SessionSettings,
+    "ors": OrsSettings,
+    "models": ModelSettings,
+}
+"""The sections of the tree and the class (with its own environment prefix) of each."""
 
 
 class Settings(BaseSettings):
@@ -115,10 +173,6 @@ class Settings(BaseSettings):
         "one API worker; the Celery engine's Redis with execution=celery; a temporary sqlite file shared by "
         "this server's API workers otherwise.",
     )
-    sandbox_backend: Literal["bwrap", "docker", "unsafe"] = Field(
-        "bwrap",
-        description="Isolation for code execution; 'unsafe' runs code without isolation and must be chosen explicitly.",
-    )
     model_batch_size: int = Field(32, ge=1, description="Largest micro-batch for model verifiers.")
     model_batch_wait_ms: float = Field(5.0, ge=0, description="How long a model micro-batch waits to fill.")
 
@@ -158,6 +212,21 @@ class Settings(BaseSettings):
         description="Services sharing a cache store and namespace share entries.",
     )
 
+    # --- sections, each with its own environment prefix ---
+    sandbox: SandboxSettings = Field(
+        default_factory=SandboxSettings,
+        description="How code runs isolated (REWARDHUB_SANDBOX_*): the backend, its limits and warm sandboxes.",
+    )
+    sessions: SessionSettings = Field(
+        default_factory=SessionSettings, description="Host limits of stateful sessions (REWARDHUB_SESSION_*)."
+    )
+    ors: OrsSettings = Field(
+        default_factory=OrsSettings, description="The Open Reward Standard environment served (REWARDHUB_ORS_*)."
+    )
+    models: ModelSettings = Field(
+        default_factory=ModelSettings, description="The model kit's folder and model backends (REWARDHUB_MODELS_*)."
+    )
+
     # --- operator page (GET /ui) ---
     ui_enabled: bool = Field(True, description="Serve the live operator page at /ui and its JSON at /ui/api/*.")
     ui_show_samples: bool = Field(
@@ -174,6 +243,22 @@ class Settings(BaseSettings):
     ui_namespace: str = Field(
         "default", pattern=r"^[A-Za-z0-9_.:-]{1,64}$", description="Services sharing a store and namespace add up."
     )
+
+    def __init__(self, **values: Any) -> None:
+        """``sandbox_backend=`` (a caller's flag) is ``sandbox.backend``, above the environment as every flag is."""
+        if "sandbox_backend" in values:
+            values["sandbox"] = {**_given(values.get("sandbox")), "backend": values.pop("sandbox_backend")}
+        super().__init__(**values)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_sandbox_backend(cls, values: Any) -> Any:
+        """A config file's ``sandbox_backend`` (the key before the sandbox section existed) is
+        ``sandbox.backend``, below the environment and the file's own ``sandbox.backend``."""
+        if isinstance(values, dict) and "sandbox_backend" in values:
+            values = dict(values)
+            values["sandbox"] = {"backend": values.pop("sandbox_backend"), **_given(values.get("sandbox"))}
+        return values
 
     @field_validator("job_store_url")
     @classmethod
@@ -204,6 +289,11 @@ class Settings(BaseSettings):
         if self.environment == "production" and not self.is_loopback() and not self.all_api_keys():
             raise ValueError("refusing to bind a public address in production without API keys")
         return self
+
+    @property
+    def sandbox_backend(self) -> str:
+        """The sandbox section's backend, under the flat name older callers read."""
+        return self.sandbox.backend
 
     def is_loopback(self) -> bool:
         if self.host == "localhost":
@@ -244,8 +334,47 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources = [init_settings, env_settings]
+        sources = [init_settings, env_settings, _SectionsFromEnvironment(settings_cls)]
         path = _config_file.get()
         if path:
             sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=path))
         return tuple(sources)
+
+
+def _given(section: Any) -> dict[str, Any]:
+    """A section as given (a mapping, a built section or nothing) as the mapping of what was set."""
+    if isinstance(section, BaseSettings):
+        return section.model_dump(exclude_unset=True)
+    return dict(section or {})
+
+
+class _SectionsFromEnvironment(PydanticBaseSettingsSource):
+    """Each section's variables, read under the section's own prefix (``REWARDHUB_SANDBOX_*``, …).
+
+    A section is itself a pydantic-settings class and reads its variables when it is built, but a
+    value given for it (a config file's ``sandbox:`` mapping) would then win over the environment;
+    read here, they are merged key by key between the flags above and the config file below, so a
+    section follows the same order of precedence as the top level."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ reads whole sections
+
+    def __call__(self) -> dict[str, Any]:
+        found = {name: EnvSettingsSource(section)() for name, section in SECTIONS.items()}
+        return {name: values for name, values in found.items() if values}
+
+
+_in_use: Settings | None = None
+
+
+def use(settings: Settings) -> None:
+    """Hand this process its settings: called once where a process starts serving (``rewardhub
+    serve``, an API worker, a Celery worker, a pool's worker process), before any verifier runs."""
+    global _in_use
+    _in_use = settings
+
+
+def current() -> Settings:
+    """The settings this process was handed (:func:`use`); in a process handed none (a test, a
+    script, a fork server), the tree as its environment gives it now."""
+    return _in_use if _in_use is not None else Settings()

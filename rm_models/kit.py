@@ -37,6 +37,8 @@ from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import Any
 
+from rewardhub.settings import current
+
 from .errors import BackendError
 
 __all__ = [
@@ -54,7 +56,6 @@ __all__ = [
 ]
 
 MANIFEST = "rewardhub-model.json"
-ENV_DIR = "REWARDHUB_MODELS_DIR"
 _WEIGHT_SUFFIXES = (".safetensors", ".bin")
 
 
@@ -103,9 +104,10 @@ KNOWN_MODELS: dict[str, KnownModel] = {
 
 
 def models_dir() -> Path:
-    """Where kit models are cached: ``$REWARDHUB_MODELS_DIR`` or ``~/.cache/rewardhub/models``."""
-    configured = os.environ.get(ENV_DIR)
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "rewardhub" / "models"
+    """Where kit models are cached: the settings' ``models.dir`` (``$REWARDHUB_MODELS_DIR``) or
+    ``~/.cache/rewardhub/models``."""
+    configured = current().models.dir
+    return configured.expanduser() if configured else Path.home() / ".cache" / "rewardhub" / "models"
 
 
 def model_folder(name: str, root: Path | None = None) -> Path:

@@ -61,7 +61,7 @@ from rewardhub.execution.celery_tasks import CallPayload, ChunkOutcome, ChunkPay
 from rewardhub.execution.pool import WorkerPool, fork_server_modules
 from rewardhub.logging import configure_logging
 from rewardhub.registry import Registry
-from rewardhub.settings import Settings
+from rewardhub.settings import Settings, use
 from rewardhub.types import TIMEOUT, Result, Sample
 
 __all__ = ["DeliveryLedger", "WorkerRuntime", "run_worker", "visible_devices", "worker_runtime"]
@@ -316,6 +316,7 @@ class WorkerRuntime:
                     memory_mb=memory,
                     preload=fork_server_modules(self.registry, kinds=("rule", "group")),
                     warm_kinds=("code",) if queue == "code" else (),  # its process starts its warm sandbox
+                    settings=self.settings,
                 )
                 pool.start()
                 self._pools[queue] = pool
@@ -447,6 +448,7 @@ def visible_devices() -> tuple[str, ...]:
 def run_worker(settings: Settings, queues: Sequence[str], concurrency: int | None = None) -> int:
     """Run a Celery worker on ``queues`` until it is told to stop; returns its exit code."""
     configure_logging(settings.log_level, settings.log_format)
+    use(settings)  # its child processes fork from here, and inherit it
     queues = list(queues) or ["cpu"]
     unknown = [q for q in queues if q not in QUEUES]
     if unknown:

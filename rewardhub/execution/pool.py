@@ -47,6 +47,7 @@ from rewardhub.errors import ExecutionError
 from rewardhub.execution.warm_up import warm_worker
 from rewardhub.processes import WorkerProcess
 from rewardhub.registry import Registry
+from rewardhub.settings import Settings, use
 from rewardhub.types import TIMEOUT, Result, VerifierKind
 
 __all__ = ["Sink", "WorkerPool", "fork_server_modules"]
@@ -156,16 +157,21 @@ class WorkerPool:
         memory_mb: int | None = None,
         preload: Sequence[str] = (),
         warm_kinds: Sequence[VerifierKind] = (),
+        settings: Settings | None = None,
     ) -> None:
         """``preload``: what the fork server imports (one fork server per process: every pool of a
         process must pass the same list, the last one set is the one it starts with);
         ``warm_kinds``: each worker runs :meth:`~rewardhub.verifier.Verifier.warm_worker` of the
-        verifiers of these kinds before it reports ready (the code pool's sandboxes)."""
+        verifiers of these kinds before it reports ready (the code pool's sandboxes);
+        ``settings``: the service's, handed to each worker as it starts (:func:`rewardhub.settings.use`),
+        so what its verifiers read (the sandbox section) is what the service was configured with; None:
+        the workers read their environment."""
         self.name = name
         self.size = size
         self._plugin_files = tuple(plugin_files)
         self._memory_mb = memory_mb
         self._warm_kinds = tuple(warm_kinds)
+        self._settings = settings
         self._ctx = multiprocessing.get_context("forkserver")
         self._ctx.set_forkserver_preload(["rewardhub.execution.pool", *preload])
         self._queue: collections.deque[_Task] = collections.deque()
@@ -385,7 +391,7 @@ class WorkerPool:
         progress = self._ctx.RawArray("d", 2)
         process = WorkerProcess(
             target=_worker_main,
-            args=(child, progress, self._plugin_files, self._memory_mb, self._warm_kinds),
+            args=(child, progress, self._plugin_files, self._memory_mb, self._warm_kinds, self._settings),
             name=f"rewardhub-{self.name}-worker",
             daemon=True,
         )
@@ -436,15 +442,19 @@ def _worker_main(
     plugin_files: tuple[str, ...],
     memory_mb: int | None,
     warm_kinds: tuple[VerifierKind, ...] = (),
+    settings: Settings | None = None,
 ) -> None:
-    """Body of a worker process: load the registry once, warm what belongs to this process
-    (``warm_kinds``; start-up time never counts against a call), then score chunks until told to stop."""
+    """Body of a worker process: take the service's settings, load the registry once, warm what
+    belongs to this process (``warm_kinds``; start-up time never counts against a call), then score
+    chunks until told to stop."""
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     if memory_mb:
         limit = memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if settings is not None:
+        use(settings)
     registry = Registry.load(plugin_files)
     if warm_kinds:
         warm_worker(registry, warm_kinds)

@@ -84,11 +84,11 @@ def _run(
 
 def pool_for(backend: str | None) -> SandboxPool:
     """The process's pool; a service configured for another backend than the environment gets its own."""
-    if backend is None or backend == _environment_backend():
+    if backend is None or backend == _default_backend():
         return default_pool()
     with _pools_lock:
         if backend not in _pools:
-            pool = _pools[backend] = SandboxPool(SandboxSettings(backend=backend))  # type: ignore[arg-type]
+            pool = _pools[backend] = SandboxPool(_default_settings().model_copy(update={"backend": backend}))
             atexit.register(pool.close)
         return _pools[backend]
 
@@ -107,6 +107,13 @@ def _admitted() -> Iterator[None]:
             _waiting -= 1
 
 
-@functools.cache
-def _environment_backend() -> str:
-    return SandboxSettings().backend
+def _default_backend() -> str:
+    """The backend of this process's default pool (:func:`~rewardhub.sandbox.pool.default_pool`)."""
+    return _default_settings().backend
+
+
+def _default_settings() -> SandboxSettings:
+    """The sandbox section of the settings this process was handed (or its environment's)."""
+    from rewardhub.settings import current  # the settings import the sandbox's section from here
+
+    return current().sandbox

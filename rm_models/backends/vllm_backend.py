@@ -35,6 +35,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from rewardhub.settings import current
+
 from ..config import BackendSpec
 from ..errors import BackendError
 from .base import Backend, ChatReply, ChatRequest, TokenAlternatives
@@ -80,7 +82,7 @@ class VLLMBackend(Backend):
             return options
         options["enforce_eager"] = True
         if not os.environ.get("VLLM_CPU_KVCACHE_SPACE"):  # vLLM's own setting wins where it is set
-            gib = float(os.environ.get("REWARDHUB_VLLM_CPU_KV_CACHE_GIB") or CPU_KV_CACHE_GIB)
+            gib = current().models.vllm_cpu_kv_cache_gib or CPU_KV_CACHE_GIB
             options["kv_cache_memory_bytes"] = int(gib * 2**30)
         return options
 

@@ -39,12 +39,12 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rewardhub.api.body import parse_body, read_body
 from rewardhub.api.session_routes import _off_loop, caller_owner, sessions_of
 from rewardhub.errors import BadRequest, InvalidRequest, NotFound, RewardhubError, Unauthorized
 from rewardhub.messages import observation
+from rewardhub.settings import OrsSettings
 
 __all__ = ["OrsSettings", "router"]
 
@@ -55,20 +55,10 @@ PING_S = 10.0
 CHUNK = 4096
 
 
-class OrsSettings(BaseSettings):
-    """``REWARDHUB_ORS_*``: the served environment's name and its tasks."""
-
-    model_config = SettingsConfigDict(env_prefix="REWARDHUB_ORS_", extra="ignore", frozen=True)
-
-    environment: str = Field("code", description="The environment's name in ORS paths (``/{name}/call``).")
-    tasks_file: Path | None = Field(None, description="JSON {split: [task, ...]}: what split and index name.")
-    call_timeout_s: float = Field(30.0, gt=0, description="Wall-clock limit of one python or bash call.")
-    test_timeout_s: float = Field(120.0, gt=0, description="Wall-clock limit of submit's tests.")
-
-
-@cache
-def _settings() -> OrsSettings:
-    return OrsSettings()
+def _settings(request: Request) -> OrsSettings:
+    """The ``ors`` section of the app's settings (a test's app without settings: the environment's)."""
+    settings = getattr(request.app.state, "settings", None)
+    return getattr(settings, "ors", None) or OrsSettings()
 
 
 @cache
@@ -165,9 +155,10 @@ def _sid(request: Request) -> str:
     return sid
 
 
-def _environment(name: str) -> None:
-    if name.lower() != _settings().environment.lower():
-        raise NotFound(f"unknown environment {name!r}: this service serves {_settings().environment!r}")
+def _environment(request: Request, name: str) -> None:
+    served = _settings(request).environment
+    if name.lower() != served.lower():
+        raise NotFound(f"unknown environment {name!r}: this service serves {served!r}")
 
 
 async def _bound(request: Request, sid: str) -> dict[str, Any]:
@@ -205,20 +196,20 @@ async def delete_session(request: Request) -> dict[str, str]:
 
 
 @router.get("/list_environments")
-async def list_environments() -> list[str]:
-    return [_settings().environment.lower()]
+async def list_environments(request: Request) -> list[str]:
+    return [_settings(request).environment.lower()]
 
 
 async def _split_body(request: Request, name: str) -> SplitBody:
-    _environment(name)
+    _environment(request, name)
     body: SplitBody = parse_body(await read_body(request, 1 << 20), SplitBody)
-    if body.split not in _tasks(_settings().tasks_file):
+    if body.split not in _tasks(_settings(request).tasks_file):
         raise BadRequest(f"invalid split {body.split!r}")
     return body
 
 
-def _split_tasks(split: str) -> list[dict[str, Any]]:
-    return _tasks(_settings().tasks_file)[split]
+def _split_tasks(request: Request, split: str) -> list[dict[str, Any]]:
+    return _tasks(_settings(request).tasks_file)[split]
 
 
 # --- one ORS session: a rewardhub session ---------------------------------------------------------
@@ -229,11 +220,11 @@ async def create(request: Request) -> dict[str, str]:
     sid = _sid(request)
     body: CreateBody = parse_body(await read_body(request, 64 << 20), CreateBody)
     if body.env_name is not None:
-        _environment(body.env_name)
+        _environment(request, body.env_name)
     if body.task_spec is not None:
         task = body.task_spec
     else:
-        tasks = _tasks(_settings().tasks_file).get(body.split or "")
+        tasks = _tasks(_settings(request).tasks_file).get(body.split or "")
         if tasks is None:
             raise BadRequest(f"invalid split {body.split!r}")
         if not 0 <= (body.index or 0) < len(tasks):
@@ -273,34 +264,34 @@ async def ping(request: Request) -> dict[str, str]:
 
 
 @router.get("/{env_name}/tools")
-async def tools(env_name: str) -> dict[str, Any]:
-    _environment(env_name)
+async def tools(env_name: str, request: Request) -> dict[str, Any]:
+    _environment(request, env_name)
     return {"tools": TOOLS}
 
 
 @router.get("/{env_name}/splits")
-async def splits(env_name: str) -> list[dict[str, str]]:
-    _environment(env_name)
+async def splits(env_name: str, request: Request) -> list[dict[str, str]]:
+    _environment(request, env_name)
     kinds = {"train": "train", "validation": "validation", "test": "test"}
-    return [{"name": name, "type": kinds.get(name, "validation")} for name in _tasks(_settings().tasks_file)]
+    return [{"name": name, "type": kinds.get(name, "validation")} for name in _tasks(_settings(request).tasks_file)]
 
 
 @router.post("/{env_name}/tasks")
 async def tasks(env_name: str, request: Request) -> dict[str, Any]:
     body = await _split_body(request, env_name)
-    return {"tasks": _split_tasks(body.split), "env_name": env_name}
+    return {"tasks": _split_tasks(request, body.split), "env_name": env_name}
 
 
 @router.post("/{env_name}/num_tasks")
 async def num_tasks(env_name: str, request: Request) -> dict[str, int]:
     body = await _split_body(request, env_name)
-    return {"num_tasks": len(_split_tasks(body.split))}
+    return {"num_tasks": len(_split_tasks(request, body.split))}
 
 
 @router.post("/{env_name}/task")
 async def task(env_name: str, request: Request) -> dict[str, Any]:
     body = await _split_body(request, env_name)
-    listed = _split_tasks(body.split)
+    listed = _split_tasks(request, body.split)
     if body.index is None or not -len(listed) <= body.index < len(listed):
         raise BadRequest("invalid index")
     return {"task": listed[body.index]}
@@ -309,26 +300,26 @@ async def task(env_name: str, request: Request) -> dict[str, Any]:
 @router.post("/{env_name}/task_range")
 async def task_range(env_name: str, request: Request) -> dict[str, Any]:
     body = await _split_body(request, env_name)
-    return {"tasks": _split_tasks(body.split)[slice(body.start, body.stop)]}
+    return {"tasks": _split_tasks(request, body.split)[slice(body.start, body.stop)]}
 
 
 @router.get("/{env_name}/task_tools")
 async def task_tools(env_name: str, request: Request) -> dict[str, Any]:
-    _environment(env_name)
+    _environment(request, env_name)
     await _bound(request, _sid(request))
     return {"tools": TOOLS}
 
 
 @router.get("/{env_name}/prompt")
 async def prompt(env_name: str, request: Request) -> list[dict[str, str]]:
-    _environment(env_name)
+    _environment(request, env_name)
     found = await _bound(request, _sid(request))
     return [{"type": "text", "text": str(found["tags"][TASK_TAG].get("prompt", ""))}]
 
 
 @router.post("/{env_name}/call")
 async def call(env_name: str, request: Request) -> StreamingResponse:
-    _environment(env_name)
+    _environment(request, env_name)
     found = await _bound(request, _sid(request))
     body: CallBody = parse_body(await read_body(request, 64 << 20), CallBody)
     if body.task_id is not None:  # a resumed call: this server keeps no call after its answer
@@ -355,7 +346,7 @@ async def call(env_name: str, request: Request) -> StreamingResponse:
 
 async def _tool(request: Request, found: Mapping[str, Any], body: CallBody) -> dict[str, Any]:
     """ORS's ``RunToolOutput`` for one call."""
-    sessions, owner, settings = sessions_of(request), caller_owner(request), _settings()
+    sessions, owner, settings = sessions_of(request), caller_owner(request), _settings(request)
     try:
         if body.name == "python":
             code = PythonInput(**body.input).code
@@ -382,7 +373,7 @@ async def _submit(request: Request, found: Mapping[str, Any]) -> dict[str, Any]:
         return {"ok": False, "error": "this task has no test_command to judge it by"}
     files = dict(task.get("test_files") or {})
     sessions, owner = sessions_of(request), caller_owner(request)
-    result = await _off_loop(sessions.run_tests, found["id"], owner, command, _settings().test_timeout_s, files)
+    result = await _off_loop(sessions.run_tests, found["id"], owner, command, _settings(request).test_timeout_s, files)
     if result.verdict == "sandbox_error":
         raise RewardhubError(f"the tests could not run: {result.details.get('message') or 'the sandbox failed'}")
     shown = {"status": result.verdict, "exit_code": result.exit_code, "stdout": result.stdout, "stderr": result.stderr}
