@@ -26,6 +26,14 @@ No family's scorer evaluates the text it is given: eleven released scorers would
 answers without evaluating them, or refuses them (the family's score for an unreadable answer,
 ``details.refused`` saying why); a reference field they would evaluate that is not data is an error.
 
+An entry is scored as the dataset that generated it scores it (``reasoning_gym_entry``): the tuples
+JSON turned into lists are tuples again (``arc_agi`` and ``rearc`` compare boards as tuples), and
+with ``entry_config: "entry"`` (the default) the scorer is built with the config the entry's
+``metadata.difficulty`` records where it differs from the family's default (``decimal_arithmetic``'s
+tolerance, ``time_intervals``' windows, ``word_ladder``'s word lengths); ``"default"`` scores with
+the default config, as ``get_score_answer_fn`` and NeMo-Gym's server do. ``details.scorer_config``
+names the config used: ``"default"``, or the fields that differ.
+
 ``reasoning_gym`` is imported in the worker on the first sample (about a second and a hundred MB:
 it registers every family at import), never in the API process.
 """
@@ -34,7 +42,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Literal
 
 from pydantic import Field
@@ -44,6 +52,7 @@ from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 
 from . import reasoning_gym_guards as guards
+from .reasoning_gym_entry import entry_config, restore_types
 from .text import strip_think
 
 __all__ = ["RELEASE", "TASKS", "ReasoningGymVerifier"]
@@ -190,6 +199,12 @@ class ReasoningGymVerifier(Verifier):
             None, description="Accept only entries of these families (all of TASKS when unset)."
         )
         strip_think: bool = Field(True, description="Ignore a leading <think>...</think> block.")
+        entry_config: Literal["entry", "default"] = Field(
+            "entry",
+            description="entry: score with the dataset config the entry's metadata.difficulty records (as the "
+            "dataset that generated it scores); default: the family's default config (get_score_answer_fn, "
+            "NeMo-Gym's server).",
+        )
 
     def score(self, sample: Sample, config: Config) -> Result:
         entry, task = _entry(sample.reference)
@@ -197,28 +212,30 @@ class ReasoningGymVerifier(Verifier):
             raise VerifierError(f"reference task {task!r} is not among the config's tasks")
         text = strip_think(sample.response) if config.strip_think else sample.response
         answer = _answer(text, config.answer_format)
-        entry = guards.checked_entry(task, entry)
+        entry = guards.checked_entry(task, {**entry, "metadata": restore_types(task, entry["metadata"])})
+        scorer, used = _scorer_for(task, entry["metadata"], config.entry_config)
+        said = {"task": task, "answer": _short(answer), "scorer_config": used}
         refusal = guards.answer_refusal(task, answer)
         if refusal is not None:
-            return Result.ok(refusal.score, task=task, answer=_short(answer), refused=refusal.reason)
+            return Result.ok(refusal.score, **said, refused=refusal.reason)
         if config.strict and task in _STRICT:
-            value = _STRICT[task](answer, entry)
+            value = _STRICT[task](answer, entry, scorer)
         else:
             try:
-                value = _scorer(task)(answer=answer, entry=entry)
+                value = scorer(answer=answer, entry=entry)
             except VerifierError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a third-party scorer's failure, reported as such
                 if config.on_scorer_error == "zero":
-                    return Result.ok(0.0, task=task, answer=_short(answer), scorer_error=f"{type(exc).__name__}: {exc}")
+                    return Result.ok(0.0, **said, scorer_error=f"{type(exc).__name__}: {exc}")
                 raise VerifierError(
                     f"reasoning-gym's score_answer for {task!r} raised {type(exc).__name__}: {exc}"
                 ) from None
         if isinstance(value, guards.Refusal):
-            return Result.ok(value.score, task=task, answer=_short(answer), refused=value.reason)
+            return Result.ok(value.score, **said, refused=value.reason)
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise VerifierError(f"reasoning-gym's score_answer for {task!r} returned {value!r}, not a number")
-        return Result.ok(float(value), task=task, answer=_short(answer))
+        return Result.ok(float(value), **said)
 
 
 def _entry(reference: Any) -> tuple[dict[str, Any], str]:
@@ -270,6 +287,46 @@ def _answer(text: str, answer_format: str) -> str | None:
     return text.strip()
 
 
+def _scorer_for(task: str, metadata: dict[str, Any], which: str) -> tuple[Any, Any]:
+    """The scorer for this entry, and the config it was built with (``"default"`` or the fields that
+    differ). A family the guards score is always scored by the guards (their rules take no config)."""
+    if which == "default" or task in guards.SCORERS:
+        return _scorer(task), "default"
+    fields = entry_config(task, metadata)
+    if not fields:
+        return _scorer(task), "default"
+    key = tuple(sorted((name, _hashable(value)) for name, value in fields.items()))
+    try:
+        return _configured_scorer(task, key), fields
+    except Exception as exc:  # noqa: BLE001 - the release refuses the config the entry records
+        raise VerifierError(
+            f"reference.metadata.difficulty: reasoning-gym cannot build {task!r} with {fields}: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(_hashable(v) for v in value) if isinstance(value, list | tuple) else value
+
+
+@lru_cache(maxsize=64)
+def _configured_scorer(task: str, key: tuple[tuple[str, Any], ...]):
+    """``score_answer`` of a dataset built with these config fields (one entry, seed 0: the scorer
+    reads the config, never the dataset's own entries)."""
+    import reasoning_gym
+
+    fields = {
+        name: list(value) if isinstance(value, tuple) and isinstance(_default(task, name), list) else value
+        for name, value in key
+    }
+    return reasoning_gym.create_dataset(task, size=1, seed=0, **fields).score_answer
+
+
+def _default(task: str, name: str) -> Any:
+    from reasoning_gym.factory import DATASETS
+
+    return getattr(DATASETS[task][1](), name, None)
+
+
 @cache
 def _scorer(task: str):
     """The task's ``score_answer`` (a dataset built with its default config, as ``get_score_answer_fn`` does),
@@ -281,7 +338,7 @@ def _scorer(task: str):
     return reasoning_gym.get_score_answer_fn(task)
 
 
-def _halting(answer: str | None, entry: dict[str, Any]) -> float:
+def _halting(answer: str | None, entry: dict[str, Any], scorer: Any = None) -> float:
     said = _TRUTH.get((answer or "").strip().strip(".").casefold())
     gold = _TRUTH.get(str(entry.get("answer", "")).strip().casefold())
     if gold is None:
@@ -291,7 +348,7 @@ def _halting(answer: str | None, entry: dict[str, Any]) -> float:
     return 1.0 if said is gold else 0.0
 
 
-def _coin_flip(answer: str | None, entry: dict[str, Any], tol: float = 1e-4) -> float:
+def _coin_flip(answer: str | None, entry: dict[str, Any], scorer: Any = None, tol: float = 1e-4) -> float:
     try:
         gold = float(Fraction(str(entry["answer"]).replace(",", "")))
     except (KeyError, ValueError, ZeroDivisionError):
@@ -307,10 +364,10 @@ def _integral(task: str):
     """The released integration scorer, except that an answer still holding ``Integral`` scores 0:
     its derivative is the integrand, so the release pays the question restated as its answer."""
 
-    def score(answer: str | None, entry: dict[str, Any]) -> float:
+    def score(answer: str | None, entry: dict[str, Any], scorer: Any = None) -> float:
         if answer is not None and re.search(r"\bIntegral\b", answer):
             return 0.0
-        return _scorer(task)(answer=answer, entry=entry)
+        return (scorer or _scorer(task))(answer=answer, entry=entry)
 
     return score
 

@@ -13,7 +13,7 @@ NeMo-Gym config at ``{rewardhub}/v1/compat/nemo-gym/mcqa`` gives mcqa's reward:
 - the output is one assistant turn: that text, and every ``function_call`` of the output as its
   calls, in order (the servers judge the whole output, not its last turn);
 - **which verifier and config** reproduce the server's rule, from the task's own fields (IFEval's
-  ``grading_mode``, mcqa's ``options``), and **what reference** the verifier gets.
+  ``grading_mode``, mcqa's ``grading_mode`` and ``options``), and **what reference** the verifier gets.
 
 What each server's reward is measured against, and where rewardhub's rule differs, is in
 ``docs/compat.md`` (tests/api/compat/test_nemo_gym_servers.py replays each server's own example
@@ -170,28 +170,49 @@ def _letters(task: Task) -> str:
     return "".join(sorted(letters))
 
 
+MCQA_MODES = ("strict_single_letter_boxed", "lenient_boxed", "lenient_answer_colon", "lenient_answer_colon_md")
+"""mcqa's grading modes (the row's ``grading_mode``; the server's default is the first). The server's
+request model admits the first three; the fourth, which its config can set, is admitted here too."""
+
+
 def _mcqa_spec(task: Task) -> VerifierSpec:
-    if (task.get("template_metadata") or {}).get("output_regex"):
+    template = task.get("template_metadata") or {}
+    if template.get("output_regex"):
         raise InvalidRequest("mcqa's template_metadata.output_regex is not served: no rewardhub verifier runs it")
     letters = _letters(task)
     if not letters:
         raise InvalidRequest("mcqa needs 'options' ([{'A': 'text'}, ...]): without them no letter is allowed")
-    return {"name": "choice", "config": {"letters": letters}}
+    mode = task.get("grading_mode") or MCQA_MODES[0]
+    if mode not in MCQA_MODES:
+        raise InvalidRequest(f"mcqa's grading_mode must be one of {', '.join(MCQA_MODES)}; got {mode!r}")
+    config = {"letters": letters, "mode": mode, "options": _options(task), "strip_think": False}
+    if mode == "lenient_answer_colon_md" and isinstance(template.get("answer_prefix"), str):
+        config["answer_prefix"] = template["answer_prefix"]
+    return {"name": "choice", "config": config}
+
+
+def _options(task: Task) -> list[dict[str, str | None]]:
+    """The row's options with text keys and text (or null) values, as the server's model takes them."""
+    options = task.get("options") or []
+    return [
+        {key: text for key, text in entry.items() if isinstance(key, str) and (text is None or isinstance(text, str))}
+        for entry in options
+        if isinstance(entry, dict)
+    ]
 
 
 def _gpqa_spec(task: Task) -> VerifierSpec:
+    if (task.get("template_metadata") or {}).get("output_regex"):
+        raise InvalidRequest(
+            "gpqa_diamond's template_metadata.output_regex is not served: no rewardhub verifier runs it"
+        )
     # gpqa_diamond accepts any capital letter when the row has no options.
-    return {"name": "choice", "config": {"letters": _letters(task) or "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}}
+    letters = _letters(task) or "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    return {"name": "choice", "config": {"letters": letters, "mode": "gpqa", "strip_think": False}}
 
 
 def _mcqa_gold(task: Task) -> str:
     return str(task.get("expected_answer") or "").strip().upper()
-
-
-_CHOICE_NOTE = (
-    "rewardhub's choice rule reads the last boxed letter, else 'Answer: X', else a final line that is a "
-    "letter; the server's grading mode reads only its own anchor (strict_single_letter_boxed: the last \\boxed{})"
-)
 
 
 # --- the tool-call servers -------------------------------------------------------------------------
@@ -256,8 +277,8 @@ SERVERS: dict[str, Server] = {
         spec=_instruction_following_spec, reference=_instruction_row, text="last_item", note=_UNKNOWN_ID_NOTE
     ),
     "ifbench": Server(spec=_ifbench_spec, reference=_instruction_row, text="last_item", note=_UNKNOWN_ID_NOTE),
-    "mcqa": Server(spec=_mcqa_spec, reference=_mcqa_gold, note=_CHOICE_NOTE),
-    "gpqa_diamond": Server(spec=_gpqa_spec, reference=_mcqa_gold, note=_CHOICE_NOTE),
+    "mcqa": Server(spec=_mcqa_spec, reference=_mcqa_gold),
+    "gpqa_diamond": Server(spec=_gpqa_spec, reference=_mcqa_gold),
     "xlam_fc": Server(
         spec=lambda task: "tool_call",
         reference=_xlam_answer,
@@ -284,7 +305,11 @@ SERVERS: dict[str, Server] = {
         text="assistant_lines",
     ),
     "reasoning_gym": Server(
-        spec=lambda task: {"name": "reasoning_gym", "config": {"on_scorer_error": "zero"}},
+        # The server reads the whole text and scores with each family's default-config scorer.
+        spec=lambda task: {
+            "name": "reasoning_gym",
+            "config": {"on_scorer_error": "zero", "strip_think": False, "entry_config": "default"},
+        },
         reference=lambda task: {k: task.get(k) for k in ("question", "answer", "metadata")},
     ),
 }
