@@ -25,9 +25,8 @@ from rewardhub.launcher import ServiceThread, free_port
 from rewardhub.logging import configure_logging
 from rewardhub.processes import die_with_parent
 from rewardhub.run_folder import enter_run_folder
-from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sessions import SOCKET_ENV, TOKEN_ENV, SessionHost
-from rewardhub.settings import Settings
+from rewardhub.settings import Settings, use
 
 __all__ = ["EmbeddedServer", "app_from_environment", "free_port", "serve"]
 
@@ -42,6 +41,7 @@ def serve(settings: Settings) -> None:
     every ``finally`` and exit hook.
     """
     previous = signal.signal(signal.SIGTERM, _exit_on_signal)
+    use(settings)
     try:
         enter_run_folder()
         _serve(settings)
@@ -85,7 +85,7 @@ def _serve(settings: Settings) -> None:
         Path(os.environ[MULTIPROC_ENV]).mkdir(exist_ok=True)
         os.environ[SETTINGS_ENV] = settings.model_dump_json()
         os.environ[SUPERVISOR_ENV] = str(os.getpid())
-        host = SessionHost(sandbox=SandboxSettings(backend=settings.sandbox_backend))
+        host = SessionHost(settings.sessions, settings.sandbox)
         host.export()  # the workers' apps and their pools reach the sessions through it
         try:
             uvicorn.run(f"{__name__}:app_from_environment", factory=True, workers=settings.api_workers, **options)
@@ -109,6 +109,7 @@ def app_from_environment() -> Any:
     if hook is not None:
         hook()
     settings = Settings.model_validate_json(os.environ[SETTINGS_ENV])
+    use(settings)
     configure_logging(settings.log_level, settings.log_format)
     return create_app(settings, session_host=(os.environ[SOCKET_ENV], os.environ[TOKEN_ENV]))
 

@@ -34,10 +34,9 @@ from ..calls import Call, run_call
 from ..errors import InvalidRequest, RewardhubError
 from ..logging import configure_logging
 from ..registry import Registry
-from ..sandbox.settings import SandboxSettings
 from ..sessions.host import SessionHost
 from ..sessions.wire import error_of
-from ..settings import Settings
+from ..settings import Settings, use
 from ..types import Sample
 from ..verifier import CALLER_FIELD
 from .celery_app import CONNECTION_ERRORS, create_celery_app, session_queue
@@ -60,7 +59,7 @@ class SessionWorker:
 
     def __init__(self, settings: Settings, registry: Registry) -> None:
         self.registry = registry
-        self.host = SessionHost(sandbox=SandboxSettings(backend=settings.sandbox_backend))
+        self.host = SessionHost(settings.sessions, settings.sandbox)
 
     def answer(self, op: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """``{"answer": ...}``, or ``{"error": {type, message, retry_after}}`` (what :func:`raised` reads)."""
@@ -97,6 +96,7 @@ class SessionWorker:
 def run_session_worker(settings: Settings, concurrency: int | None = None) -> int:
     """Run a session worker until it is told to stop; returns its exit code."""
     configure_logging(settings.log_level, settings.log_format)
+    use(settings)  # the judges it scores run in this process
     app = create_celery_app(settings)
     options = app.rewardhub_broker  # type: ignore[attr-defined]
     node = f"rewardhub-sessions-{os.getpid()}@{socket.gethostname()}"

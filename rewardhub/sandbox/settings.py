@@ -1,8 +1,10 @@
-"""How the sandbox is set up on this machine: ``REWARDHUB_SANDBOX_*`` environment variables.
+"""How the sandbox is set up on this machine: the ``sandbox`` section of the service's settings,
+``REWARDHUB_SANDBOX_*`` environment variables.
 
-The service's own settings choose the backend (``sandbox_backend``); the execution layer passes
-it to its worker processes as ``REWARDHUB_SANDBOX_BACKEND``, which is where this class reads it,
-so a verifier running in any worker sees the same choice as the API process.
+It is a section of :class:`rewardhub.settings.Settings` (``sandbox.backend`` and the rest; ``rewardhub
+settings`` lists them), built with the rest of the tree and handed to every worker process as it
+starts, so a verifier running in any worker sees the same choice as the API process. Built alone
+(``SandboxSettings()``), it reads the same variables.
 """
 
 from __future__ import annotations
