@@ -308,8 +308,20 @@ def _equation(parts: list[str]) -> Value:
     if len(parts) > 2 and _is_label(parts[-2]):
         return Labeled(_label_key(parts[-2]), _element(parts[-1]))
     if all(_is_constant(p) for p in parts):
+        if _false_chain(parts):  # "49 = 42" states nothing: the equation is false (falsepass's P15)
+            return Relation(sympy.Eq(_sympy(parts[-2]), _sympy(parts[-1]), evaluate=False))
         return _element(parts[-1])  # "35 + 70 = 105" states 105
     return Relation(sympy.Eq(_sympy(parts[-2]), _sympy(parts[-1]), evaluate=False))
+
+
+def _false_chain(parts: list[str]) -> bool:
+    """Whether a chain of constants ``a = b = c`` has two sides of different value (beyond rounding:
+    ``2\\pi = 6.28`` holds); False when a side cannot be read (the last side is then read as before)."""
+    try:
+        values = [complex(sympy.N(_sympy(part))) for part in parts]
+    except (Unparseable, TypeError, ValueError, sympy.SympifyError):
+        return False
+    return any(abs(a - b) > 5e-3 * max(1.0, abs(a), abs(b)) for a, b in zip(values, values[1:], strict=False))
 
 
 def _is_label(text: str) -> bool:
@@ -431,6 +443,9 @@ def _closes_at_end(text: str) -> bool:
 
 _UNIT_TEXT = re.compile(r"^(.*?\S)\s*\\text\{[^{}]*\}\s*(?:\^\s*\{?\d\}?)?$")
 _UNIT_WORDS = re.compile(r"^(.*?[\d}])((?:\s*[A-Za-z]{2,}\.?)+|\s+[mgslhLNJWVK]\.?)\s*(?:\^\s*\{?\d\}?)?$")
+# Words no unit holds, which turn "42 \\text{ is wrong}" from a number with a unit into a claim about it:
+# the answer denied inside the box (falsepass's P15), not 42 cm.
+_DENIAL = re.compile(r"(?<![A-Za-z])(?:not|no|wrong|incorrect|false|is|isn't|are|was|never)(?![A-Za-z])", re.IGNORECASE)
 _CURRENCY = re.compile(r"^[€£¥₹]\s*|\s*(?:[€£¥₹]|\\euro)$")
 _PERCENT = re.compile(r"\s*\\%$")
 _DEGREES = re.compile(r"\s*\^\\circ$")
@@ -447,7 +462,7 @@ def _leaf(text: str) -> Value:
             unit = _UNIT_WORDS.match(text)
             if unit is not None and not _is_constant(unit.group(1)):
                 unit = None  # "x + 2 y": a variable, not a unit
-        if unit is None or not _is_unit_host(unit.group(1)):
+        if unit is None or not _is_unit_host(unit.group(1)) or _DENIAL.search(text[len(unit.group(1)) :]):
             break
         text = unit.group(1).strip()
     if _PERCENT.search(text):

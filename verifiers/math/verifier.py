@@ -52,7 +52,7 @@ class MathVerifier(Verifier):
     """Final-answer extraction and mathematical equivalence with math-verify and sympy."""
 
     name = "math"
-    version = "2"
+    version = "3"
     kind = "rule"
 
     class Config(VerifierConfig):

@@ -44,6 +44,10 @@ _SETTINGS = ("match_types", "precision", "strict", "allow_set_relation_comp")
 
 # Math-Verify's conventions that ``math`` deliberately does not follow, by the literal that shows each.
 CONVENTIONS = {
+    "huggingface/Math-Verify@pypi-0.9.0/tests/test_all.py:138": (
+        "'\\frac{1}{2} \\$ = \\frac{10}{9}' read as its right-hand side by Math-Verify; to us a chain of constants "
+        "whose sides differ is a false equation that states nothing (falsepass's P15 paid '\\boxed{49 = 42}' for 42)"
+    ),
     "huggingface/Math-Verify@pypi-0.9.0/tests/test_all.py:957": (
         "\\text{13} is a string to Math-Verify, never the number 13 (its issue 37); to us a number in "
         "\\text{} is the number, as it reads"
