@@ -7,8 +7,13 @@ become statuses: the local pool's workers, the inline path, the micro-batcher an
 all go through it, so a verifier never knows where it runs and every engine reports a crash, a
 bad value or a wrong count the same way.
 
+A call the scorer makes carries the :class:`~rewardhub.registry.VerifierTraits` of its spec's leaf
+(:meth:`Call.of`): its kind, time limit and verdict key, and whether it runs in place
+(:attr:`Call.inline`) or judges what the caller owns (:attr:`Call.reads_caller`), which is all an
+engine asks before routing it. A worker that rebuilds a call from a payload needs none of that.
+
 It is also where a verdict is signed with its verdict key (verifier name, version, config hash:
-``details["verdict_key"]``): the one the scorer put on the call (worked out once per leaf), else
+``details["verdict_key"]``): the one the scorer put on the call (resolved once per spec), else
 the key of the code that runs it (a Celery worker, which may run another release, signs its
 own); the scorer adds the key to the results made elsewhere (a timeout, a lost worker).
 """
@@ -21,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from rewardhub.errors import VerifierError
-from rewardhub.registry import Registry
+from rewardhub.registry import Registry, VerifierTraits
 from rewardhub.types import ERROR, OK, Result, Sample, VerifierKind
 from rewardhub.verifier import VerifierConfig, as_result
 
@@ -35,11 +40,27 @@ class Call:
     samples: tuple[Sample, ...]  # one sample, a whole group (group verifiers), or a batch (model verifiers)
     kind: VerifierKind
     timeout_s: float
-    verdict_key: dict[str, str] | None = None  # the scorer's, worked out once per leaf; else run_call's own
+    verdict_key: dict[str, str] | None = None  # the scorer's, resolved once per spec; else run_call's own
+    traits: VerifierTraits | None = None  # the scorer's calls carry them; a worker's rebuilt call does not
+
+    @classmethod
+    def of(cls, traits: VerifierTraits, config: VerifierConfig, samples: tuple[Sample, ...]) -> Call:
+        """The call of a spec's leaf: kind, time limit and verdict key are its traits'."""
+        return cls(traits.name, config, samples, traits.kind, traits.timeout_s, traits.verdict_key, traits)
 
     @property
     def is_group(self) -> bool:
         return self.kind == "group"
+
+    @property
+    def inline(self) -> bool:
+        """Scored in place by the engine that routes it (see :attr:`VerifierTraits.inline`)."""
+        return self.traits is not None and self.traits.inline
+
+    @property
+    def reads_caller(self) -> bool:
+        """Its verifier judges something the caller owns (a session)."""
+        return self.traits is not None and self.traits.reads_caller
 
     @classmethod
     def batch(cls, calls: Sequence[Call]) -> Call:

@@ -2,8 +2,9 @@
 
 A request names verifiers as a string, a ``{"name", "config"}`` reference, a weighted
 ``{"sum": [...]}`` or a ``{"gate": ..., "then": ...}``. :func:`resolve` validates every config
-up front (a bad config is a 422 before any work starts) and returns a tree of frozen nodes;
-the execution layer scores each distinct :class:`Leaf` once; :func:`combine` folds the leaf
+up front (a bad config is a 422 before any work starts) and returns a tree of frozen nodes, each
+:class:`Leaf` carrying its verifier's :class:`~rewardhub.registry.VerifierTraits`, asked of the
+registry there and nowhere after; the execution layer scores each distinct leaf once; :func:`combine` folds the leaf
 results back into one :class:`~rewardhub.types.Result` with the per-component breakdown in
 ``details["components"]``. Combination is pure: no I/O, no registry.
 
@@ -21,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from rewardhub.errors import InvalidRequest
-from rewardhub.registry import Registry
+from rewardhub.registry import Registry, Timeouts, VerifierTraits
 from rewardhub.types import OK, Gate, Result, VerifierRef, VerifierSpec, WeightedSum
 from rewardhub.verifier import VerifierConfig
 
@@ -36,6 +37,7 @@ class Leaf:
     name: str
     config: VerifierConfig
     key: str  # name + canonical config: identical leaves are scored once
+    traits: VerifierTraits  # what the service needs to know about the verifier with this config
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,10 @@ class GateNode:
 Node = Leaf | SumNode | GateNode
 
 
-def resolve(spec: VerifierSpec | Mapping[str, Any], registry: Registry, depth: int = 0) -> Node:
-    """Validate a spec against the registry and build its tree."""
+def resolve(
+    spec: VerifierSpec | Mapping[str, Any], registry: Registry, timeouts: Timeouts = Timeouts(), depth: int = 0
+) -> Node:
+    """Validate a spec against the registry and build its tree; ``timeouts``: the service's limits."""
     if depth > MAX_DEPTH:
         raise InvalidRequest(f"verifier spec nested deeper than {MAX_DEPTH} levels")
     if isinstance(spec, Mapping):
@@ -66,14 +70,14 @@ def resolve(spec: VerifierSpec | Mapping[str, Any], registry: Registry, depth: i
         spec = VerifierRef(name=spec)
     if isinstance(spec, VerifierRef):
         config = registry.validate_config(spec.name, spec.config)
-        return Leaf(spec.name, config, _leaf_key(spec.name, config))
+        return Leaf(spec.name, config, _leaf_key(spec.name, config), registry.traits(spec.name, config, timeouts))
     if isinstance(spec, WeightedSum):
-        terms = tuple((resolve(term.verifier, registry, depth + 1), term.weight) for term in spec.sum)
+        terms = tuple((resolve(term.verifier, registry, timeouts, depth + 1), term.weight) for term in spec.sum)
         node: Node = SumNode(terms, spec.clip, spec.scale)
     elif isinstance(spec, Gate):
         node = GateNode(
-            resolve(spec.gate, registry, depth + 1),
-            resolve(spec.then, registry, depth + 1),
+            resolve(spec.gate, registry, timeouts, depth + 1),
+            resolve(spec.then, registry, timeouts, depth + 1),
             spec.threshold,
             spec.otherwise,
         )

@@ -5,6 +5,12 @@ Every verifier, ours included, is announced by an entry point in the group
 ``rewardhub serve --plugin path/to/file.py``: every :class:`~rewardhub.verifier.Verifier` subclass
 defined in that file is registered. Two verifiers with one name is an error at start-up, never a
 silent override, because a reward that quietly changes meaning is the worst kind of bug.
+
+What the service needs to know about a verifier with one config (its kind, whether it runs in
+place, its time limit, what it reads, whether its verdicts may be served again, its verdict key)
+is asked here once per spec, by :meth:`Registry.traits`, and carried from then on as one
+:class:`VerifierTraits` value: on the spec's leaves (:mod:`rewardhub.compose`) and on each call
+(:class:`rewardhub.calls.Call`). Nothing downstream asks the registry about a class again.
 """
 
 from __future__ import annotations
@@ -12,8 +18,10 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import inspect
+import math
 import sys
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -21,12 +29,48 @@ from typing import Any
 from pydantic import ValidationError
 
 from rewardhub.errors import InvalidConfig, RegistryError, UnknownVerifier
-from rewardhub.types import Sample
+from rewardhub.types import Sample, VerifierKind
 from rewardhub.verifier import Verifier, VerifierConfig
 
-__all__ = ["ENTRY_POINT_GROUP", "Registry", "load_plugin_file"]
+__all__ = ["ENTRY_POINT_GROUP", "IN_PROCESS_KINDS", "Registry", "Timeouts", "VerifierTraits", "load_plugin_file"]
 
 ENTRY_POINT_GROUP = "rewardhub.verifiers"
+
+IN_PROCESS_KINDS: frozenset[VerifierKind] = frozenset({"model", "judge"})
+"""Kinds scored by a model loaded in the service's own process (the micro-batcher): never inline."""
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """The service's hard wall-clock limit per sample: the config's own ``timeout_s``, else a default
+    by kind, never above ``max_s``. The defaults here (no limit) are for code that resolves specs
+    without scoring them (the audit's corpus listing); the service builds its own from its settings."""
+
+    sample_s: float = math.inf
+    code_s: float = math.inf
+    model_s: float = math.inf
+    max_s: float = math.inf
+
+    def limit(self, kind: VerifierKind, requested: float | None) -> float:
+        default = {"code": self.code_s, "model": self.model_s, "judge": self.model_s}.get(kind, self.sample_s)
+        return min(requested or default, self.max_s)
+
+
+@dataclass(frozen=True)
+class VerifierTraits:
+    """What the service needs to know about one verifier with one config, resolved once per spec."""
+
+    name: str
+    kind: VerifierKind
+    inline: bool
+    """Scored in place, in the API process: the verifier says it is cheap (``Verifier.inline``) and
+    its kind is not one a model scores (those go to the micro-batcher wherever they say they run)."""
+    timeout_s: float
+    reads: tuple[str, ...]
+    """The sample fields a verdict depends on: what the cache keys on."""
+    reads_caller: bool
+    cacheable: bool
+    verdict_key: dict[str, str]
 
 
 class Registry:
@@ -88,6 +132,20 @@ class Registry:
         if instance is None:
             instance = self._instances[name] = self.verifier_class(name)()
         return instance
+
+    def traits(self, name: str, config: VerifierConfig, timeouts: Timeouts = Timeouts()) -> VerifierTraits:
+        """Everything the service asks of ``name`` with ``config``, in one value (see the module docstring)."""
+        cls = self.verifier_class(name)
+        return VerifierTraits(
+            name=name,
+            kind=cls.kind,
+            inline=cls.inline and cls.kind not in IN_PROCESS_KINDS,
+            timeout_s=timeouts.limit(cls.kind, config.timeout_s),
+            reads=tuple(cls.reads),
+            reads_caller=cls.reads_caller,
+            cacheable=cls.is_cacheable(),
+            verdict_key=cls.verdict_key(config),
+        )
 
     def validate_config(self, name: str, config: dict[str, Any]) -> VerifierConfig:
         verifier_cls = self.verifier_class(name)

@@ -3,7 +3,10 @@
 Used by the service's one score path (:mod:`rewardhub.api.pipeline`, which adds admission and
 metrics around it), by ``rewardhub score`` and by the Celery mode alike:
 
-1. resolve each sample's spec (its own, else the request's) into a tree, validating configs;
+1. resolve each sample's spec (its own, else the request's) into a tree, validating configs and
+   asking the registry, once per distinct spec, for each leaf's traits (kind, inline, time limit,
+   what it reads, cacheable, verdict key; :class:`~rewardhub.registry.VerifierTraits`), which every
+   later step reads off the leaf and its calls;
 2. turn the distinct leaves into calls: one per (sample, leaf) for per-sample verifiers;
 3. run them on the executor;
 4. escalate: a leaf whose config names ``escalate_to`` and that judged a sample wrong sends that
@@ -36,9 +39,9 @@ from rewardhub.calls import Call
 from rewardhub.compose import GateNode, Leaf, Node, SumNode, combine, leaves, resolve
 from rewardhub.errors import InvalidRequest, RewardhubError
 from rewardhub.execution.base import Executor, ProgressCallback
-from rewardhub.registry import Registry
+from rewardhub.registry import Registry, Timeouts
 from rewardhub.settings import Settings
-from rewardhub.types import OK, Result, Sample, VerifierKind, VerifierSpec
+from rewardhub.types import OK, Result, Sample, VerifierSpec
 
 __all__ = ["Scorer"]
 
@@ -54,24 +57,26 @@ class Scorer:
         self.settings = settings
         self.cache = cache if cache is not None else open_cache(settings)
         self._cache_by_default = frozenset(settings.cache_verifiers)
-        self._leaf_info: dict[str, tuple[VerifierKind, float]] = {}
-        # Resolved trees by canonical spec: the registry does not change while we serve, and a
-        # trainer sends the same few specs all day (a one-sample request resolved its spec anew,
-        # validating the config and hashing it, every time).
+        self.timeouts = Timeouts(
+            sample_s=settings.sample_timeout_s,
+            code_s=settings.code_timeout_s,
+            model_s=settings.model_timeout_s,
+            max_s=settings.max_timeout_s,
+        )
+        # Resolved trees, their leaves' traits included, by canonical spec: the registry does not
+        # change while we serve, and a trainer sends the same few specs all day (a one-sample
+        # request resolved its spec anew, validating the config and hashing it, every time).
         self._resolved: dict[str, Node] = {}
         # Each leaf's escalation target (None: it has none), by leaf key: looked up once per leaf,
         # not once per sample (a 10,000-sample batch asked pydantic for the config's fields 10,000 times).
         self._escalations: dict[str, Node | None] = {}
-        self._verdict_keys: dict[str, dict[str, str]] = {}  # by leaf key
 
     def plan(self, samples: Sequence[Sample], default: VerifierSpec | None) -> list[Node]:
         """Each sample's resolved tree; a bad spec fails the request (422/404) before any work."""
         cache = self._resolved
-        if len(cache) > MAX_RESOLVED:  # per-leaf memories are keyed by specs' leaves: they start over too
+        if len(cache) > MAX_RESOLVED:  # the escalations are keyed by specs' leaves: they start over too
             cache.clear()
-            self._leaf_info.clear()
             self._escalations.clear()
-            self._verdict_keys.clear()
         nodes = []
         for index, sample in enumerate(samples):
             spec = sample.verifier if sample.verifier is not None else default
@@ -81,7 +86,7 @@ class Scorer:
             node = cache.get(key)
             if node is None:
                 try:
-                    node = cache[key] = resolve(spec, self.registry)
+                    node = cache[key] = resolve(spec, self.registry, self.timeouts)
                 except RewardhubError as exc:
                     exc.detail = {"sample_index": index, "errors": exc.detail}
                     raise
@@ -106,8 +111,8 @@ class Scorer:
             if id(node) not in per_node:
                 found = leaves(node)
                 per_node[id(node)] = (
-                    [leaf for leaf in found if not self._is_group(leaf)],
-                    [leaf for leaf in found if self._is_group(leaf)],
+                    [leaf for leaf in found if leaf.traits.kind != "group"],
+                    [leaf for leaf in found if leaf.traits.kind == "group"],
                 )
         per_sample = [(i, leaf) for i, node in enumerate(nodes) for leaf in per_node[id(node)][0]]
         judged = await self._run_leaves([(samples[i], leaf) for i, leaf in per_sample], cache, on_progress)
@@ -128,7 +133,7 @@ class Scorer:
                 result = combine(node, leaf_results[i])
                 elapsed = round(sum(r.elapsed_ms for r in leaf_results[i].values()), 3)
                 cached = all(r.cached for r in leaf_results[i].values())
-                details = {**result.details, "verdict_key": self._node_key(node)}
+                details = {**result.details, "verdict_key": _node_key(node)}
                 update = {"id": sample.id, "elapsed_ms": elapsed, "cached": cached, "details": details}
                 result = result.model_copy(update=update)
             out.append(result)
@@ -146,7 +151,7 @@ class Scorer:
         looked_up = [j for j, address in enumerate(addresses) if address is not None]
         if looked_up and self.cache is not None:
             started = time.perf_counter()
-            queries = [(addresses[j], self._verdict_key(wanted[j][1])) for j in looked_up]
+            queries = [(addresses[j], wanted[j][1].traits.verdict_key) for j in looked_up]
             found = await self._cache_call(self.cache.lookup, queries)
             lookup_ms = round((time.perf_counter() - started) * 1000 / len(looked_up), 3)
             for j, hit in zip(looked_up, found, strict=True):
@@ -164,13 +169,13 @@ class Scorer:
                 if address is not None:
                     first_of[address] = j
                 to_run.append(j)
-        calls = [self._call(wanted[j][1], (wanted[j][0],)) for j in to_run]
+        calls = [_call(wanted[j][1], (wanted[j][0],)) for j in to_run]
         ran = await self.executor.run(calls, on_progress) if calls else []
         stored: list[tuple[str, Result]] = []
         for j, out in zip(to_run, ran, strict=True):
-            results[j] = self._stamped(wanted[j][1], out[0])
+            results[j] = _stamped(wanted[j][1], out[0])
             address = addresses[j]
-            if address is not None and results[j].details.get("verdict_key") == self._verdict_key(wanted[j][1]):
+            if address is not None and results[j].details.get("verdict_key") == wanted[j][1].traits.verdict_key:
                 stored.append((address, results[j]))  # a worker of another release signs another key: not stored
         for j, address in enumerate(addresses):
             if results[j] is None:  # an identical sample of this request was judged: its verdict is this one's
@@ -186,53 +191,21 @@ class Scorer:
         """The sample's cache address under ``leaf``, or None when this leaf is not cached here."""
         if self.cache is None or cache is False or sample.session_id is not None:
             return None  # a session's files and state change between two scorings of one sample
-        cls = self.registry.verifier_class(leaf.name)
-        if not cls.is_cacheable() or (cache is None and leaf.name not in self._cache_by_default):
+        traits = leaf.traits
+        if not traits.cacheable or (cache is None and leaf.name not in self._cache_by_default):
             return None
-        return cache_key(self._verdict_key(leaf), sample, cls.reads)
+        return cache_key(traits.verdict_key, sample, traits.reads)
 
     async def _cache_call(self, method: Any, items: Any) -> Any:
         """A cache call, in a thread when its backend blocks (sqlite, Redis)."""
         assert self.cache is not None
         return await asyncio.to_thread(method, items) if self.cache.blocking else method(items)
 
-    def _verdict_key(self, leaf: Leaf) -> dict[str, str]:
-        known = self._verdict_keys.get(leaf.key)
-        if known is None:
-            known = self._verdict_keys[leaf.key] = self.registry.verifier_class(leaf.name).verdict_key(leaf.config)
-        return known
-
-    def _stamped(self, leaf: Leaf, result: Result) -> Result:
-        """``result`` with its verdict key: run_call signs what it judged; a timeout or a lost call is signed here."""
-        if "verdict_key" in result.details:
-            return result
-        return result.model_copy(update={"details": {**result.details, "verdict_key": self._verdict_key(leaf)}})
-
-    def _node_key(self, node: Node) -> dict[str, str]:
-        """A composite's verdict key: ``sum`` or ``gate``, over its structure and its leaves' keys."""
-        canonical = json.dumps(self._node_structure(node), sort_keys=True, separators=(",", ":"))
-        label = "sum" if isinstance(node, SumNode) else "gate"
-        return {"verifier": label, "version": "1", "config_hash": hashlib.sha256(canonical.encode()).hexdigest()[:16]}
-
-    def _node_structure(self, node: Node) -> Any:
-        if isinstance(node, Leaf):
-            return self._verdict_key(node)
-        if isinstance(node, SumNode):
-            terms = [[self._node_structure(term), weight] for term, weight in node.terms]
-            return {"sum": terms, "clip": node.clip, "scale": node.scale}
-        assert isinstance(node, GateNode)
-        return {
-            "gate": self._node_structure(node.gate),
-            "then": self._node_structure(node.then),
-            "threshold": node.threshold,
-            "otherwise": node.otherwise,
-        }
-
     def _escalation(self, leaf: Leaf) -> Node | None:
         """The tree ``leaf``'s config escalates to, if any (resolved once per leaf)."""
         if leaf.key not in self._escalations:
             target = getattr(leaf.config, "escalate_to", None)
-            self._escalations[leaf.key] = resolve(target, self.registry) if target is not None else None
+            self._escalations[leaf.key] = resolve(target, self.registry, self.timeouts) if target is not None else None
         return self._escalations[leaf.key]
 
     async def _escalate(
@@ -285,34 +258,44 @@ class Scorer:
             return
         keys = list(groups)
         calls = [
-            self._call(group_leaves[leaf_key], tuple(samples[i] for i in groups[(leaf_key, g)])) for leaf_key, g in keys
+            _call(group_leaves[leaf_key], tuple(samples[i] for i in groups[(leaf_key, g)])) for leaf_key, g in keys
         ]
         for (leaf_key, g), results in zip(keys, await self.executor.run(calls), strict=True):
             for i, result in zip(groups[(leaf_key, g)], results, strict=True):
-                leaf_results[i][leaf_key] = self._stamped(group_leaves[leaf_key], result)
+                leaf_results[i][leaf_key] = _stamped(group_leaves[leaf_key], result)
 
-    def _is_group(self, leaf: Leaf) -> bool:
-        return self.registry.verifier_class(leaf.name).kind == "group"
 
-    def _call(self, leaf: Leaf, samples: tuple[Sample, ...]) -> Call:
-        kind, timeout_s = self._kind_and_timeout(leaf)
-        return Call(leaf.name, leaf.config, samples, kind, timeout_s, self._verdict_key(leaf))
+def _call(leaf: Leaf, samples: tuple[Sample, ...]) -> Call:
+    return Call.of(leaf.traits, leaf.config, samples)
 
-    def _kind_and_timeout(self, leaf: Leaf) -> tuple[VerifierKind, float]:
-        known = self._leaf_info.get(leaf.key)
-        if known is None:
-            kind = self.registry.verifier_class(leaf.name).kind
-            known = self._leaf_info[leaf.key] = (kind, self._timeout(kind, leaf))
-        return known
 
-    def _timeout(self, kind: str, leaf: Leaf) -> float:
-        default = {
-            "code": self.settings.code_timeout_s,
-            "model": self.settings.model_timeout_s,
-            "judge": self.settings.model_timeout_s,
-        }
-        requested = leaf.config.timeout_s or default.get(kind, self.settings.sample_timeout_s)
-        return min(requested, self.settings.max_timeout_s)
+def _stamped(leaf: Leaf, result: Result) -> Result:
+    """``result`` with its verdict key: run_call signs what it judged; a timeout or a lost call is signed here."""
+    if "verdict_key" in result.details:
+        return result
+    return result.model_copy(update={"details": {**result.details, "verdict_key": leaf.traits.verdict_key}})
+
+
+def _node_key(node: Node) -> dict[str, str]:
+    """A composite's verdict key: ``sum`` or ``gate``, over its structure and its leaves' keys."""
+    canonical = json.dumps(_node_structure(node), sort_keys=True, separators=(",", ":"))
+    label = "sum" if isinstance(node, SumNode) else "gate"
+    return {"verifier": label, "version": "1", "config_hash": hashlib.sha256(canonical.encode()).hexdigest()[:16]}
+
+
+def _node_structure(node: Node) -> Any:
+    if isinstance(node, Leaf):
+        return node.traits.verdict_key
+    if isinstance(node, SumNode):
+        terms = [[_node_structure(term), weight] for term, weight in node.terms]
+        return {"sum": terms, "clip": node.clip, "scale": node.scale}
+    assert isinstance(node, GateNode)
+    return {
+        "gate": _node_structure(node.gate),
+        "then": _node_structure(node.then),
+        "threshold": node.threshold,
+        "otherwise": node.otherwise,
+    }
 
 
 def _spec_key(spec: Any) -> str:

@@ -118,8 +118,7 @@ class ScorePipeline:
         for i, node in enumerate(nodes):
             found = reads.get(id(node))
             if found is None:
-                registry = self.scorer.registry
-                found = reads[id(node)] = any(registry.verifier_class(leaf.name).reads_caller for leaf in leaves(node))
+                found = reads[id(node)] = any(leaf.traits.reads_caller for leaf in leaves(node))
             if not found and samples[i].session_id is None:  # a sample judged in a session is the caller's too
                 continue
             if out is None:

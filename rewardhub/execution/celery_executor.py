@@ -4,8 +4,9 @@ A batch's calls are split by queue (``cpu``, ``code``, ``gpu``, after their veri
 chunks of at most ``chunk_size`` calls whose time limits fit under the broker's visibility
 timeout (:mod:`rewardhub.execution.celery_app`); each chunk is one task. Results come back per
 chunk, are put back in the calls' order, and every finished chunk reports its samples to
-``on_progress`` (that is where ``/v1/jobs`` progress comes from). Inline verifiers (exact match
-and friends) are scored right here, as in local mode: a broker round trip costs more than they do.
+``on_progress`` (that is where ``/v1/jobs`` progress comes from). Inline calls (exact match and
+friends: :attr:`~rewardhub.calls.Call.inline`) are scored right here, as in local mode: a broker
+round trip costs more than they do.
 
 The event loop never blocks on the broker: one thread owns every Celery client call
 (:mod:`rewardhub.execution.celery_dispatch`), publishes chunks, collects results, and dispatches
@@ -237,8 +238,8 @@ class CeleryExecutor(Executor):
             raise ExecutionError("the Celery executor is not started")
         results: list[list[Result] | None] = [None] * len(calls)
         in_session = {i for i, call in enumerate(calls) if self._in_session(call)}
-        inline = [i for i, call in enumerate(calls) if i not in in_session and self._is_inline(call)]
-        remote = [i for i, call in enumerate(calls) if i not in in_session and not self._is_inline(call)]
+        inline = [i for i, call in enumerate(calls) if i not in in_session and call.inline]
+        remote = [i for i, call in enumerate(calls) if i not in in_session and not call.inline]
         chunks = self._chunks(calls, remote)
 
         async def collect(chunk: _Chunk, future: asyncio.Future[Outcome]) -> None:
@@ -272,13 +273,10 @@ class CeleryExecutor(Executor):
     # --- pieces of run ---------------------------------------------------------------------------
     def _in_session(self, call: Call) -> bool:
         """A call that judges samples in sessions (``session_tests``, or a sample's ``session_id``)."""
-        if call.kind in ("model", "judge") or self._is_inline(call):  # neither judges a session
+        if call.kind in ("model", "judge") or call.inline:  # neither judges a session
             return False
-        judges = self.registry.verifier_class(call.verifier).reads_caller or any(s.session_id for s in call.samples)
+        judges = call.reads_caller or any(s.session_id for s in call.samples)
         return judges and any(map(self.sessions.session_named, call.samples))
-
-    def _is_inline(self, call: Call) -> bool:
-        return self.registry.verifier_class(call.verifier).inline and call.kind not in ("model", "judge")
 
     def _chunks(self, calls: Sequence[Call], indices: Sequence[int]) -> list[_Chunk]:
         """Consecutive calls of one queue, at most ``chunk_size`` of them, limits under the timeout."""

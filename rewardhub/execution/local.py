@@ -7,8 +7,9 @@ Calls are routed by the verifier's kind, the same split the Celery mode uses for
   limits, and an inherited RLIMIT_AS would break the programs it runs);
 - ``model`` and ``judge`` calls go to the micro-batcher, which loads each model once in this
   process and batches concurrent requests;
-- ``inline`` verifiers (exact match and friends) run right here: a pool round trip costs more
-  than the work (see bench/overhead.py).
+- ``inline`` calls (exact match and friends: :attr:`~rewardhub.calls.Call.inline`, from the
+  traits the scorer resolved) run right here: a pool round trip costs more than the work (see
+  bench/overhead.py).
 """
 
 from __future__ import annotations
@@ -60,7 +61,6 @@ class LocalExecutor(Executor):
         self._code_starting: concurrent.futures.Future[None] | None = None
         self._batcher: Any = None
         self._pending: dict[str, list[tuple[list[Call], Sink, asyncio.Future[None]]]] = {}
-        self._inline: dict[str, bool] = {}
         self._handoffs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Handoff] = weakref.WeakKeyDictionary()
 
     async def start(self) -> None:
@@ -118,10 +118,10 @@ class LocalExecutor(Executor):
 
         inline, pooled, code, model = [], [], [], []
         for i, call in enumerate(calls):
-            if call.kind in ("model", "judge"):
-                model.append(i)
-            elif self._is_inline(call.verifier):
+            if call.inline:
                 inline.append(i)
+            elif call.kind in ("model", "judge"):
+                model.append(i)
             elif call.kind == "code":
                 code.append(i)
             else:
@@ -151,12 +151,6 @@ class LocalExecutor(Executor):
         elif waits:
             await asyncio.gather(*waits)
         return [r if r is not None else [] for r in results]
-
-    def _is_inline(self, name: str) -> bool:
-        inline = self._inline.get(name)
-        if inline is None:
-            inline = self._inline[name] = self.registry.verifier_class(name).inline
-        return inline
 
     def _submit_soon(
         self, pool: WorkerPool, calls: list[Call], indices: list[int], done: Callable[[int, list[Result]], None]

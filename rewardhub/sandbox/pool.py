@@ -185,8 +185,11 @@ def default_pool() -> SandboxPool:
 def compile_filter(settings: SandboxSettings | None = None) -> None:
     """Compile the system-call filter now, where the backend uses one (a subprocess, kept for the
     process): a fork server that calls this once hands it to every worker it forks, so none of them
-    compiles its own on its first program."""
-    settings = settings or SandboxSettings()
+    compiles its own on its first program. ``settings``: the default pool's when not given."""
+    if settings is None:
+        from rewardhub.settings import current  # the settings import the sandbox's section from here
+
+        settings = current().sandbox
     if settings.backend == "bwrap" and settings.syscall_filter:
         bpf_program(settings.seccomp_python)
 

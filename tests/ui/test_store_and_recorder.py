@@ -31,7 +31,7 @@ def _observe(recorder: StatsRecorder, n: int, run: str | None = "r1") -> None:
     samples = [
         Sample(id=str(i), prompt="What is 1+1?", response=f"secret answer {i}", reference="gold-text") for i in range(n)
     ]
-    node = Leaf(name="math", config=None, key="math")  # type: ignore[arg-type]
+    node = Leaf(name="math", config=None, key="math", traits=None)  # type: ignore[arg-type]
     results = [Result.ok(1.0, extracted="extracted-text", reason="equivalent", gold="gold-text") for _ in samples]
     recorder.observe(samples, [node] * n, results, run)
 
@@ -127,7 +127,7 @@ def test_a_composite_shows_its_component_scores():
 def test_long_texts_are_clipped_and_say_so():
     recorder = StatsRecorder(MemoryStore(), text_chars=100)
     recorder.observe(
-        [Sample(response="x" * 1000)], [Leaf(name="exact", config=None, key="exact")], [Result.ok(0.0)], None
+        [Sample(response="x" * 1000)], [Leaf(name="exact", config=None, key="exact", traits=None)], [Result.ok(0.0)], None
     )  # type: ignore[arg-type]
     [entry] = recorder.read()["recent"]
     assert entry["sample"]["response"].startswith("x" * 100)
@@ -141,7 +141,7 @@ def test_observing_without_a_writer_thread_keeps_memory_bounded() -> None:
     recorder = StatsRecorder(MemoryStore(), recent_limit=5)
     sample, result = Sample(response="r"), Result.ok(1.0)
     for _ in range(3 * MAX_QUEUED):
-        recorder.observe([sample], [Leaf(name="exact", config=None, key="exact")], [result], None)  # type: ignore[arg-type]
+        recorder.observe([sample], [Leaf(name="exact", config=None, key="exact", traits=None)], [result], None)  # type: ignore[arg-type]
     assert len(recorder._observed) < MAX_QUEUED
     assert len(recorder._unbuilt) <= 5
     assert recorder.read()["verifiers"]["exact"]["counts"]["ok"] == 3 * MAX_QUEUED
