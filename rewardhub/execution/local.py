@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import os
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -39,15 +38,15 @@ class LocalExecutor(Executor):
     def __init__(self, settings: Settings, registry: Registry) -> None:
         self.settings = settings
         self.registry = registry
-        # Code verifiers read their isolation backend in the worker; the fork server copies the
-        # environment when it starts, so the setting must be in it before any pool starts.
-        os.environ["REWARDHUB_SANDBOX_BACKEND"] = settings.sandbox_backend
+        # Each worker is handed these settings as it starts: a code verifier there reads its
+        # sandbox backend from them (rewardhub.settings.current).
         self.cpu_pool = WorkerPool(
             "cpu",
             settings.cpu_workers(),
             plugin_files=registry.plugin_files,
             memory_mb=settings.worker_memory_mb,
             preload=fork_server_modules(registry),
+            settings=settings,
         )
         # One fork server per process: the code pool's workers fork from the same one, so they pass
         # the same preload (a second list would replace the first before either pool starts).
@@ -57,6 +56,7 @@ class LocalExecutor(Executor):
             plugin_files=registry.plugin_files,
             preload=fork_server_modules(registry),
             warm_kinds=("code",),
+            settings=settings,
         )
         self._code_starting: concurrent.futures.Future[None] | None = None
         self._batcher: Any = None
