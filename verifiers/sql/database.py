@@ -36,13 +36,15 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 from urllib.request import pathname2url
 
-from .errors import QueryFailed, QueryRefused, QueryTimedOut, TooManyRows
+from .errors import QueryError, QueryFailed, QueryRefused, QueryTimedOut, TooManyRows
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -52,6 +54,7 @@ __all__ = [
     "Limits",
     "database_file",
     "inline_database",
+    "query_rows",
     "run_query",
 ]
 
@@ -211,34 +214,92 @@ def _build_authorizer(denied: list[str]) -> Callable[..., int]:
 
 def run_query(database: Database, sql: str, limits: Limits) -> list[tuple[Any, ...]]:
     """The rows ``sql`` returns on ``database``, read-only; a QueryError otherwise."""
+    with query_rows(database, sql, limits.timeout_s) as rows:
+        fetched = list(islice(rows, limits.max_rows + 1))
+    if len(fetched) > limits.max_rows:
+        raise TooManyRows(f"the query returns more than {limits.max_rows} rows (the row cap, max_rows)")
+    return fetched
+
+
+@contextmanager
+def query_rows(database: Database, sql: str, timeout_s: float) -> Iterator[Iterator[tuple[Any, ...]]]:
+    """The rows ``sql`` returns on ``database``, read-only, as they are fetched: a QueryError otherwise.
+
+    The rows stream (a few hundred at a time), so a large result is never held whole. The time
+    limit counts SQLite's time (running the statement and fetching its rows), not the time the
+    caller spends on the rows between fetches.
+    """
     conn = _connect(database)
     denied: list[str] = []
+    clock = _SqliteClock(timeout_s)
     try:
         conn.text_factory = lambda raw: raw.decode(errors="ignore")  # BIRD's evaluation reads text this way
         _limit(conn)
         conn.execute("BEGIN")
         conn.set_authorizer(_query_authorizer(denied))
-        conn.set_progress_handler(_deadline(limits.timeout_s), 1000)
+        conn.set_progress_handler(clock.over, 1000)
         try:
-            rows = conn.execute(sql).fetchmany(limits.max_rows + 1)
+            with clock:
+                cursor = conn.execute(sql)
         except sqlite3.Warning as exc:  # "You can only execute one statement at a time."
             raise QueryRefused(f"multiple statements are refused ({exc})") from None
         except sqlite3.Error as exc:
-            if denied:
-                raise QueryRefused(denied[0]) from None
-            message = _why(exc, denied, limits.timeout_s)
-            if "interrupted" in str(exc):
-                raise QueryTimedOut(message) from None
-            raise QueryFailed(message) from None
-        if len(rows) > limits.max_rows:
-            raise TooManyRows(f"the query returns more than {limits.max_rows} rows (the row cap)")
-        return rows
+            raise _query_error(exc, denied, timeout_s) from None
+        yield _fetch(cursor, clock, denied, timeout_s)
     finally:
         conn.set_progress_handler(None, 0)
         conn.set_authorizer(None)
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         conn.close()
+
+
+_FETCH = 256
+
+
+class _SqliteClock:
+    """Time spent inside SQLite's calls for one query, against its limit."""
+
+    def __init__(self, limit_s: float) -> None:
+        self.limit_s = limit_s
+        self.spent = 0.0
+        self.since: float | None = None
+
+    def __enter__(self) -> _SqliteClock:
+        self.since = time.monotonic()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.since is not None:
+            self.spent += time.monotonic() - self.since
+        self.since = None
+
+    def over(self) -> int:
+        """The progress handler: non-zero interrupts the statement."""
+        return int(self.since is not None and self.spent + time.monotonic() - self.since > self.limit_s)
+
+
+def _fetch(
+    cursor: sqlite3.Cursor, clock: _SqliteClock, denied: list[str], timeout_s: float
+) -> Iterator[tuple[Any, ...]]:
+    while True:
+        try:
+            with clock:
+                rows = cursor.fetchmany(_FETCH)
+        except sqlite3.Error as exc:
+            raise _query_error(exc, denied, timeout_s) from None
+        if not rows:
+            return
+        yield from rows
+
+
+def _query_error(exc: sqlite3.Error, denied: list[str], timeout_s: float) -> QueryError:
+    if denied:
+        return QueryRefused(denied[0])
+    message = _why(exc, denied, timeout_s)
+    if "interrupted" in str(exc):
+        return QueryTimedOut(message)
+    return QueryFailed(message)
 
 
 def _connect(database: Database) -> sqlite3.Connection:

@@ -15,7 +15,7 @@ import re
 from ..elements import elements
 from .errors import QueryRefused
 
-__all__ = ["extract_sql", "single_statement"]
+__all__ = ["extract_sql", "scan", "single_statement"]
 
 LEADING_KEYWORDS = ("SELECT", "WITH", "VALUES", "PRAGMA")
 
@@ -55,7 +55,7 @@ def extract_sql(text: str, answer_format: str) -> str | None:
 
 def single_statement(sql: str) -> str:
     """``sql`` as one statement (trailing ``;`` and comments dropped), or :class:`QueryRefused`."""
-    code, end = _scan(sql)
+    code, end = scan(sql)
     rest = code[end:] if end is not None else ""
     if rest.strip(" \t\r\n\f;"):
         raise QueryRefused("multiple statements are refused: the query must be one statement")
@@ -69,7 +69,7 @@ def single_statement(sql: str) -> str:
     return statement.strip()
 
 
-def _scan(sql: str) -> tuple[str, int | None]:
+def scan(sql: str) -> tuple[str, int | None]:
     """The text with comments and literals blanked out, and where its first ``;`` is (or None).
 
     Blanking keeps offsets: a literal becomes spaces of its own length, so the code view and the

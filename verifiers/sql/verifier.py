@@ -23,6 +23,7 @@ than SQLite's, or whether a query is efficient.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -36,8 +37,9 @@ from rewardhub.verifier import Verifier, VerifierConfig
 
 from ..text import strip_think
 from .compare import bird_match, spider_match, spider_order_matters
-from .database import Database, Limits, database_file, inline_database, run_query
+from .database import DATA_DIR_ENV, Database, Limits, database_file, inline_database, run_query
 from .errors import QueryError
+from .semantics import benchmark_score
 from .statement import extract_sql, single_statement
 
 __all__ = ["SqlReference", "SqlVerifier"]
@@ -109,10 +111,17 @@ class SqlVerifier(Verifier):
     exploit_corpus = "sql"
 
     class Config(VerifierConfig):
+        semantics: Literal["rewardhub", "bird", "spider"] = Field(
+            "rewardhub",
+            description="rewardhub: one read-only statement, compared by `rule` under the `max_rows` cap, `ordered` "
+            "honoured (the safest). bird: BIRD's evaluation.py (the same set of rows). spider: the test-suite "
+            "execution match (DISTINCT dropped and the first statement run, '> =' joined, 'value' read as 1, "
+            "every database of the test suite). Both compare results of any size up to max_gold_rows.",
+        )
         rule: Literal["bird", "spider"] = Field(
             "bird",
-            description="bird: the same set of rows. spider: the same rows up to a column permutation, "
-            "in order when the gold query has ORDER BY (the test-suite execution match).",
+            description="Under semantics rewardhub: bird: the same set of rows. spider: the same rows up to a column "
+            "permutation, in order when the gold query has ORDER BY (the test-suite execution match).",
         )
         answer_format: Literal["auto", "sql_block", "raw"] = Field(
             "auto",
@@ -120,26 +129,57 @@ class SqlVerifier(Verifier):
             "fenced block, else <solution>/<answer>/<sql>, else the text; raw: the whole text.",
         )
         query_timeout_s: float = Field(5.0, gt=0, le=300, description="Each query is interrupted after this long.")
-        max_rows: int = Field(10_000, ge=1, le=1_000_000, description="A query returning more rows scores 0.")
+        max_rows: int = Field(
+            10_000, ge=1, le=1_000_000, description="Under semantics rewardhub: a query returning more rows scores 0."
+        )
+        max_gold_rows: int = Field(
+            200_000,
+            ge=1,
+            le=10_000_000,
+            description="Under semantics bird and spider: a gold of more rows is refused (status error); about 100 "
+            "bytes of memory a row while it is compared.",
+        )
+        keep_distinct: bool = Field(
+            False,
+            description="Under semantics spider: the test suite's --keep_distinct (DISTINCT kept, all statements run).",
+        )
         strip_think: bool = Field(True, description="Ignore a leading <think>...</think> block.")
+
+        @model_validator(mode="after")
+        def _settings_of_the_semantics(self) -> SqlVerifier.Config:
+            if self.semantics != "rewardhub" and {"rule", "max_rows"} & self.model_fields_set:
+                raise ValueError(f"rule and max_rows apply to semantics rewardhub, not {self.semantics}")
+            if self.semantics != "spider" and "keep_distinct" in self.model_fields_set:
+                raise ValueError("keep_distinct applies to semantics spider")
+            return self
 
     def score(self, sample: Sample, config: Config) -> Result:
         reference = _reference(sample.reference)
-        limits = Limits(timeout_s=config.query_timeout_s, max_rows=config.max_rows)
         database = _database(reference, config.query_timeout_s)
-        gold = _gold_rows(reference, database, limits)
+        if config.semantics != "rewardhub":
+            databases = _test_suite(reference, database) if config.semantics == "spider" else [database]
         text = strip_think(sample.response) if config.strip_think else sample.response
         predicted_sql = extract_sql(text, config.answer_format)
+        if config.semantics != "rewardhub":
+            return benchmark_score(
+                config.semantics, databases, reference.gold_sql, reference.gold_result, reference.ordered,
+                predicted_sql, config,
+            )  # fmt: skip
+        limits = Limits(timeout_s=config.query_timeout_s, max_rows=config.max_rows)
+        gold = _gold_rows(reference, database, limits)
         if predicted_sql is None:
-            return Result.ok(0.0, reason="no_sql", error="the response holds no SQL query")
+            return Result.ok(0.0, reason="no_sql", error="the response holds no SQL query", semantics="rewardhub")
         try:
             predicted = run_query(database, single_statement(predicted_sql), limits)
         except QueryError as exc:
-            return Result.ok(0.0, reason=exc.reason, error=exc.message, predicted_sql=predicted_sql[:2000])
+            return Result.ok(
+                0.0, reason=exc.reason, error=exc.message, predicted_sql=predicted_sql[:2000], semantics="rewardhub"
+            )
         matched = _match(config.rule, reference, gold, predicted)
         return Result.ok(
             1.0 if matched else 0.0,
             reason="match" if matched else "mismatch",
+            semantics="rewardhub",
             rule=config.rule,
             predicted_sql=predicted_sql[:2000],
             predicted_rows=len(predicted),
@@ -177,6 +217,28 @@ def _database(reference: SqlReference, timeout_s: float) -> Database:
         field = "schema" if reference.db_schema is not None else ("db_id" if reference.db_id else "db_path")
         field = "database" if reference.database is not None else field
         raise VerifierError(f"reference.{field}: {exc}") from None
+
+
+def _test_suite(reference: SqlReference, database: Database) -> list[Database]:
+    """The databases Spider's test suite runs a query on: every ``*.sqlite`` file in the folder of a
+    database laid out as ``<name>/<name>.sqlite`` (the gold's database first), else that one alone."""
+    if not isinstance(database, Path) or database.name != f"{database.parent.name}.sqlite":
+        return [database]
+    others = []
+    for entry in sorted(os.listdir(database.parent)):
+        if ".sqlite" not in entry or entry == database.name:
+            continue
+        try:
+            others.append(database_file(str(database.relative_to(_data_dir()).parent / entry)))
+        except ValueError as exc:
+            if "is not a file" in str(exc):
+                continue  # a folder named like a database is no database
+            raise VerifierError(f"reference: the test suite beside {database.name}: {exc}") from None
+    return [database, *others]
+
+
+def _data_dir() -> Path:
+    return Path(os.environ[DATA_DIR_ENV]).resolve()
 
 
 def _named_database(name: str) -> Path:
