@@ -33,7 +33,6 @@ Path = tuple[str, ...]
 TUPLES: dict[str, tuple[Path, ...]] = {
     "advanced_geometry": (("A",), ("B",), ("C",), ("ortho",), ("orthocenter_approx",)),
     "arc_agi": (("input",), ("input", "*"), ("output",), ("output", "*")),
-    "codeio": (("input_data", "edges", "*"),),
     "complex_arithmetic": (("num1",), ("num2",), ("result",)),
     "count_primes": (("n",),),
     "course_schedule": (("prerequisites", "*"),),
@@ -46,7 +45,9 @@ TUPLES: dict[str, tuple[Path, ...]] = {
     "string_splitting": (("initial_machines",),),
     "string_synthesis": (("initial_blocks",),),
 }
-"""Where reasoning-gym's generators put tuples in ``metadata`` (``difficulty`` aside), by family."""
+"""Where reasoning-gym's generators put tuples in ``metadata`` (``difficulty`` aside), by family.
+``codeio``'s ``input_data``, the input of the program it drew, holds whatever that program takes
+(tuples included) and is not listed: its scorer never reads it."""
 
 INT_KEYS: dict[str, tuple[Path, ...]] = {"graph_color": (("possible_answer",),)}
 """Dicts whose keys the generator makes integers (JSON makes them strings)."""

@@ -272,7 +272,45 @@ def check(answers: dict[str, Any]) -> dict[str, Any]:
     return {"validated": validated, "aggregate": metrics}
 
 
+def differential() -> list[dict[str, Any]]:
+    """The corpus of ``nemo_gym_corpus`` as verify requests built by each server's request model, with
+    the reward each server's own ``verify()`` gives, called here, offline, on an instance whose config
+    carries the case's ``server_mode``."""
+    import asyncio
+
+    from nemo_gym_corpus import corpus
+    from resources_servers.gpqa_diamond.app import GPQADiamondResourcesServer, GPQADiamondResourcesServerConfig
+    from resources_servers.mcqa.app import MCQAResourcesServer, MCQAResourcesServerConfig, MCQAVerifyRequest
+    from resources_servers.reasoning_gym.app import (
+        ReasoningGymResourcesServer,
+        ReasoningGymResourcesServerConfig,
+        ReasoningGymVerifyRequest,
+    )
+
+    where = {"host": "127.0.0.1", "port": 1, "entrypoint": "app.py", "domain": "other"}
+    kinds = {
+        "mcqa": (MCQAResourcesServer, MCQAResourcesServerConfig, MCQAVerifyRequest),
+        "gpqa_diamond": (GPQADiamondResourcesServer, GPQADiamondResourcesServerConfig, MCQAVerifyRequest),
+        "reasoning_gym": (ReasoningGymResourcesServer, ReasoningGymResourcesServerConfig, ReasoningGymVerifyRequest),
+    }
+    cases = corpus()
+    for case in cases:
+        server_cls, config_cls, request_cls = kinds[case["server"]]
+        config = config_cls(
+            **where, name=case["server"], **({"grading_mode": case["server_mode"]} if case["server_mode"] else {})
+        )
+        server = server_cls.model_construct(config=config, server_client=None)
+        body = request_cls(
+            responses_create_params=params("q"), response=response(output_text(case["text"])), **case["row"]
+        )
+        case["request"] = body.model_dump(mode="json")
+        case["reference_reward"] = asyncio.run(server.verify(body)).reward
+    return cases
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "differential":
+        ABSENT.discard("reasoning_gym")  # the reasoning_gym server scores with the real release
     load()
     import nemo_gym  # noqa: F401  (its package set-up runs here, in this child process only)
 
@@ -280,6 +318,7 @@ if __name__ == "__main__":
     commands = {
         "build": lambda: {"requests": build(), "rollouts": rollouts()},
         "check": lambda: check(json.load(sys.stdin)),
+        "differential": differential,
     }
     result = commands[command]()
     sys.stdout.write("\n@@JSON@@" + json.dumps(result))
