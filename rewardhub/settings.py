@@ -184,6 +184,13 @@ class Settings(BaseSettings):
         description="The VerifierSpec that answers OpenRLHF's POST /get_reward and slime's POST /v1/compat/slime when the request names none.",
     )
 
+    # --- verifiers ---
+    sql_data_dir: Path | None = Field(
+        None,
+        description="Folder of the SQLite databases the sql verifier may open by name (BIRD's and Spider's layout); "
+        "unset: only inline databases.",
+    )
+
     # --- reward cache ---
     cache_backend: str | None = Field(
         None,

@@ -2,8 +2,8 @@
 set something before the tree existed still sets the same thing in it.
 
 The table below is the list of variables the four separate settings classes read (``Settings``,
-``SandboxSettings``, ``SessionSettings``, ``OrsSettings``) plus the two the model kit and the vLLM
-backend read themselves, each with a value other than its default and the key of the tree it must
+``SandboxSettings``, ``SessionSettings``, ``OrsSettings``) plus the three the model kit, the vLLM
+backend and the sql verifier read themselves, each with a value other than its default and the key of the tree it must
 land on.
 """
 
@@ -53,6 +53,8 @@ OLD_VARIABLES: list[tuple[str, str, str, Any]] = [
     ("REWARDHUB_MAX_REQUEST_BYTES", "4096", "max_request_bytes", 4096),
     ("REWARDHUB_MAX_SAMPLES_PER_REQUEST", "9", "max_samples_per_request", 9),
     ("REWARDHUB_GET_REWARD_VERIFIER", "exact_match", "get_reward_verifier", "exact_match"),
+    # read by the sql verifier itself before
+    ("REWARDHUB_SQL_DATA_DIR", "/data/sql", "sql_data_dir", Path("/data/sql")),
     ("REWARDHUB_CACHE_BACKEND", "off", "cache_backend", "off"),
     ("REWARDHUB_CACHE_VERIFIERS", "math,code", "cache_verifiers", ["math", "code"]),
     ("REWARDHUB_CACHE_MAX_ENTRIES", "10", "cache_max_entries", 10),

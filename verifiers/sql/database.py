@@ -9,7 +9,7 @@ stop the rest: no database may be attached at all, and no string or blob grows p
 ``MAX_VALUE_BYTES``. A progress handler interrupts the query at its time limit, and at most
 ``max_rows`` rows are fetched.
 
-The database is a file under the data directory the operator names in ``REWARDHUB_SQL_DATA_DIR``
+The database is a file under the data directory the operator names in ``sql_data_dir`` (``REWARDHUB_SQL_DATA_DIR``)
 (a path that leaves it, by ``..`` or a link, is refused), or one built from the reference's own
 schema and rows (:class:`InlineDatabase`).
 
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -43,6 +42,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 from urllib.request import pathname2url
+
+from rewardhub.settings import current
 
 from .errors import QueryError, QueryFailed, QueryRefused, QueryTimedOut, TooManyRows
 
@@ -97,7 +98,7 @@ class Limits:
 
 def database_file(relative: str) -> Path:
     """``relative`` under the operator's data directory; ValueError names what is wrong."""
-    root = os.environ.get(DATA_DIR_ENV)
+    root = current().sql_data_dir
     if not root:
         raise ValueError(f"no SQL data directory is configured (set {DATA_DIR_ENV} on the server)")
     base = Path(root).resolve()
