@@ -1,4 +1,4 @@
-"""``rewardhub serve | worker | score | audit | reverify | verifiers | models``."""
+"""``rewardhub serve | worker | score | audit | probes | reverify | verifiers | models``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardhub.audit.command import add_arguments as add_audit_arguments
+from rewardhub.audit.probes_command import add_arguments as add_probes_arguments
 from rewardhub.audit.reverify_command import add_arguments as add_reverify_arguments
 from rewardhub.audit.weak_tests_command import add_arguments as add_weak_tests_arguments
 from rewardhub.errors import RewardhubError
@@ -96,6 +97,12 @@ def _parser() -> argparse.ArgumentParser:
     add_audit_arguments(audit)
     add_weak_tests_arguments(audit)
     audit.set_defaults(func=_audit)
+
+    probes = sub.add_parser(
+        "probes", help="run the released probe suites (falsepass, gradecheck, gameability) against the rule verifiers"
+    )
+    add_probes_arguments(probes)
+    probes.set_defaults(func=_probes)
 
     reverify = sub.add_parser("reverify", help="score stored samples again and show which verdicts flipped")
     add_reverify_arguments(reverify)
@@ -205,6 +212,12 @@ def _audit(args: argparse.Namespace) -> int:
 
         return weak_tests_command(args, verifier_spec(args.verifier, args.config))
     return audit_command(args)
+
+
+def _probes(args: argparse.Namespace) -> int:
+    from rewardhub.audit.probes_command import probes_command
+
+    return probes_command(args)
 
 
 def _reverify(args: argparse.Namespace) -> int:
