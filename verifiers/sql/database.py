@@ -53,6 +53,7 @@ __all__ = [
     "InlineCache",
     "InlineDatabase",
     "Limits",
+    "data_dir",
     "database_file",
     "inline_database",
     "query_rows",
@@ -96,12 +97,17 @@ class Limits:
     max_rows: int
 
 
-def database_file(relative: str) -> Path:
-    """``relative`` under the operator's data directory; ValueError names what is wrong."""
+def data_dir() -> Path:
+    """The operator's data directory (the settings' ``sql_data_dir``), resolved; ValueError when none is set."""
     root = current().sql_data_dir
     if not root:
         raise ValueError(f"no SQL data directory is configured (set {DATA_DIR_ENV} on the server)")
-    base = Path(root).resolve()
+    return Path(root).resolve()
+
+
+def database_file(relative: str) -> Path:
+    """``relative`` under the operator's data directory; ValueError names what is wrong."""
+    base = data_dir()
     if Path(relative).is_absolute():
         raise ValueError(f"{relative!r} is absolute: name a file under the data directory")
     path = (base / relative).resolve()

@@ -37,7 +37,7 @@ from rewardhub.verifier import Verifier, VerifierConfig
 
 from ..text import strip_think
 from .compare import bird_match, spider_match, spider_order_matters
-from .database import DATA_DIR_ENV, Database, Limits, database_file, inline_database, run_query
+from .database import Database, Limits, data_dir, database_file, inline_database, run_query
 from .errors import QueryError
 from .semantics import benchmark_score
 from .statement import extract_sql, single_statement
@@ -229,16 +229,12 @@ def _test_suite(reference: SqlReference, database: Database) -> list[Database]:
         if ".sqlite" not in entry or entry == database.name:
             continue
         try:
-            others.append(database_file(str(database.relative_to(_data_dir()).parent / entry)))
+            others.append(database_file(str(database.relative_to(data_dir()).parent / entry)))
         except ValueError as exc:
             if "is not a file" in str(exc):
                 continue  # a folder named like a database is no database
             raise VerifierError(f"reference: the test suite beside {database.name}: {exc}") from None
     return [database, *others]
-
-
-def _data_dir() -> Path:
-    return Path(os.environ[DATA_DIR_ENV]).resolve()
 
 
 def _named_database(name: str) -> Path:
