@@ -1,4 +1,4 @@
-"""``rewardhub serve | worker | score | audit | probes | reverify | verifiers | models``."""
+"""``rewardhub serve | worker | score | audit | probes | reverify | verifiers | settings | models``."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from rewardhub.audit.reverify_command import add_arguments as add_reverify_argum
 from rewardhub.audit.weak_tests_command import add_arguments as add_weak_tests_arguments
 from rewardhub.errors import RewardhubError
 from rewardhub.logging import LOG_FORMATS, configure_logging
-from rewardhub.settings import Settings
+from rewardhub.settings import Settings, use
 
 __all__ = ["main"]
 
@@ -113,6 +113,10 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--json", action="store_true", help="full descriptions with config schemas, as JSON")
     listing.set_defaults(func=_verifiers)
 
+    settings = sub.add_parser("settings", help="every settings key with its environment variable, default and meaning")
+    settings.add_argument("--json", action="store_true", help="a JSON list of {key, env, default, meaning}")
+    settings.set_defaults(func=_settings_reference)
+
     models = sub.add_parser("models", help="list or install the real pretrained models of the model kit")
     models_sub = models.add_subparsers(required=True, metavar="ACTION")
     models_sub.add_parser("list", help="known models, whether installed, and where").set_defaults(func=_models_list)
@@ -175,6 +179,16 @@ def _verifiers(args: argparse.Namespace) -> int:
     return 0
 
 
+def _settings_reference(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from rewardhub.settings_reference import format_table, settings_reference
+
+    rows = settings_reference()
+    print(json.dumps([asdict(row) for row in rows], indent=2) if args.json else format_table(rows))
+    return 0
+
+
 def _models_list(args: argparse.Namespace) -> int:
     from rewardhub.models import kit
 
@@ -234,6 +248,7 @@ def _score(args: argparse.Namespace) -> int:
     from rewardhub.scoring import Scorer
 
     settings = _settings(args)
+    use(settings)  # the model verifiers run in this process
     registry = Registry.load(settings.plugins)
     spec = _parse_spec_arg(args.verifier)
     output = args.output or args.file.with_suffix(".scored.jsonl")
