@@ -33,6 +33,11 @@ EXPLAINED: dict[tuple[str, int], tuple[str, str]] = {
     ("ifbench", 1): (_NO_IFBENCH_RULE.format("words:start_verb"), r"'words:start_verb' has no counterpart"),
     ("ifbench", 3): (_NO_IFBENCH_RULE.format("format:line_indent"), r"'format:line_indent' has no counterpart"),
     ("ifbench", 4): (_NO_IFBENCH_RULE.format("words:start_verb"), r"'words:start_verb' has no counterpart"),
+    ("mcqa", 2): (
+        "recorded by an earlier release: 0.7.0's own verify() reads the box 'C: An individual...' as C and gives 1 "
+        "(its 'letter then :' rule), as rewardhub's strict_single_letter_boxed does; the rollout says 0",
+        r'"extracted": "C"',
+    ),
 }
 """Rollouts whose reward differs from the recorded one, and why (docs/compat.md lists the classes)."""
 
@@ -87,7 +92,8 @@ def test_each_server_gives_the_rewards_recorded_in_its_own_rollouts(
     assert unexplained == {}
     for index, (why, shows) in explained.items():
         assert index in differ, f"rollout {index} now agrees: drop it from EXPLAINED ({why})"
-        assert re.search(shows, answers[index]["rewardhub"]["error"] or ""), (why, answers[index]["rewardhub"])
+        said = answers[index]["rewardhub"]["error"] or json.dumps(answers[index]["rewardhub"]["details"])
+        assert re.search(shows, said), (why, answers[index]["rewardhub"])
 
 
 @needs_nemo_gym
@@ -176,12 +182,47 @@ def verify_request(output: list[dict[str, Any]], **task: Any) -> dict[str, Any]:
 def test_a_servers_verify_answers_with_its_reward_and_says_where_rewardhub_differs(http: httpx.Client) -> None:
     options = [{"A": "one"}, {"B": "two"}]
     answer = http.post(
+        "/v1/compat/nemo-gym/math_with_judge/verify",
+        json=verify_request([message("So \\boxed{5}")], expected_answer="5", question="2+3?"),
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["reward"] == 1.0 and answer.json()["question"] == "2+3?"  # the request, echoed
+    assert "LLM judge" in answer.json()["rewardhub"]["differs_from_server"]
+    answer = http.post(
         "/v1/compat/nemo-gym/mcqa/verify",
         json=verify_request([message("So \\boxed{B}")], options=options, expected_answer="B"),
     )
+    assert answer.json()["reward"] == 1.0 and answer.json()["options"] == options
+    assert answer.json()["rewardhub"]["details"]["mode"] == "strict_single_letter_boxed"  # the server's default
+    assert "differs_from_server" not in answer.json()["rewardhub"]
+
+
+@pytest.mark.parametrize(
+    ("server", "task", "text", "mode", "reward"),
+    [
+        # the row's grading_mode decides what counts as an answer
+        ("mcqa", {}, "Answer: B", "strict_single_letter_boxed", 0.0),
+        ("mcqa", {"grading_mode": "lenient_answer_colon"}, "Answer: B", "lenient_answer_colon", 1.0),
+        ("mcqa", {"grading_mode": "lenient_answer_colon"}, "Answer: two", "lenient_answer_colon", 1.0),
+        ("mcqa", {}, "\\boxed{[B]}", "strict_single_letter_boxed", 1.0),
+        ("mcqa", {}, "\\boxed{two}", "strict_single_letter_boxed", 0.0),
+        ("mcqa", {"grading_mode": "lenient_boxed"}, "\\boxed{two}", "lenient_boxed", 1.0),
+        # the whole text is read: a box in a think block is the last box
+        ("mcqa", {}, "\\boxed{A} <think>\\boxed{B}</think>", "strict_single_letter_boxed", 1.0),
+        ("gpqa_diamond", {}, "**Answer:** B", "gpqa", 1.0),
+        ("gpqa_diamond", {}, "\\boxed{The answer is B}", "gpqa", 1.0),
+    ],
+)
+def test_mcqa_and_gpqa_read_the_answer_in_the_rows_grading_mode(
+    http: httpx.Client, server: str, task: dict[str, Any], text: str, mode: str, reward: float
+) -> None:
+    options = [{"A": "one"}, {"B": "two"}]
+    answer = http.post(
+        f"/v1/compat/nemo-gym/{server}/verify",
+        json=verify_request([message(text)], options=options, expected_answer="B", **task),
+    )
     assert answer.status_code == 200, answer.text
-    assert answer.json()["reward"] == 1.0 and answer.json()["options"] == options  # the request, echoed
-    assert "strict_single_letter_boxed" in answer.json()["rewardhub"]["differs_from_server"]
+    assert (answer.json()["reward"], answer.json()["rewardhub"]["details"]["mode"]) == (reward, mode)
 
 
 @pytest.mark.parametrize(
@@ -190,6 +231,8 @@ def test_a_servers_verify_answers_with_its_reward_and_says_where_rewardhub_diffe
         ("math_with_judge", {}, "expected_answer"),
         ("mcqa", {"expected_answer": "A"}, "options"),
         ("mcqa", {"options": [{"A": "x"}], "template_metadata": {"output_regex": "(A)"}}, "output_regex"),
+        ("mcqa", {"options": [{"A": "x"}], "grading_mode": "loose"}, "grading_mode"),
+        ("gpqa_diamond", {"template_metadata": {"output_regex": "(A)"}}, "output_regex"),
         ("structured_outputs", {"schema_str": "{}", "schema_type": "yaml"}, "schema_type"),
         ("structured_outputs", {"schema_str": "{"}, "schema_str"),
         ("xlam_fc", {"expected_answers": [{"arguments": {}}]}, "expected_answers"),
