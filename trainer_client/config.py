@@ -104,6 +104,18 @@ class DataConfig(_Section):
     )
     shuffle: bool = Field(True, description="Shuffle the prompts each epoch (seeded, so resumes see the same order).")
     max_prompt_tokens: int = Field(1024, gt=0, description="Longer prompts are an error, not silently truncated.")
+    weak_tasks: str | None = Field(
+        None,
+        description="The report of `rewardhub audit code --mutants ... --report FILE` (JSONL, one {id, ...} per "
+        "problem whose tests accept a broken solution): those training records, matched by id, are dropped or "
+        "down-weighted (`weak_tasks_weight`).",
+    )
+    weak_tasks_weight: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="0 drops the weak tasks; above 0, each epoch draws each of them with this probability (seeded).",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> DataConfig:
@@ -436,7 +448,7 @@ def _resolve_data_paths(raw: dict[str, Any], base: Path) -> None:
     data = raw.get("data")
     if not isinstance(data, dict):
         return
-    for key in ("train", "eval"):
+    for key in ("train", "eval", "weak_tasks"):
         value = data.get(key)
         if isinstance(value, str) and not Path(value).is_absolute() and not Path(value).exists():
             candidate = base / value

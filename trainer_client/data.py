@@ -5,12 +5,20 @@ A record is ``{"prompt": str | [{"role", "content"}], "reference": any, "verifie
 strings are tokenised as they are. The order of each epoch is a permutation seeded by
 ``(seed, epoch)``, so a :class:`PromptStream` is fully described by its :class:`StreamPosition`
 and a resumed run draws exactly the prompts the uninterrupted one would have.
+
+``data.weak_tasks`` names the report of ``rewardhub audit code --mutants``: the problems whose
+tests accept a reference solution broken in one place, where a policy is paid for wrong
+programs. Their training records (matched by ``id``) are dropped, or with ``weak_tasks_weight``
+w in (0, 1) kept at weight w: each epoch draws each of them with probability w, seeded by
+``(seed, epoch)`` as the order is, so resumes still see the same prompts.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
+import logging
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -29,7 +37,11 @@ __all__ = [
     "StreamPosition",
     "load_records",
     "tokenize_prompt",
+    "weak_task_ids",
+    "without_weak_tasks",
 ]
+
+log = logging.getLogger("rewardhub.trainer")
 
 
 class DataError(ValueError):
@@ -44,6 +56,8 @@ class PromptRecord:
     verifier: Any = None
     id: str | None = None
     metadata: dict[str, Any] | None = None
+    weight: float = 1.0
+    """The chance the record is drawn in an epoch (below 1 for a down-weighted weak task)."""
 
 
 @dataclass(frozen=True)
@@ -102,9 +116,32 @@ def load_records(cfg: DataConfig, split: str) -> list[PromptRecord]:
             return []
         raw_rows, where = _read_jsonl(path), path
     records = [_record(i, raw, f"{where} record {i}") for i, raw in enumerate(raw_rows)]
+    if split == "train" and cfg.weak_tasks is not None:
+        records = without_weak_tasks(records, weak_task_ids(cfg.weak_tasks), cfg.weak_tasks_weight, where)
     if split == "train" and not records:
         raise DataError(f"{where}: no training prompts")
     return records
+
+
+def weak_task_ids(path: str) -> set[str]:
+    """The ids in an audit report (``rewardhub audit code --mutants ... --report FILE``)."""
+    ids = set()
+    for number, row in enumerate(_read_jsonl(path), 1):
+        if not isinstance(row, dict) or row.get("id") is None:
+            raise DataError(f"{path}:{number}: a weak-task line needs an 'id'")
+        ids.add(str(row["id"]))
+    return ids
+
+
+def without_weak_tasks(records: list[PromptRecord], ids: set[str], weight: float, where: str) -> list[PromptRecord]:
+    """``records`` without the weak tasks (``weight`` 0), or with them at ``weight``."""
+    if ids and any(record.id is None for record in records):
+        raise DataError(f"{where}: data.weak_tasks matches records by id, and some records have none")
+    weak = [record for record in records if record.id in ids]
+    log.info("data.weak_tasks: %d of %d training records are weak tasks (weight %g)", len(weak), len(records), weight)
+    if weight == 0.0:
+        return [record for record in records if record.id not in ids]
+    return [dataclasses.replace(r, weight=weight) if r.id in ids else r for r in records]
 
 
 def tokenize_prompt(tokenizer: PreTrainedTokenizerBase, prompt: str | list[dict[str, str]], limit: int) -> list[int]:
@@ -151,6 +188,10 @@ class PromptStream:
         order = list(range(len(self.records)))
         if self.shuffle:
             random.Random(f"{self.seed}:{epoch}").shuffle(order)
+        if any(record.weight < 1.0 for record in self.records):  # a down-weighted record is drawn with its weight
+            draw = random.Random(f"{self.seed}:{epoch}:weights")
+            chances = [draw.random() for _ in self.records]
+            order = [i for i in order if chances[i] < self.records[i].weight]
         return order
 
     def take(self, count: int) -> list[PromptRecord]:

@@ -23,10 +23,10 @@ import ast
 import copy
 import difflib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "Mutant", "Site", "apply_site", "mutants", "sites", "unified_diff"]
+__all__ = ["GAMEABILITY_KINDS", "KINDS", "Mutant", "Site", "apply_site", "mutants", "sites", "unified_diff"]
 
 CMP_SWAP: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Lt: ast.LtE,
@@ -50,6 +50,8 @@ BIN_SWAP: dict[type[ast.operator], type[ast.operator]] = {
     ast.Pow: ast.Mult,
 }
 BOOL_SWAP: dict[type[ast.boolop], type[ast.boolop]] = {ast.And: ast.Or, ast.Or: ast.And}
+GAMEABILITY_KINDS = ("arith", "bool", "boolconst", "cmp", "intconst", "return_none")
+"""The kinds the gameability census mutates with (the rest are ours)."""
 CALL_SWAP = {"min": "max", "max": "min", "any": "all", "all": "any"}
 
 
@@ -302,8 +304,10 @@ def unified_diff(reference: str, mutant: str, name: str = "reference") -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def mutants(source: str, limit: int = 24, seed: int = 0) -> list[Mutant]:
+def mutants(source: str, limit: int = 24, seed: int = 0, kinds: Collection[str] | None = None) -> list[Mutant]:
     """At most ``limit`` distinct mutants of ``source``, spread across kinds, in a seeded order.
+
+    ``kinds`` keeps only those kinds (all of :data:`KINDS` when None).
 
     The cap is shared round-robin among the kinds (sorted by name), so a long function is not
     tested only where its first sites are; within a kind the sites are shuffled by
@@ -311,6 +315,8 @@ def mutants(source: str, limit: int = 24, seed: int = 0) -> list[Mutant]:
     """
     by_kind: dict[str, list[Site]] = {}
     for site in sites(source):
+        if kinds is not None and site.kind not in kinds:
+            continue
         by_kind.setdefault(site.kind, []).append(site)
     for kind, listed in by_kind.items():
         random.Random(f"{seed}:{kind}").shuffle(listed)

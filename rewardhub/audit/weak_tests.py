@@ -15,14 +15,17 @@ For each problem (:class:`~rewardhub.audit.code_tasks.CodeTask`):
 
 Every program here, the reference included, runs only through a :data:`~rewardhub.audit.run.ScoreFn`:
 the ``code`` verifier of the service, in its sandbox, in this process or on a running server.
-Steps 2 and 3 are two batches, so the fresh-input runs are paid only for the survivors.
-The arithmetic over the results is pure (:func:`task_findings`).
+Steps 1, 2 and 3 are three batches, so the fresh-input runs are paid only for the survivors. A
+mutant that loops forever is the common slow case, so each problem's mutants get a clock made
+from its reference's own slowest test (:func:`mutant_timeout`), not the verifier's ceiling: a
+correct but much slower mutant is then rejected, which can only hide a weak problem, never
+invent one. The arithmetic over the results is pure (:func:`task_findings`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,13 +33,14 @@ from rewardhub.audit.code_tasks import CodeTask
 from rewardhub.audit.fresh_inputs import fresh_calls
 from rewardhub.audit.mutation import Mutant, mutants
 from rewardhub.audit.run import ScoreFn
-from rewardhub.types import OK, Result, Sample, VerifierSpec
+from rewardhub.types import OK, Result, Sample, VerifierRef
 
 __all__ = [
     "MutantAudit",
     "TaskAudit",
     "audit_mutants",
     "fresh_input_tests",
+    "mutant_timeout",
     "program_response",
     "summary",
     "task_findings",
@@ -110,6 +114,19 @@ class TaskAudit:
         }
 
 
+def mutant_timeout(
+    reference: Result, ceiling_s: float, calls: int = 1, factor: float = 10.0, floor_s: float = 0.25
+) -> float:
+    """Seconds a mutant's test may run: ``factor`` times the reference's slowest test (per call,
+    times ``calls``), at least ``floor_s`` (a loaded machine's scheduling), at most ``ceiling_s``."""
+    slowest_ms = max((float(t.get("elapsed_ms") or 0.0) for t in reference.details.get("tests", [])), default=0.0)
+    return round(min(ceiling_s, max(floor_s, factor * calls * slowest_ms / 1000.0)), 3)
+
+
+def _with_timeout(spec: VerifierRef, seconds: float) -> VerifierRef:
+    return VerifierRef(name=spec.name, config={**(spec.config or {}), "test_timeout_s": seconds})
+
+
 def program_response(source: str) -> str:
     """A response holding ``source`` as its one code block, as a policy would answer."""
     fence = "````" if "```" in source else "```"
@@ -169,34 +186,41 @@ def task_findings(
 
 async def audit_mutants(
     score: ScoreFn,
-    spec: VerifierSpec,
+    spec: VerifierRef,
     tasks: Sequence[CodeTask],
     max_mutants: int = 24,
     seed: int = 0,
     fresh: int = 8,
+    kinds: Collection[str] | None = None,
 ) -> list[TaskAudit]:
-    """Score every problem's reference and mutants with ``spec`` (the ``code`` verifier), then the survivors on fresh inputs."""
-    made = [mutants(task.solution, max_mutants, seed) for task in tasks]
-    samples: list[Sample] = []
-    for task, task_mutants in zip(tasks, made, strict=True):
-        for source in [task.solution, *(m.source for m in task_mutants)]:
-            samples.append(Sample(id=task.id, response=program_response(source), reference=task.tests))
-    results = await score(samples, spec) if samples else []
-    per_task: list[tuple[Result, list[Result]]] = []
-    start = 0
+    """Score every problem's reference, then its mutants, then the survivors on fresh inputs, with
+    ``spec`` (the ``code`` verifier; its ``test_timeout_s`` is the ceiling of every clock)."""
+    ceiling = float((spec.config or {}).get("test_timeout_s", 6.0))
+    references = await score([_sample(task, task.solution, task.tests) for task in tasks], spec) if tasks else []
+    made = [
+        mutants(task.solution, max_mutants, seed, kinds) if _passes(ref) else []
+        for task, ref in zip(tasks, references, strict=True)
+    ]
+    first: list[Sample] = []
+    for task, reference, task_mutants in zip(tasks, references, made, strict=True):
+        clock = _with_timeout(spec, mutant_timeout(reference, ceiling))
+        first += [_sample(task, m.source, task.tests, clock) for m in task_mutants]
+    results = await score(first, spec) if first else []
+    on_tests: list[list[Result]] = []
     for task_mutants in made:
-        per_task.append((results[start], results[start + 1 : start + 1 + len(task_mutants)]))
-        start += 1 + len(task_mutants)
+        on_tests.append(results[: len(task_mutants)])
+        results = results[len(task_mutants) :]
     inputs = [fresh_calls(task.calls, fresh, seed) if task.entry_point else [] for task in tasks]
     second: list[Sample] = []
     where: list[tuple[int, int | None]] = []  # (task, mutant index or None for the reference's control)
-    for t, (task, task_mutants, (reference, on_tests)) in enumerate(zip(tasks, made, per_task, strict=True)):
-        survivors = [i for i, result in enumerate(on_tests) if _passes(result)]
-        if not survivors or not inputs[t] or not _passes(reference):
+    for t, task in enumerate(tasks):
+        survivors = [i for i, result in enumerate(on_tests[t]) if _passes(result)]
+        if not survivors or not inputs[t]:
             continue
         check = fresh_input_tests(task, inputs[t])
-        for index, source in [(None, task.solution), *((i, task_mutants[i].source) for i in survivors)]:
-            second.append(Sample(id=task.id, response=program_response(source), reference=check))
+        clock = _with_timeout(spec, mutant_timeout(references[t], ceiling, calls=2 * len(inputs[t]), floor_s=1.0))
+        for index, source in [(None, task.solution), *((i, made[t][i].source) for i in survivors)]:
+            second.append(_sample(task, source, check, clock))
             where.append((t, index))
     second_results = await score(second, spec) if second else []
     controls: dict[int, Result] = {}
@@ -207,9 +231,13 @@ async def audit_mutants(
         else:
             on_fresh[t][index] = result
     return [
-        task_findings(task, made[t], per_task[t][0], per_task[t][1], controls.get(t), on_fresh[t], len(inputs[t]))
+        task_findings(task, made[t], references[t], on_tests[t], controls.get(t), on_fresh[t], len(inputs[t]))
         for t, task in enumerate(tasks)
     ]
+
+
+def _sample(task: CodeTask, source: str, tests: Any, verifier: VerifierRef | None = None) -> Sample:
+    return Sample(id=task.id, response=program_response(source), reference=tests, verifier=verifier)
 
 
 def summary(audits: Sequence[TaskAudit]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardhub.audit.code_tasks import CodeTask, code_task
+from rewardhub.audit.mutation import GAMEABILITY_KINDS, KINDS
 from rewardhub.audit.stored import jsonl_objects
 from rewardhub.audit.weak_tests import TaskAudit, audit_mutants, summary
 from rewardhub.errors import InvalidRequest, RewardhubError
@@ -38,12 +39,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--max-mutants", type=int, default=24, help="mutants per problem at most (default 24)")
     group.add_argument("--seed", type=int, default=0, help="seeds the mutants' order and the fresh inputs (0)")
-    group.add_argument("--fresh-inputs", type=int, default=8, help="inputs a survivor is compared on (default 8)")
+    group.add_argument("--fresh-inputs", type=int, default=32, help="inputs a survivor is compared on (default 32)")
     group.add_argument("--limit", type=int, help="audit only the first N problems")
     group.add_argument("--report", type=Path, metavar="OUT.jsonl", help="write the weak problems, one JSON line each")
     group.add_argument("--show", type=int, default=1, help="accepted mutants printed per weak problem (default 1)")
     group.add_argument(
-        "--test-timeout", type=float, default=2.0, help="seconds each test may run (default 2: a mutant may loop)"
+        "--kinds",
+        help=f"comma-separated mutation kinds ({', '.join(KINDS)}), or gameability for the census's six (default: all)",
+    )
+    group.add_argument(
+        "--test-timeout",
+        type=float,
+        default=6.0,
+        help="the most seconds a test may run (default 6); a mutant's clock is 10x its reference's slowest test",
     )
 
 
@@ -57,6 +65,17 @@ def mutants_spec(verifier: VerifierSpec, test_timeout_s: float) -> VerifierRef:
     return VerifierRef(name="code", config=config)
 
 
+def chosen_kinds(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    names = [kind for name in names for kind in (GAMEABILITY_KINDS if name == "gameability" else [name])]
+    unknown = [name for name in names if name not in KINDS]
+    if unknown or not names:
+        raise InvalidRequest(f"no mutation kind {', '.join(unknown) or repr(text)}; there are {', '.join(KINDS)}")
+    return names
+
+
 def read_tasks(path: Path, limit: int | None = None) -> list[CodeTask]:
     tasks = [code_task(raw, where) for raw, where in jsonl_objects(path)]
     if len({task.id for task in tasks}) != len(tasks):
@@ -68,12 +87,20 @@ def weak_tests_command(args: argparse.Namespace, verifier: VerifierSpec) -> int:
     if args.max_mutants < 1 or args.fresh_inputs < 0:
         raise InvalidRequest("--max-mutants must be at least 1 and --fresh-inputs at least 0")
     spec = mutants_spec(verifier, args.test_timeout)
+    kinds = chosen_kinds(args.kinds)
     tasks = read_tasks(args.mutants, args.limit)
-    run = _remote(args, spec, tasks) if args.url else _local(args, spec, tasks)
+    run = _remote(args, spec, tasks, kinds) if args.url else _local(args, spec, tasks, kinds)
     audits = asyncio.run(run)
     if args.report:
         write_report(audits, args.report)
-    head = {**summary(audits), "dataset": str(args.mutants), "max_mutants": args.max_mutants, "seed": args.seed}
+    head = {
+        **summary(audits),
+        "dataset": str(args.mutants),
+        "max_mutants": args.max_mutants,
+        "seed": args.seed,
+        "fresh_inputs": args.fresh_inputs,
+        "kinds": kinds or list(KINDS),
+    }
     if args.json:
         print(json.dumps({**head, "problems_audited": [_json(a) for a in audits]}, indent=2))
     else:
@@ -128,7 +155,9 @@ def weak_tests_text(head: dict[str, Any], audits: list[TaskAudit], show: int = 1
     return "\n".join(lines)
 
 
-async def _local(args: argparse.Namespace, spec: VerifierSpec, tasks: list[CodeTask]) -> list[TaskAudit]:
+async def _local(
+    args: argparse.Namespace, spec: VerifierRef, tasks: list[CodeTask], kinds: list[str] | None
+) -> list[TaskAudit]:
     from rewardhub.execution.local import LocalExecutor
     from rewardhub.scoring import Scorer
 
@@ -145,12 +174,14 @@ async def _local(args: argparse.Namespace, spec: VerifierSpec, tasks: list[CodeT
         async def score(samples: list[Sample], spec: VerifierSpec) -> list[Result]:
             return await scorer.score(samples, nodes=scorer.plan(samples, spec), cache=False)
 
-        return await audit_mutants(score, spec, tasks, args.max_mutants, args.seed, args.fresh_inputs)
+        return await audit_mutants(score, spec, tasks, args.max_mutants, args.seed, args.fresh_inputs, kinds)
     finally:
         await executor.close()
 
 
-async def _remote(args: argparse.Namespace, spec: VerifierSpec, tasks: list[CodeTask]) -> list[TaskAudit]:
+async def _remote(
+    args: argparse.Namespace, spec: VerifierRef, tasks: list[CodeTask], kinds: list[str] | None
+) -> list[TaskAudit]:
     from rewardhub.audit.run import CLIENT_CHUNK, spec_json
     from rewardhub.client import AsyncRewardClient, ClientError
 
@@ -168,6 +199,6 @@ async def _remote(args: argparse.Namespace, spec: VerifierSpec, tasks: list[Code
 
     try:
         async with client:
-            return await audit_mutants(score, spec, tasks, args.max_mutants, args.seed, args.fresh_inputs)
+            return await audit_mutants(score, spec, tasks, args.max_mutants, args.seed, args.fresh_inputs, kinds)
     except ClientError as exc:
         raise RewardhubError(f"audit through {args.url} failed: {exc}") from None
