@@ -201,5 +201,7 @@ def test_the_tree_crosses_to_an_api_worker_as_json_whole(monkeypatch: pytest.Mon
 def test_current_is_what_this_process_was_handed_else_its_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REWARDHUB_SANDBOX_BACKEND", "docker")
     assert current().sandbox.backend == "docker"
+    monkeypatch.setenv("REWARDHUB_SANDBOX_BACKEND", "bwrap")
+    assert current().sandbox.backend == "bwrap"  # the variables changed: the tree is built again
     use(Settings(sandbox=SandboxSettings(backend="unsafe")))
     assert current().sandbox.backend == "unsafe"
