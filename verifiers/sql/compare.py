@@ -138,7 +138,7 @@ class SpiderGold:
         for row in predicted:
             if n == self.count or len(row) != width:
                 return False  # a row more than the gold, or another width: a different bag
-            digests, _, sorted_key = digester.digest(row)
+            digests, _, sorted_key = digester.digest(row, whole=False)
             if ordered:
                 sorted_total = sequence_add(sorted_total, sorted_key)
                 columns = [sequence_add(c, d) for c, d in zip(columns, digests, strict=True)]

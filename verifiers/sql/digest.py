@@ -75,6 +75,10 @@ def unordered_digest(row: Sequence[Any]) -> bytes:
     return RowDigester().digest(row)[2]
 
 
+def _second(part: tuple[bytes, str]) -> str:
+    return part[1]
+
+
 def _sort_key(value: Any) -> str:
     return str(value) + str(type(value))
 
@@ -87,12 +91,13 @@ class RowDigester:
     def __init__(self) -> None:
         self._known: dict[tuple[type, Any], tuple[bytes, str]] = {}
 
-    def digest(self, row: Sequence[Any]) -> tuple[list[bytes], bytes, bytes]:
-        """The row's value digests, its digest, and the digest of its values in Spider's sorted order."""
+    def digest(self, row: Sequence[Any], whole: bool = True) -> tuple[list[bytes], bytes, bytes]:
+        """The row's value digests, its digest (``b""`` unless ``whole``), and the digest of its
+        values in Spider's sorted order."""
         parts = [self._value(value) for value in row]
         digests = [digest for digest, _ in parts]
-        in_order = sorted(parts, key=lambda part: part[1])  # ties are equal values: equal digests
-        return digests, row_digest(digests), row_digest(digest for digest, _ in in_order)
+        parts.sort(key=_second)  # ties are equal values: equal digests
+        return digests, row_digest(digests) if whole else b"", row_digest([digest for digest, _ in parts])
 
     def key(self, row: Sequence[Any]) -> bytes:
         """The row's digest alone."""
