@@ -21,9 +21,17 @@ def headline_row(report: dict[str, Any]) -> dict[str, Any]:
         "paid_by_design": sum(bool(p["by_design"]) for p in paid),
         "gradecheck_fooled": sum(f["verdict"] == "fooled" for f in report.get("gradecheck", {}).get("findings", [])),
         "gameability": report.get("gameability", {}).get("status"),
+        "abstain_bench": _abstain(report.get("abstain-bench")),
         "requests": report["service"]["requests"],
         "not_ok": sum(n for status, n in report["service"]["statuses"].items() if status != "ok"),
     }
+
+
+def _abstain(result: dict[str, Any] | None) -> str | None:
+    """abstain-bench's verdict, and how many of its inputs the verifier passed (uncheckable ones and controls)."""
+    if result is None:
+        return None
+    return f"{result['verdict']} ({len(result['claimed'])}/{result['subject_runs']} passed)"
 
 
 def _number(value: Any) -> str:
@@ -71,8 +79,8 @@ def markdown_report(run: dict[str, Any]) -> str:
         "A probe paid *by design* is named with its reason in `rewardhub/audit/probe_tasks.py`.",
         "",
         "| verifier | false-pass ceiling | ceiling, not by design | lazy-policy reward | false-fail rate | "
-        "probes paid (not by design / by design) | gradecheck fooled | gameability | requests | not ok |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "probes paid (not by design / by design) | gradecheck fooled | gameability | abstain-bench | requests | not ok |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for report in run["verifiers"]:
         row = headline_row(report)
@@ -80,6 +88,7 @@ def markdown_report(run: dict[str, Any]) -> str:
             f"| {row['verifier']} | {_number(row['false_pass_ceiling'])} | {_number(row['ceiling_not_by_design'])} | "
             f"{_number(row['lazy_policy_reward'])} | {_number(row['false_fail_rate'])} | "
             f"{row['paid']} / {row['paid_by_design']} | {row['gradecheck_fooled']} | {row['gameability'] or '-'} | "
+            f"{row['abstain_bench'] or '-'} | "
             f"{row['requests']} | {row['not_ok']} |"
         )
     lines += ["", f"Suites: {versions}.", ""]
@@ -102,6 +111,12 @@ def _verifier_section(report: dict[str, Any]) -> list[str]:
             f"false-fail {_number(falsepass.get('false_fail_rate'))} of {falsepass.get('known_good')} known-good, "
             f"{falsepass.get('known_bad')} known-bad, {falsepass.get('scoring_errors')} unscored."
         )
+    abstain = report.get("abstain-bench")
+    if abstain:
+        lines.append(
+            f"abstain-bench: {abstain['verdict']}: {'; '.join(abstain['control_failures']) or abstain['reason']}"
+        )
+        lines.append("")
     statuses = ", ".join(f"{n} {status}" for status, n in sorted(report["service"]["statuses"].items()))
     lines += [f"Service: {report['service']['requests']} requests, results {statuses}.", ""]
     if report["paid"]:

@@ -6,9 +6,11 @@ Their probes, their expectations and their headline numbers are theirs; this mod
 them the tasks of :mod:`.probe_tasks` and the service's reward function of :mod:`.probe_adapters`,
 and lists every probe that was paid, marking those the verifier pays by design.
 
-abstain-bench is not among them: its corpus is hash chains, dependency graphs and certificates
-handed to a shell command, and by its own rule it refuses to score a subject that accepts none of
-those families, which is every verifier here.
+abstain-bench runs only when asked (``--suites abstain-bench``): its corpus is hash chains,
+dependency graphs and certificates handed to a shell command (:mod:`.probe_subject`, one interpreter
+per case), and by its own rule it refuses to score (ABSTAIN) a subject that accepts none of those
+families, which is what a rule verifier here does; the report keeps its verdict and which of its
+uncheckable inputs were passed anyway.
 """
 
 from __future__ import annotations
@@ -16,8 +18,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-from collections.abc import Sequence
+import json
+import os
+import shlex
+import sys
+from collections.abc import Iterator, Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from rewardhub.audit.probe_tasks import VerifierProbes
@@ -27,14 +34,21 @@ from rewardhub.errors import RewardhubError
 __all__ = ["SUITES", "probe_verifier", "suite_versions"]
 
 SUITES = ("falsepass", "gradecheck", "gameability")
+OPTIONAL_SUITES = ("abstain-bench",)
+SUBJECT = Path(__file__).with_name("probe_subject.py")
 BELOW = "reference"  # falsepass's below_reference and at_most_reference expectations
-DISTRIBUTIONS = {"falsepass": "falsepass", "gradecheck": "gradecheck", "gameability": "gameability"}
+DISTRIBUTIONS = {
+    "falsepass": "falsepass",
+    "gradecheck": "gradecheck",
+    "gameability": "gameability",
+    "abstain-bench": "abstain-bench",
+}
 
 
 def suite_versions() -> dict[str, str]:
     """The installed release of each suite (the report names them: a probe set changes between releases)."""
     try:
-        return {suite: metadata.version(DISTRIBUTIONS[suite]) for suite in SUITES}
+        return {suite: metadata.version(DISTRIBUTIONS[suite]) for suite in (*SUITES, *OPTIONAL_SUITES)}
     except metadata.PackageNotFoundError as exc:
         raise RewardhubError(
             f"the probe suites are not installed ({exc.name}): pip install 'rewardhub[audit]'"
@@ -68,6 +82,8 @@ def probe_verifier(
             report["gradecheck"] = run_gradecheck(probes, reward)
         if "gameability" in suites:
             report["gameability"] = run_gameability(probes, reward)
+        if "abstain-bench" in suites:
+            report["abstain-bench"] = run_abstain_bench(probes, client)
     report["service"] = {
         "requests": counting.requests,
         "unsent": counting.unsent,
@@ -140,6 +156,47 @@ def run_gameability(probes: VerifierProbes, reward: Any) -> dict[str, Any]:
     return {**{k: result.get(k) for k in keep}, "unscored": environment.unscored}
 
 
+def run_abstain_bench(probes: VerifierProbes, client: RewardClient) -> dict[str, Any]:
+    """abstain-bench's corpus, each case's file sent as the response to the verifier's first task."""
+    from abstain_bench.score import CLAIMED_PASS, score
+
+    spec = {"name": probes.verifier, "config": probes.config}
+    subject = [
+        sys.executable,
+        "-I",
+        str(SUBJECT),
+        client.base_url,
+        json.dumps(spec),
+        json.dumps(probes.tasks[0].reference),
+    ]
+    key = client.headers.get("authorization")
+    with _environment("REWARDHUB_PROBE_AUTHORIZATION", key):
+        report = score(f"rewardhub:{probes.verifier}", " ".join(map(shlex.quote, subject)) + " {input}", jobs=2)
+    return {
+        "verdict": report.verdict,
+        "reason": report.reason,
+        "control_failures": report.control_failures,
+        "families": report.families,
+        "unearned_pass_rate": report.rate,
+        "claimed": [o.case.name for o in report.outcomes if o.outcome == CLAIMED_PASS],
+        "subject_runs": len(report.outcomes),
+    }
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str | None) -> Iterator[None]:
+    """``name`` set to ``value`` for the subject processes started meanwhile (none when ``value`` is None)."""
+    previous = os.environ.pop(name, None)
+    if value is not None:
+        os.environ[name] = value
+    try:
+        yield
+    finally:
+        os.environ.pop(name, None)
+        if previous is not None:
+            os.environ[name] = previous
+
+
 def paid_probes(report: dict[str, Any], probes: VerifierProbes) -> list[dict[str, Any]]:
     """Every probe a suite counted as paid: a known-bad reply rewarded, an attack that fooled, a null probe
     earning half the correct answers' reward. Each with its largest score and the by-design reason, if any."""
@@ -164,6 +221,11 @@ def paid_probes(report: dict[str, Any], probes: VerifierProbes) -> list[dict[str
                 "runs": 1,
                 "max_score": 1.0,
             }
+    abstain = report.get("abstain-bench", {})
+    if abstain.get("verdict") == "SCORED":
+        for case in abstain["claimed"]:
+            key = f"abstain-bench {case}"
+            paid[key] = {**_entry("abstain-bench", key, probes.design_reason(case), ""), "runs": 1, "max_score": 1.0}
     games = report.get("gameability", {})
     for name in games.get("gameable_probes") or []:
         key = f"gameability {name}"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardhub.audit.probe_report import markdown_report, text_report
-from rewardhub.audit.probe_suites import SUITES, probe_verifier, suite_versions
+from rewardhub.audit.probe_suites import OPTIONAL_SUITES, SUITES, probe_verifier, suite_versions
 from rewardhub.audit.probe_tasks import NOT_PROBED, PROBED, VerifierProbes
 from rewardhub.errors import InvalidRequest
 
@@ -32,7 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--url", help="probe a running rewardhub server instead of one started here")
     parser.add_argument("--api-key", help="the server's API key (with --url)")
-    parser.add_argument("--suites", default=",".join(SUITES), help=f"comma-separated, of {', '.join(SUITES)}")
+    parser.add_argument(
+        "--suites",
+        default=",".join(SUITES),
+        help=f"comma-separated, of {', '.join(SUITES + OPTIONAL_SUITES)} (default: {', '.join(SUITES)})",
+    )
     parser.add_argument("--tasks", type=int, help="tasks per verifier (default: all of each verifier's)")
     parser.add_argument(
         "--as",
@@ -54,16 +58,16 @@ def probes_command(args: argparse.Namespace) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per reply otherwise: thousands
     chosen = chosen_probes(args.verifiers, args.stand_in)
     suites = [s.strip() for s in args.suites.split(",") if s.strip()]
-    unknown = [s for s in suites if s not in SUITES]
+    unknown = [s for s in suites if s not in SUITES + OPTIONAL_SUITES]
     if unknown:
-        raise InvalidRequest(f"no probe suite {', '.join(unknown)}; there are {', '.join(SUITES)}")
+        raise InvalidRequest(f"no probe suite {', '.join(unknown)}; there are {', '.join(SUITES + OPTIONAL_SUITES)}")
     versions = suite_versions()  # before a service starts: says what to install when the suites are missing
     reports = run_probes(chosen, suites, args.tasks, url=args.url, api_key=args.api_key, service=_service_options(args))
     run = {
         "command": " ".join(["rewardhub", *(a for a in sys.argv[1:])])
         if sys.argv[1:2] == ["probes"]
         else "rewardhub probes",
-        "suites": versions,
+        "suites": {suite: versions[suite] for suite in suites},
         "verifiers": reports,
         "not_probed": {} if args.verifiers or args.stand_in else NOT_PROBED,
     }

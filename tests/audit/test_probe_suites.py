@@ -117,7 +117,7 @@ def test_the_command_probes_a_running_server(service: str, capsys: pytest.Captur
     argv = ["probes", "choice", "--url", service, "--tasks", "1", "--suites", "falsepass,gameability", "--json"]
     assert main(argv) == 0
     run = json.loads(capsys.readouterr().out)
-    assert set(run["suites"]) == {"falsepass", "gradecheck", "gameability"}
+    assert run["suites"] == {"falsepass": "0.11.0", "gameability": "0.3.1"}  # the pinned releases that ran
     [report] = run["verifiers"]
     assert report["verifier"] == "choice" and "gradecheck" not in report and "rows" not in report["falsepass"]
     assert report["falsepass"]["false_pass_ceiling"] == 0.0
@@ -127,3 +127,14 @@ def test_the_command_fails_on_a_paid_probe_when_asked(service: str, capsys: pyte
     argv = ["probes", "--as", "test_probe_pays_everything=exact", "--url", service, "--tasks", "2"]
     assert main([*argv, "--suites", "gradecheck", "--fail-on-paid"]) == 1
     assert "gradecheck empty-completion" in capsys.readouterr().out
+
+
+def test_abstain_bench_runs_its_corpus_through_the_service_and_applies_its_own_refusal(client: RewardClient) -> None:
+    """A checker that passes everything passes abstain-bench's uncheckable inputs too; by the suite's own
+    rule it gets no score (it also passes the broken controls), and the report keeps what it passed."""
+    report = probe_verifier(as_plugin("test_probe_pays_everything", "exact"), client, suites=["abstain-bench"])
+    result = report["abstain-bench"]
+    assert result["subject_runs"] == 32
+    assert {"empty_file", "whitespace_only", "not_json", "broken_chain_link", "cyclic_graph"} <= set(result["claimed"])
+    assert result["verdict"] == "ABSTAIN" and result["families"] == ["certificate", "chain", "graph"]
+    assert any("cyclic_graph" in failure for failure in result["control_failures"])
