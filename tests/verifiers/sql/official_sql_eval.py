@@ -174,7 +174,7 @@ def eval_exec_match(db, p_str, g_str, keep_distinct=False):
             g_flag, g_denotation = exec_on_db_(db_path, g_str)
             p_flag, p_denotation = exec_on_db_(db_path, pred)
 
-            assert g_flag != "exception", "gold query %s has error on database file %s" % (g_str, db_path)
+            assert g_flag != "exception", "gold query %s has error on database file %s" % (g_str, db_path)  # noqa: UP031
 
             if p_flag == "exception":
                 pred_passes = 0

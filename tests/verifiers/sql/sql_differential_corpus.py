@@ -191,7 +191,7 @@ def corpus() -> list[Pair]:
         "nulls",
         "SELECT value FROM singer",  # the gold's own 'value' is left alone; the prediction's is read as 1
         "SELECT value FROM singer",
-        "SELECT \"value\" FROM singer",
+        'SELECT "value" FROM singer',
         "SELECT [value] FROM singer",
     )
     # column order
@@ -267,7 +267,9 @@ def corpus() -> list[Pair]:
             f"SELECT name FROM singer WHERE age {op} 41",
             f"SELECT name FROM singer WHERE age {joined} 41",
         )
-    pairs.append(Pair("spacing", "SELECT name FROM singer WHERE age > = 41", "SELECT name FROM singer WHERE age >= 41", "spider"))
+    pairs.append(
+        Pair("spacing", "SELECT name FROM singer WHERE age > = 41", "SELECT name FROM singer WHERE age >= 41", "spider")
+    )
     add(
         "value_word",
         "SELECT name FROM singer WHERE singer_id = 1",
