@@ -40,6 +40,7 @@ it registers every family at import), never in the API process.
 
 from __future__ import annotations
 
+import json
 import re
 from fractions import Fraction
 from functools import cache, lru_cache
@@ -52,7 +53,7 @@ from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 
 from . import reasoning_gym_guards as guards
-from .reasoning_gym_entry import entry_config, restore_types
+from .reasoning_gym_entry import config_fields, entry_config, field_value, restore_types
 from .text import strip_think
 
 __all__ = ["RELEASE", "TASKS", "ReasoningGymVerifier"]
@@ -295,36 +296,25 @@ def _scorer_for(task: str, metadata: dict[str, Any], which: str) -> tuple[Any, A
     fields = entry_config(task, metadata)
     if not fields:
         return _scorer(task), "default"
-    key = tuple(sorted((name, _hashable(value)) for name, value in fields.items()))
     try:
-        return _configured_scorer(task, key), fields
+        return _configured_scorer(task, json.dumps(fields, sort_keys=True)), fields
     except Exception as exc:  # noqa: BLE001 - the release refuses the config the entry records
         raise VerifierError(
-            f"reference.metadata.difficulty: reasoning-gym cannot build {task!r} with {fields}: {type(exc).__name__}: {exc}"
+            f"reference.metadata.difficulty: reasoning-gym cannot build {task!r} with {fields}: "
+            f"{type(exc).__name__}: {exc}"
         ) from None
 
 
-def _hashable(value: Any) -> Any:
-    return tuple(_hashable(v) for v in value) if isinstance(value, list | tuple) else value
-
-
 @lru_cache(maxsize=64)
-def _configured_scorer(task: str, key: tuple[tuple[str, Any], ...]):
+def _configured_scorer(task: str, fields_json: str):
     """``score_answer`` of a dataset built with these config fields (one entry, seed 0: the scorer
-    reads the config, never the dataset's own entries)."""
+    reads the config, never the dataset's own entries). Keyed by the fields as JSON, which any of
+    them can be; each is given back in its default's container type."""
     import reasoning_gym
 
-    fields = {
-        name: list(value) if isinstance(value, tuple) and isinstance(_default(task, name), list) else value
-        for name, value in key
-    }
+    defaults = config_fields(task)
+    fields = {name: field_value(value, defaults[name]) for name, value in json.loads(fields_json).items()}
     return reasoning_gym.create_dataset(task, size=1, seed=0, **fields).score_answer
-
-
-def _default(task: str, name: str) -> Any:
-    from reasoning_gym.factory import DATASETS
-
-    return getattr(DATASETS[task][1](), name, None)
 
 
 @cache

@@ -25,7 +25,7 @@ import dataclasses
 from functools import cache
 from typing import Any
 
-__all__ = ["TUPLES", "entry_config", "restore_types"]
+__all__ = ["INT_KEYS", "TUPLES", "config_fields", "entry_config", "field_value", "restore_types"]
 
 Path = tuple[str, ...]
 """A place in the metadata: keys, ``*`` for every element of a list, ``<key int>`` for a dict's keys."""
@@ -92,7 +92,7 @@ def entry_config(task: str, metadata: dict[str, Any]) -> dict[str, Any]:
     """The config fields, read from ``metadata.difficulty``, in which the entry's dataset differs from
     the family's default config ({} when it does not, or records nothing readable)."""
     difficulty = metadata.get("difficulty")
-    fields = _config_fields(task)
+    fields = config_fields(task)
     if not isinstance(difficulty, dict) or not fields:
         return {}
     from reasoning_gym.coaching.attributes import RangeAttributeDefinition
@@ -110,14 +110,14 @@ def entry_config(task: str, metadata: dict[str, Any]) -> dict[str, Any]:
     for name, value in difficulty.items():  # a few families record config fields by their own names
         found.setdefault(name, value)
     return {
-        name: _like(value, fields[name])
+        name: field_value(value, fields[name])
         for name, value in found.items()
-        if name in fields and _same_kind(value, fields[name]) and _like(value, fields[name]) != fields[name]
+        if name in fields and _same_kind(value, fields[name]) and field_value(value, fields[name]) != fields[name]
     }
 
 
 @cache
-def _config_fields(task: str) -> dict[str, Any]:
+def config_fields(task: str) -> dict[str, Any]:
     """The family's config fields that shape a dataset (not ``seed`` or ``size``), with their defaults."""
     from reasoning_gym.factory import DATASETS
 
@@ -138,7 +138,7 @@ def _same_kind(value: Any, default: Any) -> bool:
     return isinstance(value, type(default)) if default is not None else value is None
 
 
-def _like(value: Any, default: Any) -> Any:
+def field_value(value: Any, default: Any) -> Any:
     """``value`` in the container type of the default (a JSON list for a tuple default is a tuple)."""
     if isinstance(default, tuple) and isinstance(value, list):
         return tuple(value)
