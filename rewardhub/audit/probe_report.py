@@ -34,6 +34,12 @@ def _abstain(result: dict[str, Any] | None) -> str | None:
     return f"{result['verdict']} ({len(result['claimed'])}/{result['subject_runs']} passed)"
 
 
+def _shown(text: str) -> str:
+    """A reply on one table line: control characters (a probe's NUL byte, newlines) escaped, pipes too."""
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+    return text.replace("|", "\\|").replace("`", "'")
+
+
 def _number(value: Any) -> str:
     return "-" if value is None else f"{value:.3g}" if isinstance(value, float) else str(value)
 
@@ -122,7 +128,7 @@ def _verifier_section(report: dict[str, Any]) -> list[str]:
     if report["paid"]:
         lines += ["| probe | runs | max score | by design | example |", "|---|---|---|---|---|"]
         for p in report["paid"]:
-            example = p["example"].replace("|", "\\|").replace("\n", "\\n")[:120]
+            example = _shown(p["example"])[:120]
             lines.append(
                 f"| {p['probe']} | {p['runs']} | {p['max_score']:.3g} | {p['by_design'] or 'no'} | `{example}` |"
             )
