@@ -14,8 +14,8 @@
    the dev set: GPT-3 solutions to GSM8K (``is_correct``) and Qwen2.5-Math
    chain-of-thought on MATH (Qwen's own grader), math-verify again called as its tests call it.
 
-Data come from ``--data-dir`` (or ``$REWARDHUB_DATA_DIR``); rows for the README table go to
-bench/results/math_accuracy.json.
+Data come from ``--data-dir`` (or ``$REWARDHUB_DATA_DIR``); rows for the benchmark table
+(docs/benchmarks.md) go to bench/results/math_accuracy.json.
 
 The baseline runs in a child process with a memory limit, restarted when a case hangs it
 (``2^{2^{2^{49}}}`` does); ours runs in this process, as a unit test would.

@@ -1,4 +1,4 @@
-"""Run every benchmark and write the table the README links to, from their own output.
+"""Run every benchmark and write the table docs/benchmarks.md links to, from their own output.
 
     python bench/run_all.py --data-dir DIR [--only math_throughput,overhead] [--skip trainer_vs_trl] [--quick]
 

@@ -10,7 +10,7 @@ The reference is one of two things:
 - **today's own constraint list**, ``[{"type": "word_count", "min": 100}, ...]`` (or
   ``{"constraints": [...]}``, or either as JSON text): rewardhub's own constraint types, with the
   counting rules written in :mod:`.constraints`. They keep their meaning; where they differ from the
-  IFEval instruction of the same intent the README's table says how.
+  IFEval instruction of the same intent the table in :mod:`.constraints` says how.
 
 Score: the fraction of instructions followed, or 1/0 with ``mode="all"`` (IFEval's prompt-level
 accuracy); ``details["constraints"]`` has each one's verdict and what was measured.
