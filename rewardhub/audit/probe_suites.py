@@ -45,10 +45,10 @@ DISTRIBUTIONS = {
 }
 
 
-def suite_versions() -> dict[str, str]:
+def suite_versions(suites: Sequence[str] = SUITES) -> dict[str, str]:
     """The installed release of each suite (the report names them: a probe set changes between releases)."""
     try:
-        return {suite: metadata.version(DISTRIBUTIONS[suite]) for suite in (*SUITES, *OPTIONAL_SUITES)}
+        return {suite: metadata.version(DISTRIBUTIONS[suite]) for suite in suites}
     except metadata.PackageNotFoundError as exc:
         raise RewardhubError(
             f"the probe suites are not installed ({exc.name}): pip install 'rewardhub[audit]'"

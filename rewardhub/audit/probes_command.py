@@ -61,13 +61,13 @@ def probes_command(args: argparse.Namespace) -> int:
     unknown = [s for s in suites if s not in SUITES + OPTIONAL_SUITES]
     if unknown:
         raise InvalidRequest(f"no probe suite {', '.join(unknown)}; there are {', '.join(SUITES + OPTIONAL_SUITES)}")
-    versions = suite_versions()  # before a service starts: says what to install when the suites are missing
+    versions = suite_versions(suites)  # before a service starts: says what to install when a suite is missing
     reports = run_probes(chosen, suites, args.tasks, url=args.url, api_key=args.api_key, service=_service_options(args))
     run = {
         "command": " ".join(["rewardhub", *(a for a in sys.argv[1:])])
         if sys.argv[1:2] == ["probes"]
         else "rewardhub probes",
-        "suites": {suite: versions[suite] for suite in suites},
+        "suites": versions,
         "verifiers": reports,
         "not_probed": {} if args.verifiers or args.stand_in else NOT_PROBED,
     }
