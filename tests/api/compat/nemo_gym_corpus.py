@@ -3,7 +3,7 @@
 Each case is ``(server, server_mode, row, text, shape)``: the task row's fields, the response text
 a model wrote, and the name of the way it was written (the disagreement classes are counted by
 shape). ``server_mode`` is mcqa's server-config ``grading_mode`` (``lenient_answer_colon_md`` can
-only be set there), or None. It is built in NeMo-Gym's child process (``nemo_gym_side.py``) and
+only be set there; it wins over the row's), or None: rewardhub gets it as ``mcqa:{mode}``. It is built in NeMo-Gym's child process (``nemo_gym_side.py``) and
 only there, so that both sides score the same rows.
 """
 
@@ -74,6 +74,9 @@ def mcqa_cases(rng: random.Random, server: str, rows: int) -> list[dict[str, Any
                     if index % 2:
                         task["template_metadata"] = {"answer_prefix": "Final choice:"}
                         text = text.replace("Answer:", "Final choice:")
+                elif mode is not None and index % 3 == 2:
+                    server_mode = mode  # the server's config names it, over another mode in the row
+                    task["grading_mode"] = "lenient_answer_colon" if mode != "lenient_answer_colon" else "lenient_boxed"
                 elif mode is not None:
                     task["grading_mode"] = mode
                 cases.append({"server": server, "server_mode": server_mode, "row": task, "text": text, "shape": shape})

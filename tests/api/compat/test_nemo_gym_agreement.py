@@ -37,20 +37,16 @@ def convention(case: dict[str, Any], answer: dict[str, Any]) -> str | None:
     return None
 
 
-def rewardhub_request(case: dict[str, Any]) -> dict[str, Any]:
-    """The request rewardhub gets: the server's, with mcqa's server-config mode carried by the row
-    (rewardhub's routes take the mode from the row)."""
-    request = dict(case["request"])
-    if case["server_mode"]:
-        request["grading_mode"] = case["server_mode"]
-    return request
+def route(case: dict[str, Any]) -> str:
+    """The server's name, with the server config's mode where the case sets one (``mcqa:{mode}``)."""
+    return f"{case['server']}:{case['server_mode']}" if case["server_mode"] else case["server"]
 
 
 def score(http: httpx.Client, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     answers: list[dict[str, Any]] = [{}] * len(cases)
-    for server in sorted({case["server"] for case in cases}):
-        indices = [i for i, case in enumerate(cases) if case["server"] == server]
-        requests = [rewardhub_request(cases[i]) for i in indices]
+    for server in sorted({route(case) for case in cases}):
+        indices = [i for i, case in enumerate(cases) if route(case) == server]
+        requests = [cases[i]["request"] for i in indices]  # exactly what the server got
         if server == "reasoning_gym":  # the first sample imports reasoning-gym in each worker
             spec = {"name": "reasoning_gym", "config": {"timeout_s": 60}}
             warmed = http.post(

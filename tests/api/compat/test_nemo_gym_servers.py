@@ -22,7 +22,7 @@ import pytest
 from nemo_gym_support import built, needs_nemo_gym
 
 from rewardhub.api.compat.nemo_gym.convert import output_turn
-from rewardhub.api.compat.nemo_gym.servers import SERVERS
+from rewardhub.api.compat.nemo_gym.servers import BASE_SERVERS, SERVERS
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "compat.md"
 
@@ -73,7 +73,7 @@ def agrees(answer: dict[str, Any], recorded: float) -> bool:
 
 
 @needs_nemo_gym
-@pytest.mark.parametrize("server", sorted(SERVERS))
+@pytest.mark.parametrize("server", sorted(BASE_SERVERS))
 def test_each_server_gives_the_rewards_recorded_in_its_own_rollouts(
     http: httpx.Client, server: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -99,7 +99,7 @@ def test_each_server_gives_the_rewards_recorded_in_its_own_rollouts(
 @needs_nemo_gym
 def test_the_servers_rows_are_joined_with_their_examples_where_the_rollouts_dropped_fields() -> None:
     shipped = built()["rollouts"]
-    assert set(shipped) == set(SERVERS)
+    assert set(shipped) == set(BASE_SERVERS)
     # mcqa's rollouts keep no options, xlam's no expected answers: without the join no reward is 1
     assert shipped["mcqa"]["joined"] == len(shipped["mcqa"]["requests"])
     assert all(request["options"] for request in shipped["mcqa"]["requests"])
@@ -113,7 +113,7 @@ def test_the_servers_rows_are_joined_with_their_examples_where_the_rollouts_drop
 def test_docs_list_every_server_with_its_agreement() -> None:
     section = DOCS.read_text().split("### NeMo-Gym resources servers", 1)[1].split("\n## ", 1)[0]
     rows = dict(re.findall(r"^\| `(\w+)` \|.*?\| (\d+ / \d+ / \d+) \|", section, re.MULTILINE))
-    assert set(rows) == set(SERVERS)
+    assert set(rows) == set(BASE_SERVERS)
     for server, counts in rows.items():
         total = len(built()["rollouts"][server]["recorded"])
         explained = sum(name == server for name, _ in EXPLAINED)
@@ -195,6 +195,28 @@ def test_a_servers_verify_answers_with_its_reward_and_says_where_rewardhub_diffe
     assert answer.json()["reward"] == 1.0 and answer.json()["options"] == options
     assert answer.json()["rewardhub"]["details"]["mode"] == "strict_single_letter_boxed"  # the server's default
     assert "differs_from_server" not in answer.json()["rewardhub"]
+
+
+@pytest.mark.parametrize(
+    ("row_mode", "server_mode", "reward"),
+    [
+        (None, "lenient_answer_colon", 1.0),  # the server's config names the mode
+        ("strict_single_letter_boxed", "lenient_answer_colon", 1.0),  # and wins over the row's
+        ("lenient_answer_colon", "strict_single_letter_boxed", 0.0),
+        (None, "lenient_answer_colon_md", 1.0),
+    ],
+)
+def test_mcqa_with_a_server_config_mode_reads_in_that_mode_whatever_the_row_says(
+    http: httpx.Client, row_mode: str | None, server_mode: str, reward: float
+) -> None:
+    task: dict[str, Any] = {"options": [{"A": "one"}, {"B": "two"}], "expected_answer": "B"}
+    if row_mode:
+        task["grading_mode"] = row_mode
+    answer = http.post(
+        f"/v1/compat/nemo-gym/mcqa:{server_mode}/verify", json=verify_request([message("Answer: B")], **task)
+    )
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["reward"], answer.json()["rewardhub"]["details"]["mode"]) == (reward, server_mode)
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,8 @@ NeMo-Gym config at ``{rewardhub}/v1/compat/nemo-gym/mcqa`` gives mcqa's reward:
   ``function_call`` items);
 - the output is one assistant turn: that text, and every ``function_call`` of the output as its
   calls, in order (the servers judge the whole output, not its last turn);
-- **which verifier and config** reproduce the server's rule, from the task's own fields (IFEval's
+- **which verifier and config** reproduce the server's rule, from the server's config where a
+  name carries it (``mcqa:{grading_mode}``) and the task's own fields (IFEval's
   ``grading_mode``, mcqa's ``grading_mode`` and ``options``), and **what reference** the verifier gets.
 
 What each server's reward is measured against, and where rewardhub's rule differs, is in
@@ -32,7 +33,7 @@ from typing import Any
 from rewardhub.errors import InvalidRequest
 from rewardhub.types import VerifierSpec
 
-__all__ = ["SERVERS", "Server", "TEXT_READINGS"]
+__all__ = ["BASE_SERVERS", "SERVERS", "Server", "TEXT_READINGS"]
 
 Task = dict[str, Any]
 
@@ -175,14 +176,16 @@ MCQA_MODES = ("strict_single_letter_boxed", "lenient_boxed", "lenient_answer_col
 request model admits the first three; the fourth, which its config can set, is admitted here too."""
 
 
-def _mcqa_spec(task: Task) -> VerifierSpec:
+def _mcqa_spec(task: Task, server_mode: str | None = None) -> VerifierSpec:
+    """mcqa's reading of the row; ``server_mode`` is the server config's ``grading_mode``, which
+    overrides the row's (``self.config.grading_mode or body.grading_mode``)."""
     template = task.get("template_metadata") or {}
     if template.get("output_regex"):
         raise InvalidRequest("mcqa's template_metadata.output_regex is not served: no rewardhub verifier runs it")
     letters = _letters(task)
     if not letters:
         raise InvalidRequest("mcqa needs 'options' ([{'A': 'text'}, ...]): without them no letter is allowed")
-    mode = task.get("grading_mode") or MCQA_MODES[0]
+    mode = server_mode or task.get("grading_mode") or MCQA_MODES[0]
     if mode not in MCQA_MODES:
         raise InvalidRequest(f"mcqa's grading_mode must be one of {', '.join(MCQA_MODES)}; got {mode!r}")
     config = {"letters": letters, "mode": mode, "options": _options(task), "strip_think": False}
@@ -313,4 +316,15 @@ SERVERS: dict[str, Server] = {
         reference=lambda task: {k: task.get(k) for k in ("question", "answer", "metadata")},
     ),
 }
-"""The NeMo-Gym servers rewardhub stands in for, by the name NeMo-Gym gives them."""
+SERVERS.update(
+    {
+        f"mcqa:{mode}": Server(spec=lambda task, mode=mode: _mcqa_spec(task, mode), reference=_mcqa_gold)
+        for mode in MCQA_MODES
+    }
+)
+"""The NeMo-Gym servers rewardhub stands in for, by the name NeMo-Gym gives them; ``mcqa:{mode}`` is
+mcqa with its server config's ``grading_mode`` set (``/v1/compat/nemo-gym/mcqa:lenient_answer_colon_md``
+as a NeMo-Gym resources server's base URL), the mode that wins over the row's."""
+
+BASE_SERVERS = tuple(name for name in SERVERS if ":" not in name)
+"""The servers themselves, without their configured variants."""
