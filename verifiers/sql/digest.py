@@ -58,7 +58,13 @@ def _encoding(value: Any) -> bytes:
 
 
 def value_digest(value: Any) -> bytes:
-    return _digest(_encoding(value))
+    """16 bytes that are equal exactly when the values are: a short encoding itself (zero-padded,
+    its length in the last byte), a longer one's keyed digest. Row digests, which every verdict
+    rests on, are keyed either way."""
+    encoding = _encoding(value)
+    if len(encoding) < DIGEST_BYTES:
+        return encoding + bytes(DIGEST_BYTES - 1 - len(encoding)) + bytes((len(encoding),))
+    return _digest(encoding)
 
 
 def row_digest(value_digests: Iterable[bytes]) -> bytes:

@@ -157,7 +157,8 @@ class SqlVerifier(Verifier):
         reference = _reference(sample.reference)
         database = _database(reference, config.query_timeout_s)
         if config.semantics != "rewardhub":
-            databases = _test_suite(reference, database) if config.semantics == "spider" else [database]
+            suite = config.semantics == "spider" and reference.gold_sql is not None  # gold rows hold for one database
+            databases = _test_suite(database) if suite else [database]
         text = strip_think(sample.response) if config.strip_think else sample.response
         predicted_sql = extract_sql(text, config.answer_format)
         if config.semantics != "rewardhub":
@@ -219,7 +220,7 @@ def _database(reference: SqlReference, timeout_s: float) -> Database:
         raise VerifierError(f"reference.{field}: {exc}") from None
 
 
-def _test_suite(reference: SqlReference, database: Database) -> list[Database]:
+def _test_suite(database: Database) -> list[Database]:
     """The databases Spider's test suite runs a query on: every ``*.sqlite`` file in the folder of a
     database laid out as ``<name>/<name>.sqlite`` (the gold's database first), else that one alone."""
     if not isinstance(database, Path) or database.name != f"{database.parent.name}.sqlite":

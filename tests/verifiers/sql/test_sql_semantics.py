@@ -130,6 +130,13 @@ def test_spiders_test_suite_runs_the_query_on_every_database_beside_the_gold_s()
     assert score(right, gold, db="suite", semantics="spider").score == 1.0
 
 
+def test_a_gold_result_holds_for_its_own_database_only() -> None:
+    reference = {"db_id": "suite", "gold_result": [["Rose"], ["Ana"]]}
+    query = "```sql\nSELECT name FROM singer WHERE country = 'France' AND age > 40\n```"
+    result = SqlVerifier().score(Sample(response=query, reference=reference), SqlVerifier.Config(semantics="spider"))
+    assert (result.score, result.details["databases"]) == (1.0, 1)
+
+
 def test_keep_distinct_runs_the_text_as_written() -> None:
     predicted = "SELECT count(DISTINCT singer_id) FROM performs"
     assert score(predicted, "SELECT count(singer_id) FROM performs", semantics="spider", keep_distinct=True).score == 0
@@ -200,3 +207,31 @@ def test_writes_stay_refused_under_the_benchmarks_semantics(data_dir: Path) -> N
 def test_a_setting_of_another_semantics_is_refused(config: dict) -> None:
     with pytest.raises(ValidationError, match="appl(y|ies) to semantics"):
         SqlVerifier.Config(**config)
+
+
+def test_the_public_names_of_the_sql_package() -> None:
+    import rewardhub.verifiers.sql as sql
+
+    assert sql.__all__ == [
+        "DATA_DIR_ENV",
+        "BirdGold",
+        "Limits",
+        "QueryError",
+        "QueryFailed",
+        "QueryRefused",
+        "QueryTimedOut",
+        "SqlReference",
+        "SpiderGold",
+        "SqlVerifier",
+        "TooManyRows",
+        "bird_match",
+        "extract_sql",
+        "query_rows",
+        "run_query",
+        "single_statement",
+        "spider_gold_text",
+        "spider_match",
+        "spider_order_matters",
+        "spider_predicted_text",
+    ]
+    assert all(hasattr(sql, name) for name in sql.__all__)
