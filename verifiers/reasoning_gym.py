@@ -177,7 +177,7 @@ class ReasoningGymVerifier(Verifier):
     """A reasoning-gym entry scored by its task's own score_answer, from the pinned reasoning-gym release."""
 
     name = "reasoning_gym"
-    version = "1"
+    version = "2"
     kind = "rule"
     exploit_corpus = "reasoning_gym"
 
