@@ -6,7 +6,7 @@ Two formats (``configure_logging``): ``text`` (``12:00:01.234 INFO  rewardhub: m
 (a file, a pipe, a container's log driver) and what ``--log-format json`` asks for everywhere.
 One JSON log line is one JSON object: ``{"ts", "level", "logger", "message", "request_id", ...}``,
 plus whatever ``extra={...}`` the call passed. The request id lives in a context variable:
-the API sets it per HTTP request (``rewardhub.api.request_id``), asyncio tasks started inside the
+the API sets it per HTTP request (``rewardhub.api.middleware.request_id``), asyncio tasks started inside the
 request inherit it, the Celery executor copies it into each chunk's payload, and the worker sets
 it again while it scores that chunk. So ``grep <id>`` over the API's and the workers' logs shows
 one request's whole path.

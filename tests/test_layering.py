@@ -23,6 +23,16 @@
 - The API never imports the adapters, and the adapters never import the API, the execution engines
   or the sandbox: the two halves of a foreign protocol meet over HTTP only (the server half lives in
   ``rewardhub.api.compat``).
+- **Nothing imports upward.** The service's rooms, bottom up: the sandbox (runs programs), the
+  sessions (sandboxes kept across calls, :mod:`rewardhub.sessions`), the operator page's figures
+  (``rewardhub.ui``) and the job store, the execution engines, the API, the process that serves it
+  (``rewardhub.server``, ``rewardhub.cli``). A room imports only rooms below it (:data:`ROOMS`): the
+  sessions may import the sandbox, never the API; the sandbox imports no session.
+- **No router imports another.** A module that makes an ``APIRouter`` (one per resource in
+  ``rewardhub.api.routes``, one per foreign protocol in ``rewardhub.api.compat``) imports no other
+  such module: what routers share lives in a module that makes none (``rewardhub.api.deps``,
+  ``body``, ``offload``). Only the app, the middleware that answers hot routes and the package
+  ``__init__`` s that gather routers import a router.
 - No import cycles among rewardhub's modules.
 
 Imports are read from the source with ``ast``, at module level and inside functions alike (a
@@ -284,6 +294,103 @@ def test_the_sandbox_imports_no_verifier() -> None:
         if _within(found.target, "rewardhub.verifiers") or _within(found.target, "rewardhub.models")
     ]
     assert not wrong, "what a run means is the verifier's to judge: " + "; ".join(wrong)
+
+
+ROOMS: tuple[tuple[str, ...], ...] = (
+    ("rewardhub.sandbox",),
+    ("rewardhub.sessions",),
+    ("rewardhub.ui", "rewardhub.jobs"),
+    ("rewardhub.execution",),
+    ("rewardhub.api",),
+    ("rewardhub.server", "rewardhub.cli"),
+)
+"""The service's rooms, bottom up; the rooms of one row know nothing of each other's rank."""
+
+
+def _room_rank(module: str) -> int | None:
+    return next((rank for rank, row in enumerate(ROOMS) for room in row if _within(module, room)), None)
+
+
+def upward_imports() -> list[str]:
+    wrong = []
+    for module in modules():
+        rank = _room_rank(module)
+        if rank is None:
+            continue
+        for found in imports_of(module):
+            target = _room_rank(found.target)
+            if target is not None and target > rank:
+                wrong.append(_where(module, found))
+    return wrong
+
+
+def test_the_rooms_cover_the_sessions_and_the_routes() -> None:
+    """The rule below reads these modules' rooms (so it can fail for them)."""
+    assert _room_rank("rewardhub.sessions.manager") == 1 and _room_rank("rewardhub.sandbox.warm") == 0
+    assert _room_rank("rewardhub.api.routes.sessions") > _room_rank("rewardhub.sessions.host")
+    assert "rewardhub.sandbox.settings" in {i.target for i in imports_of("rewardhub.sessions.manager")}
+
+
+def test_nothing_imports_upward() -> None:
+    wrong = upward_imports()
+    assert not wrong, "a room imports only the rooms below it (ROOMS): " + "; ".join(wrong)
+
+
+def routers() -> set[str]:
+    """Modules that make an ``APIRouter`` at module level (``router = APIRouter(...)``)."""
+    found = set()
+    for module, path in modules().items():
+        if not _within(module, "rewardhub.api"):
+            continue
+        for node in ast.parse(path.read_text(), str(path)).body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                if ast.unparse(node.value.func) in ("APIRouter", "fastapi.APIRouter"):
+                    found.add(module)
+    return found
+
+
+ROUTER_GATHERERS = frozenset(
+    {
+        "rewardhub.api.app",
+        "rewardhub.api.middleware.hot_routes",
+        "rewardhub.api.compat",
+        "rewardhub.api.compat.graders",
+        "rewardhub.api.compat.nemo_gym",
+    }
+)
+"""What may import a router: the app includes them, the hot routes call two handlers, and the
+compatibility package ``__init__`` s gather their routers for the app."""
+
+
+def test_the_reader_finds_every_router() -> None:
+    found = routers()
+    resources = {f"rewardhub.api.routes.{name}" for name in ("health", "score", "jobs", "sessions", "sandbox", "ui")}
+    assert resources <= found
+    assert {"rewardhub.api.compat.ors", "rewardhub.api.compat.graders.routes"} <= found
+    assert not found & {"rewardhub.api.deps", "rewardhub.api.body", "rewardhub.api.offload", "rewardhub.api.app"}
+
+
+def test_no_router_imports_another() -> None:
+    found = routers()
+    wrong = [
+        _where(module, imported)
+        for module in sorted(found)
+        for imported in imports_of(module)
+        if imported.target in found and imported.target != module
+    ]
+    assert not wrong, "what routers share belongs in a module that makes no router: " + "; ".join(wrong)
+
+
+def test_only_the_app_and_the_hot_routes_import_a_router() -> None:
+    found = routers()
+    wrong = [
+        _where(module, imported)
+        for module in modules()
+        if module not in found and module not in ROUTER_GATHERERS
+        for imported in imports_of(module)
+        if imported.target in found
+    ]
+    assert not wrong, "; ".join(wrong)
 
 
 def test_the_jobs_package_imports_neither_the_api_nor_the_engines() -> None:

@@ -10,10 +10,18 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from rewardhub.api.docs_routes import DOCS_PATHS
 from rewardhub.errors import Overloaded, RewardhubError
 
-__all__ = ["error_response", "install_error_handlers", "rewardhub_error_response", "unexpected_error_response"]
+__all__ = [
+    "DOCS_PATHS",
+    "error_response",
+    "install_error_handlers",
+    "rewardhub_error_response",
+    "unexpected_error_response",
+]
+
+DOCS_PATHS = ("/openapi.json", "/docs", "/redoc")
+"""Pages a browser opens (:mod:`rewardhub.api.routes.docs`): a 401 on them asks for Basic credentials."""
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +34,7 @@ def error_response(
 
 
 def rewardhub_error_response(request: Request, exc: RewardhubError) -> JSONResponse:
-    """A RewardhubError as its HTTP answer (also used by :mod:`rewardhub.api.hot_routes`)."""
+    """A RewardhubError as its HTTP answer (also used by :mod:`rewardhub.api.middleware.hot_routes`)."""
     headers = {"Retry-After": str(max(1, round(exc.retry_after)))} if isinstance(exc, Overloaded) else None
     if exc.status_code == 401:  # a browser asks for the key (as the password) on the operator page and the docs
         path = request.url.path

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardhub.api.metrics import Metrics
-from rewardhub.api.run_tag import accept_run, current_run
+from rewardhub.api.middleware.run_tag import accept_run, current_run
 from rewardhub.compose import Node, leaves
 from rewardhub.errors import Overloaded, PayloadTooLarge
 from rewardhub.execution import Executor, ProgressCallback

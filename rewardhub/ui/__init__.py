@@ -4,7 +4,7 @@
 - :mod:`rewardhub.ui.store`: where processes share them (memory, a sqlite file, Redis);
 - :mod:`rewardhub.ui.recorder`: the score pipeline's observe hook, and the reader;
 - :mod:`rewardhub.ui.workers`: Celery workers' own statistics;
-- :mod:`rewardhub.ui.routes`: the page and its JSON; ``static/`` holds the page's only assets.
+- ``static/``: the page's only assets; :mod:`rewardhub.api.routes.ui` answers for the page and its JSON.
 """
 
 from rewardhub.ui.recorder import StatsRecorder

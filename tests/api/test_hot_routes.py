@@ -1,6 +1,6 @@
 """The trainer-facing score routes skip FastAPI's router, and nothing else about them changes.
 
-``POST /v1/score`` and ``POST /get_reward`` are answered by :class:`rewardhub.api.hot_routes.HotRoutes`
+``POST /v1/score`` and ``POST /get_reward`` are answered by :class:`rewardhub.api.middleware.hot_routes.HotRoutes`
 before FastAPI matches a path or solves a dependency (that machinery costs more CPU than a
 one-sample request's scoring). They still pass our own middlewares (request id, run tag,
 metrics), check the key, refuse bad input with the same error bodies, and every other route and

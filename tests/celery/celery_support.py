@@ -22,7 +22,7 @@ import psutil
 import uvicorn
 
 from rewardhub.api.app import create_app
-from rewardhub.api.request_id import RequestIdMiddleware
+from rewardhub.api.middleware.request_id import RequestIdMiddleware
 from rewardhub.execution.celery_app import create_celery_app
 from rewardhub.server import free_port
 from rewardhub.settings import Settings

@@ -10,10 +10,10 @@ from types import SimpleNamespace
 from fastapi import FastAPI
 from serve_support import in_thread, needs_bubblewrap
 
-from rewardhub.api import session_routes
 from rewardhub.api.auth import Authenticator
 from rewardhub.api.errors import install_error_handlers
-from rewardhub.sessions import SessionManager, SessionSettings
+from rewardhub.api.routes import sessions
+from rewardhub.sessions import LocalSessions, SessionManager, SessionSettings
 
 
 @contextmanager
@@ -22,10 +22,13 @@ def session_routes_served() -> Iterator[str]:
     manager = SessionManager(SessionSettings(spares=1))
     app = FastAPI()
     app.state.settings = SimpleNamespace(max_request_bytes=1 << 20, sandbox_backend="bwrap")
-    app.state.service = SimpleNamespace(auth=Authenticator([]))  # open: the Bearer token labels the owner
-    app.state.sessions = manager
+    app.state.service = SimpleNamespace(  # the fields of rewardhub.api.service.Service these routes read
+        auth=Authenticator([]),  # open: the Bearer token labels the owner
+        settings=app.state.settings,
+        sessions=LocalSessions(manager),
+    )
     install_error_handlers(app)
-    app.include_router(session_routes.router)
+    app.include_router(sessions.router)
     try:
         with in_thread(app) as url:
             yield url

@@ -8,7 +8,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-import rewardhub.api.sandbox_routes as routes
+import rewardhub.api.routes.sandbox as routes
 import rewardhub.sandbox.service as sandbox_service
 from rewardhub.api.app import create_app
 from rewardhub.api.errors import install_error_handlers
@@ -20,8 +20,9 @@ from rewardhub.settings import Settings
 def client(pool, monkeypatch) -> TestClient:
     monkeypatch.setattr(sandbox_service, "default_pool", lambda: pool)
     app = FastAPI()
-    app.state.settings = SimpleNamespace(max_request_bytes=1 << 20)
-    app.state.service = SimpleNamespace(auth=lambda request: None)
+    app.state.service = SimpleNamespace(  # the fields of rewardhub.api.service.Service the route reads
+        auth=lambda request: None, settings=SimpleNamespace(max_request_bytes=1 << 20, sandbox_backend=None)
+    )
     install_error_handlers(app)
     app.include_router(routes.router)
     return TestClient(app)

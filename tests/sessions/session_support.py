@@ -13,23 +13,32 @@ from types import SimpleNamespace
 from fastapi import FastAPI
 from serve_support import in_thread
 
-from rewardhub.api import session_routes
 from rewardhub.api.auth import Authenticator
 from rewardhub.api.errors import install_error_handlers
-from rewardhub.sessions import SessionManager, SessionSettings
+from rewardhub.api.routes import sessions
+from rewardhub.sessions import LocalSessions, SessionManager, SessionSettings
 
 SMALL = SessionSettings(
     max_sessions=48, max_per_key=32, create_rate_per_s=50, create_burst=50, idle_ttl_s=60, reap_interval_s=0.2, spares=1
 )
 
 
+def session_service(manager: SessionManager, **fields: object) -> SimpleNamespace:
+    """The fields of :class:`rewardhub.api.service.Service` the session routes read, for ``manager``'s
+    sessions (an open service: the Bearer token labels the owner), and any others a test's routes read."""
+    return SimpleNamespace(
+        auth=Authenticator([]),
+        settings=SimpleNamespace(max_request_bytes=1 << 20, sandbox_backend="bwrap"),
+        sessions=LocalSessions(manager),
+        **fields,
+    )
+
+
 def session_app(manager: SessionManager) -> FastAPI:
     app = FastAPI()
-    app.state.settings = SimpleNamespace(max_request_bytes=1 << 20, sandbox_backend="bwrap")
-    app.state.service = SimpleNamespace(auth=Authenticator([]))  # open: the Bearer token labels the owner
-    app.state.sessions = manager
+    app.state.service = session_service(manager)
     install_error_handlers(app)
-    app.include_router(session_routes.router)
+    app.include_router(sessions.router)
     return app
 
 

@@ -16,10 +16,10 @@ import httpx
 from fastapi import FastAPI
 from serve_support import needs_bubblewrap
 
-from rewardhub.api import session_routes
 from rewardhub.api.auth import Authenticator
 from rewardhub.api.errors import install_error_handlers
-from rewardhub.sessions import SessionManager, SessionSettings, key_owner
+from rewardhub.api.routes import sessions
+from rewardhub.sessions import LocalSessions, SessionManager, SessionSettings, key_owner
 
 KEYS = ("key-a", "key-b")
 CAP = 3
@@ -31,11 +31,13 @@ SETTINGS = SessionSettings(
 
 def keyed_app(manager: SessionManager) -> FastAPI:
     app = FastAPI()
-    app.state.settings = SimpleNamespace(max_request_bytes=1 << 20, sandbox_backend="bwrap")
-    app.state.service = SimpleNamespace(auth=Authenticator(list(KEYS)))
-    app.state.sessions = manager
+    app.state.service = SimpleNamespace(  # the fields of rewardhub.api.service.Service these routes read
+        auth=Authenticator(list(KEYS)),
+        settings=SimpleNamespace(max_request_bytes=1 << 20, sandbox_backend="bwrap"),
+        sessions=LocalSessions(manager),
+    )
     install_error_handlers(app)
-    app.include_router(session_routes.router)
+    app.include_router(sessions.router)
     return app
 
 

@@ -183,18 +183,20 @@ def test_limits_per_key_and_creation_rate_are_429_with_retry_after():
 def test_the_operator_page_lists_live_sessions_per_key(client, manager):
     from types import SimpleNamespace
 
-    from rewardhub.ui.routes import router as ui_router
+    from session_support import session_service
+
+    from rewardhub.api.routes.ui import router as ui_router
     from rewardhub.ui.stats import merge
 
     session = _open(client)
     _run(client, session, code="1")
     app = session_app(manager)
-    app.state.service = SimpleNamespace(
-        auth=SimpleNamespace(enabled=False),
+    app.state.service = session_service(
+        manager,
         stats=SimpleNamespace(read=lambda: merge([])),
-        settings=SimpleNamespace(execution="local", ui_show_samples=False),
         executor=None,
     )
+    app.state.service.settings = SimpleNamespace(execution="local", ui_show_samples=False)
     app.include_router(ui_router)
     page = TestClient(app).get("/ui/api/stats").json()["sessions"]
     [mine] = [s for listed in page["by_key"].values() for s in listed if s["id"] == session]

@@ -16,7 +16,7 @@ Its ``query`` is the decoded prompt + response, with the tokenizer's special tok
 (left padding on the batched path, the end-of-sequence token after the response), and the prompt
 may have been truncated from the left to fit. :func:`split_query` recovers the response.
 
-The route is answered ahead of FastAPI's router by :mod:`rewardhub.api.hot_routes` (it is called
+The route is answered ahead of FastAPI's router by :mod:`rewardhub.api.middleware.hot_routes` (it is called
 a thousand times a step); it is declared here so that grep and the OpenAPI schema find it.
 """
 
@@ -31,7 +31,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
 from rewardhub.api.body import parse_body, read_body
-from rewardhub.api.service import ServiceDep, require_key
+from rewardhub.api.deps import ServiceDep, require_key
 from rewardhub.errors import InvalidRequest
 from rewardhub.messages import as_reference
 from rewardhub.result_logs import batch_logs

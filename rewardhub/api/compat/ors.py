@@ -41,7 +41,8 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rewardhub.api.body import parse_body, read_body
-from rewardhub.api.session_routes import _off_loop, caller_owner, sessions_of
+from rewardhub.api.deps import caller_owner, sessions_of
+from rewardhub.api.offload import off_loop
 from rewardhub.errors import BadRequest, InvalidRequest, NotFound, RewardhubError, Unauthorized
 from rewardhub.messages import observation
 from rewardhub.settings import OrsSettings
@@ -163,7 +164,7 @@ def _environment(request: Request, name: str) -> None:
 
 async def _bound(request: Request, sid: str) -> dict[str, Any]:
     """The rewardhub session of an ORS session (404 when there is none: never made, or ended)."""
-    found = await _off_loop(sessions_of(request).find, caller_owner(request), SID_TAG, sid)
+    found = await off_loop(sessions_of(request).find, caller_owner(request), SID_TAG, sid)
     if found is None:
         raise NotFound(f"no live environment for ORS session {sid!r} (never created, deleted or ended)")
     return found
@@ -234,10 +235,10 @@ async def create(request: Request) -> dict[str, str]:
     if not isinstance(files, Mapping) or not all(isinstance(v, str) for v in files.values()):
         raise InvalidRequest("a task's files must be an object of path: text")
     sessions, owner = sessions_of(request), caller_owner(request)
-    if await _off_loop(sessions.find, owner, SID_TAG, sid) is not None:
+    if await off_loop(sessions.find, owner, SID_TAG, sid) is not None:
         raise BadRequest(f"ORS session {sid!r} already exists")
     tags = {SID_TAG: sid, TASK_TAG: {key: value for key, value in task.items() if key != "files"}}
-    await _off_loop(sessions.create, owner, "python", dict(files), None, None, tags)
+    await off_loop(sessions.create, owner, "python", dict(files), None, None, tags)
     return {"sid": sid}
 
 
@@ -245,10 +246,10 @@ async def create(request: Request) -> dict[str, str]:
 async def delete(request: Request) -> dict[str, str]:
     sid = _sid(request)
     sessions, owner = sessions_of(request), caller_owner(request)
-    found = await _off_loop(sessions.find, owner, SID_TAG, sid)
+    found = await off_loop(sessions.find, owner, SID_TAG, sid)
     if found is not None:
         try:
-            await _off_loop(sessions.delete, found["id"], owner)
+            await off_loop(sessions.delete, found["id"], owner)
         except RewardhubError:  # ended meanwhile: deleted is what was asked
             pass
     return {"sid": sid}
@@ -350,10 +351,10 @@ async def _tool(request: Request, found: Mapping[str, Any], body: CallBody) -> d
     try:
         if body.name == "python":
             code = PythonInput(**body.input).code
-            answer = await _off_loop(sessions.run, found["id"], owner, {"code": code}, settings.call_timeout_s)
+            answer = await off_loop(sessions.run, found["id"], owner, {"code": code}, settings.call_timeout_s)
         elif body.name == "bash":
             command = BashInput(**body.input).command
-            answer = await _off_loop(sessions.run, found["id"], owner, {"command": command}, settings.call_timeout_s)
+            answer = await off_loop(sessions.run, found["id"], owner, {"command": command}, settings.call_timeout_s)
         elif body.name == "submit":
             return await _submit(request, found)
         else:
@@ -373,7 +374,7 @@ async def _submit(request: Request, found: Mapping[str, Any]) -> dict[str, Any]:
         return {"ok": False, "error": "this task has no test_command to judge it by"}
     files = dict(task.get("test_files") or {})
     sessions, owner = sessions_of(request), caller_owner(request)
-    result = await _off_loop(sessions.run_tests, found["id"], owner, command, _settings(request).test_timeout_s, files)
+    result = await off_loop(sessions.run_tests, found["id"], owner, command, _settings(request).test_timeout_s, files)
     if result.verdict == "sandbox_error":
         raise RewardhubError(f"the tests could not run: {result.details.get('message') or 'the sandbox failed'}")
     shown = {"status": result.verdict, "exit_code": result.exit_code, "stdout": result.stdout, "stderr": result.stderr}

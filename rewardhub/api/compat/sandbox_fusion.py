@@ -50,9 +50,8 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rewardhub.api.body import read_body
-from rewardhub.api.sandbox_routes import DEFAULT_BODY_LIMIT
-from rewardhub.api.service import require_key
+from rewardhub.api.body import DEFAULT_BODY_LIMIT, read_body
+from rewardhub.api.deps import require_key
 from rewardhub.errors import BadRequest, PayloadTooLarge
 from rewardhub.sandbox import (
     COMPILE_LIMITS,

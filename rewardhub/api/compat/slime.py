@@ -28,7 +28,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from rewardhub.api.body import parse_body, read_body
-from rewardhub.api.service import ServiceDep, require_key
+from rewardhub.api.deps import ServiceDep, require_key
 from rewardhub.errors import InvalidRequest
 from rewardhub.messages import chat_messages, chat_prompt
 from rewardhub.result_logs import sample_logs

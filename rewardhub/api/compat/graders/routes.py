@@ -7,7 +7,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from rewardhub.api.body import parse_body, read_body
-from rewardhub.api.service import ServiceDep, require_key
+from rewardhub.api.deps import ServiceDep, require_key
 
 from .run import GraderRunner
 from .shapes import RunGraderRequest

@@ -32,7 +32,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from rewardhub.api.body import parse_body, read_body
-from rewardhub.api.service import ServiceDep, require_key
+from rewardhub.api.deps import ServiceDep, require_key
 from rewardhub.errors import InvalidRequest
 from rewardhub.types import OK, Result, Sample, VerifierSpec
 

@@ -6,7 +6,7 @@ path against every route in turn), its dependency solving and its exception midd
 more CPU than scoring the sample (``bench/overhead.py``). :class:`HotRoutes` sits just inside
 our own middlewares (request id, run tag, metrics), so those still see every request, and sends
 ``POST`` on these paths straight to the same handler functions FastAPI has registered for them
-(``rewardhub.api.routes.score``, ``rewardhub.api.compat.openrlhf.get_reward``), after the same key check, with errors answered by the same code
+(``rewardhub.api.routes.score.score``, ``rewardhub.api.compat.openrlhf.get_reward``), after the same key check, with errors answered by the same code
 (``rewardhub.api.errors``). Everything else, including other methods on these paths (405), goes
 on to FastAPI, which also keeps describing these routes in its OpenAPI schema.
 """
@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from rewardhub.api.compat.openrlhf import get_reward
 from rewardhub.api.errors import rewardhub_error_response, unexpected_error_response
-from rewardhub.api.routes import score
+from rewardhub.api.routes.score import score
 from rewardhub.api.service import Service
 from rewardhub.errors import RewardhubError
 

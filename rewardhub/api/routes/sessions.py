@@ -14,39 +14,31 @@
 A session belongs to the API key that made it (another key gets 404). ``DELETE`` answers 204.
 Ended sessions answer 410 ``session_expired`` (idle TTL, lifetime) or ``session_lost`` (its sandbox
 died, an earlier run of the service made it), or 404 ``session_not_found`` (deleted, never known),
-with the reason; creating past the limits is 429 with ``Retry-After``. The routes ask the service's one
-session host (:mod:`rewardhub.sandbox.session_host`): in this process, or, with ``--api-workers``
-above 1, in the ``rewardhub serve`` process above the workers, so a session made through one worker
-is used through any. With ``execution: celery`` they ask the session worker that holds the session
+with the reason; creating past the limits is 429 with ``Retry-After``. The routes ask the service's
+:class:`~rewardhub.sessions.protocol.Sessions` (``SessionsDep``), whichever holds them: this process,
+or, with ``--api-workers`` above 1, the ``rewardhub serve`` process above the workers
+(:mod:`rewardhub.sessions.host`), so a session made through one worker is used through any. With
+``execution: celery`` they ask the session worker that holds the session
 (:mod:`rewardhub.execution.celery_sessions`), whose loss makes it 410 ``session_lost``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from rewardhub.api.auth import authenticated_owner
-from rewardhub.api.body import parse_body, read_body
-from rewardhub.api.sandbox_routes import relative_files
-from rewardhub.api.service import require_key
-from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.api.body import parse_body, read_body, relative_files
+from rewardhub.api.deps import ServiceDep, SessionsDep, caller_owner, require_key
+from rewardhub.api.offload import off_loop
 from rewardhub.sandbox.verdicts import RunResult
-from rewardhub.sessions import LocalSessions, SessionClient, SessionManager, SessionSettings
 
-__all__ = ["SessionCreateRequest", "SessionRunRequest", "caller_grant", "caller_owner", "router", "sessions_of"]
+__all__ = ["SessionCreateRequest", "SessionRunRequest", "SessionTestRequest", "router"]
 
 MAX_FILES = 256
-MAX_BODY = 64 << 20
 
 router = APIRouter(dependencies=[Depends(require_key)])
-_threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="session")
-_manager_lock = threading.Lock()
 
 
 class SessionLimitsBody(BaseModel):
@@ -135,49 +127,9 @@ class SessionRunResponse(BaseModel):
         )
 
 
-def sessions_of(request: Request) -> LocalSessions | SessionClient:
-    """The app's sessions: the host ``create_app`` set up, a manager a test put there, or else a
-    manager of this process made on first use (an app that never opens a session starts none)."""
-    state = request.app.state
-    with _manager_lock:
-        sessions = getattr(state, "sessions", None)
-        if isinstance(sessions, SessionManager):
-            sessions = state.sessions = LocalSessions(sessions)
-        if sessions is None:
-            settings = getattr(state, "settings", None)
-            backend = getattr(settings, "sandbox_backend", None)
-            sandbox = SandboxSettings(backend=backend) if backend else SandboxSettings()
-            sessions = state.sessions = LocalSessions(
-                SessionManager(getattr(state, "session_settings", None) or SessionSettings(), sandbox)
-            )
-        return sessions
-
-
-def caller_owner(request: Request) -> str:
-    """Who owns what this request makes: a digest of the API key its route authenticated (Bearer,
-    or ORS's ``X-API-Key``), never of another header it carries (:mod:`rewardhub.api.auth`)."""
-    return authenticated_owner(request)
-
-
-def caller_grant(request: Request) -> dict[str, Any] | None:
-    """What a sample this request has judged in a session carries: the caller, the session host and
-    a ticket (:func:`rewardhub.sandbox.session_host.grant`); None in an app without a session host."""
-    granter = getattr(request.app.state, "session_grant", None)
-    return granter(caller_owner(request)) if granter is not None else None
-
-
-async def _off_loop(work: Any, *args: Any) -> Any:
-    return await asyncio.get_running_loop().run_in_executor(_threads, work, *args)
-
-
-async def _body(request: Request, model: type[Any]) -> Any:
-    settings = getattr(request.app.state, "settings", None)
-    return parse_body(await read_body(request, getattr(settings, "max_request_bytes", MAX_BODY)), model)
-
-
 @router.post("/v1/sessions", status_code=201)
-async def create_session(request: Request) -> dict[str, Any]:
-    body: SessionCreateRequest = await _body(request, SessionCreateRequest)
+async def create_session(request: Request, service: ServiceDep, sessions: SessionsDep) -> dict[str, Any]:
+    body = parse_body(await read_body(request, service.settings.max_request_bytes), SessionCreateRequest)
     lim = body.limits
     limits = {
         "memory_mb": body.session_memory_mb(),
@@ -187,42 +139,41 @@ async def create_session(request: Request) -> dict[str, Any]:
         "lifetime_s": lim.lifetime_s,  # None: the host's largest
         "call_timeout_s": body.timeout_s,
     }
-    sessions = sessions_of(request)
-    return await _off_loop(sessions.create, caller_owner(request), body.runtime, body.files, limits, body.ttl_s)
+    return await off_loop(sessions.create, caller_owner(request), body.runtime, body.files, limits, body.ttl_s)
 
 
 @router.get("/v1/sessions")
-async def list_sessions(request: Request) -> dict[str, Any]:
-    return {"sessions": await _off_loop(sessions_of(request).list, caller_owner(request))}
+async def list_sessions(request: Request, sessions: SessionsDep) -> dict[str, Any]:
+    return {"sessions": await off_loop(sessions.list, caller_owner(request))}
 
 
 @router.get("/v1/sessions/{session_id}")
-async def get_session(session_id: str, request: Request) -> dict[str, Any]:
-    return await _off_loop(sessions_of(request).get, session_id, caller_owner(request))
+async def get_session(session_id: str, request: Request, sessions: SessionsDep) -> dict[str, Any]:
+    return await off_loop(sessions.get, session_id, caller_owner(request))
 
 
 @router.delete("/v1/sessions/{session_id}", status_code=204)
-async def delete_session(session_id: str, request: Request) -> Response:
-    await _off_loop(sessions_of(request).delete, session_id, caller_owner(request))
+async def delete_session(session_id: str, request: Request, sessions: SessionsDep) -> Response:
+    await off_loop(sessions.delete, session_id, caller_owner(request))
     return Response(status_code=204)
 
 
 @router.post("/v1/sessions/{session_id}/run", response_model=SessionRunResponse)
-async def run_in_session(session_id: str, request: Request) -> SessionRunResponse:
-    body: SessionRunRequest = await _body(request, SessionRunRequest)
-    sessions = sessions_of(request)
+async def run_in_session(
+    session_id: str, request: Request, service: ServiceDep, sessions: SessionsDep
+) -> SessionRunResponse:
+    body = parse_body(await read_body(request, service.settings.max_request_bytes), SessionRunRequest)
     call: dict[str, Any] = {"command": body.command} if body.command is not None else {"code": body.code}
     if body.stdin:
         call["stdin"] = body.stdin
-    result = await _off_loop(sessions.run, session_id, caller_owner(request), call, body.timeout_s)
+    result = await off_loop(sessions.run, session_id, caller_owner(request), call, body.timeout_s)
     return SessionRunResponse.of(result)
 
 
 @router.post("/v1/sessions/{session_id}/test")
-async def test_session(session_id: str, request: Request) -> dict[str, Any]:
-    body: SessionTestRequest = await _body(request, SessionTestRequest)
-    sessions = sessions_of(request)
-    result = await _off_loop(
+async def test_session(session_id: str, request: Request, service: ServiceDep, sessions: SessionsDep) -> dict[str, Any]:
+    body = parse_body(await read_body(request, service.settings.max_request_bytes), SessionTestRequest)
+    result = await off_loop(
         sessions.run_tests, session_id, caller_owner(request), body.command, body.timeout_s, body.files
     )
     answer = SessionRunResponse.of(result).model_dump()

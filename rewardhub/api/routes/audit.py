@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from rewardhub.api.body import parse_body, read_body
-from rewardhub.api.service import ServiceDep, require_key
+from rewardhub.api.deps import ServiceDep, require_key
 from rewardhub.audit import AuditCase, exploits_for, run_audit
 from rewardhub.audit.reverify import run_reverify
 from rewardhub.audit.stored import stored_from_json

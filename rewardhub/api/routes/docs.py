@@ -3,7 +3,8 @@
 FastAPI serves these itself, to anyone; with keys configured the schema would name every route and
 body of a service that is otherwise closed. Here they answer as the operator page does: to a Bearer
 key, or to the key as the password of HTTP Basic auth (a browser asks for it on the 401), and to
-anyone when the service is open.
+anyone when the service is open. A 401 on these paths asks for Basic credentials
+(:data:`rewardhub.api.errors.DOCS_PATHS`).
 """
 
 from __future__ import annotations
@@ -12,17 +13,11 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 
-__all__ = ["DOCS_PATHS", "router"]
+from rewardhub.api.deps import require_browser_key
 
-DOCS_PATHS = ("/openapi.json", "/docs", "/redoc")
-"""Pages a browser opens: a 401 on them asks for Basic credentials (:mod:`rewardhub.api.errors`)."""
+__all__ = ["router"]
 
-
-async def require_docs_key(request: Request) -> None:
-    request.app.state.service.auth.admit_browser(request)
-
-
-router = APIRouter(dependencies=[Depends(require_docs_key)], include_in_schema=False)
+router = APIRouter(dependencies=[Depends(require_browser_key)], include_in_schema=False)
 
 
 @router.get("/openapi.json")

@@ -13,44 +13,29 @@ Caller errors use API.md's error body: malformed JSON 400, a wrong shape or an u
 422, a body over the limit 413; a server that cannot isolate code (no bubblewrap and no other
 backend chosen) answers 503 and says how to fix it.
 
-Reads two fields of ``request.app.state.settings`` when they exist: ``sandbox_backend`` and
-``max_request_bytes``.
+Reads two fields of the service's settings: ``sandbox_backend`` and ``max_request_bytes``.
 """
 
 from __future__ import annotations
 
-import posixpath
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rewardhub.api.body import parse_body, read_body
-from rewardhub.api.service import require_key
+from rewardhub.api.body import parse_body, read_body, relative_files
+from rewardhub.api.deps import ServiceDep, require_key
 from rewardhub.errors import InvalidRequest
 from rewardhub.sandbox import Limits, RunResult, language
 from rewardhub.sandbox.service import run_program
 
-__all__ = ["SandboxRunRequest", "SandboxRunResponse", "relative_files", "router"]
+__all__ = ["SandboxRunRequest", "SandboxRunResponse", "router"]
 
 MAX_TIMEOUT_S = 60.0
 MAX_MEMORY_MB = 8192
 MAX_FILES = 64
-DEFAULT_BODY_LIMIT = 64 << 20
 
 router = APIRouter(dependencies=[Depends(require_key)])
-
-
-def relative_files(files: dict[str, str], most: int) -> dict[str, str]:
-    """``files`` when there are at most ``most`` and each path is a plain relative one (the rule of
-    every route that writes a caller's files into a sandbox: this one and the sessions')."""
-    if len(files) > most:
-        raise ValueError(f"at most {most} files")
-    for path in files:
-        normal = posixpath.normpath(path)
-        if not path or path.startswith("/") or normal != path or normal.startswith("..") or "\0" in path:
-            raise ValueError(f"file paths must be plain relative paths: {path!r}")
-    return files
 
 
 class SandboxRunRequest(BaseModel):
@@ -98,14 +83,12 @@ class SandboxRunResponse(BaseModel):
 
 
 @router.post("/v1/sandbox/run", response_model=SandboxRunResponse)
-async def sandbox_run(request: Request) -> SandboxRunResponse:
-    settings = getattr(request.app.state, "settings", None)
-    raw = await read_body(request, getattr(settings, "max_request_bytes", DEFAULT_BODY_LIMIT))
-    body = parse_body(raw, SandboxRunRequest)
+async def sandbox_run(request: Request, service: ServiceDep) -> SandboxRunResponse:
+    settings = service.settings
+    body = parse_body(await read_body(request, settings.max_request_bytes), SandboxRunRequest)
     chosen = language(body.language)
     if chosen.source in body.files:
         raise InvalidRequest(f"file {chosen.source!r} is where the program's own source goes")
     limits = Limits(timeout_s=body.timeout_s, memory_mb=body.memory_mb)
-    backend = getattr(settings, "sandbox_backend", None)
-    result = await run_program(chosen.name, body.code, body.stdin, body.files, limits, backend=backend)
+    result = await run_program(chosen.name, body.code, body.stdin, body.files, limits, backend=settings.sandbox_backend)
     return SandboxRunResponse.of(result)

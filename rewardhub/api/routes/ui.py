@@ -9,6 +9,9 @@
 
 A browser cannot add a bearer header to a page it navigates to, so these routes also take the key
 as the password of HTTP Basic auth (any user name): a 401 here asks the browser for it.
+
+The page's figures are made in :mod:`rewardhub.ui` (the recorder, the store, the summaries) and its
+assets are that package's ``static/``; this module only answers for them.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from rewardhub.api.service import ServiceDep
+from rewardhub.api.deps import ServiceDep
+from rewardhub.api.service import Service
 from rewardhub.errors import ExecutionError, NotFound
 from rewardhub.ui.stats import summarise
 from rewardhub.ui.workers import WorkerStats
@@ -56,7 +60,7 @@ async def static(name: str) -> Response:
     return Response(_asset(name), media_type=STATIC[name], headers=NO_STORE)
 
 
-async def _merged(service: Any) -> dict[str, Any]:
+async def _merged(service: Service) -> dict[str, Any]:
     if service.stats is None:
         raise ExecutionError("the operator page's statistics are off")
     try:
@@ -76,12 +80,11 @@ async def stats(request: Request, service: ServiceDep) -> JSONResponse:
         answer["cache"]["ttl_s"] = service.settings.cache_ttl_s
     workers = _workers(request, service)
     answer["workers"] = await asyncio.to_thread(workers.get) if workers is not None else None
-    sessions = getattr(request.app.state, "sessions", None)  # rewardhub.sandbox.sessions, once one was opened
-    answer["sessions"] = await asyncio.to_thread(sessions.describe) if sessions is not None else None  # may ask workers
+    answer["sessions"] = await asyncio.to_thread(service.sessions.describe)  # may ask the session workers
     return JSONResponse(answer, headers=NO_STORE)
 
 
-def _workers(request: Request, service: Any) -> WorkerStats | None:
+def _workers(request: Request, service: Service) -> WorkerStats | None:
     """One cache per app of the Celery workers' statistics; none in local mode."""
     celery_app = getattr(service.executor, "app", None)
     if service.settings.execution != "celery" or celery_app is None:
