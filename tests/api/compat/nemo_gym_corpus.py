@@ -21,6 +21,11 @@ RG_FAMILIES = [
     "word_sorting", "number_sorting", "arc_agi", "n_queens", "binary_matrix", "coin_flip", "simple_equations",
     "fraction_simplification", "time_intervals", "propositional_logic", "knights_knaves", "base_conversion",
 ]  # fmt: skip
+RG_CONFIGURED = {  # entries of non-default configs: the server scores them with the default config
+    "decimal_arithmetic": {"min_num_decimal_places": 6, "max_num_decimal_places": 8},
+    "time_intervals": {"max_time_difference_seconds": 600, "max_date_difference_days": 3},
+    "word_ladder": {"min_word_length": 3, "max_word_length": 3},
+}
 
 
 def choice_texts(rng: random.Random, gold: str, options: dict[str, str]) -> list[tuple[str, str]]:
@@ -94,6 +99,7 @@ def reasoning_gym_texts(rng: random.Random, gold: str, wrong: str) -> list[tuple
         ("prose_around", f"After working it out, the answer is {gold}."),
         ("unclosed_tag", f"<answer>{gold}"),
         ("two_tags", f"<answer>{wrong}</answer> no wait <answer>{gold}</answer>"),
+        ("one_more_digit", f"<answer>{gold}1</answer>"),
         ("empty", ""),
     ]
 
@@ -104,8 +110,8 @@ def reasoning_gym_cases(rng: random.Random, per_family: int) -> list[dict[str, A
     import reasoning_gym
 
     cases = []
-    for family in RG_FAMILIES:
-        entries = reasoning_gym.create_dataset(family, size=per_family + 1, seed=rng.randrange(10**6))
+    for family, config in [*((f, {}) for f in RG_FAMILIES), *RG_CONFIGURED.items()]:
+        entries = reasoning_gym.create_dataset(family, size=per_family + 1, seed=rng.randrange(10**6), **config)
         items = [entries[i] for i in range(per_family + 1)]
         for index, entry in enumerate(items[:per_family]):
             entry = json.loads(json.dumps(entry))  # NeMo-Gym's rows are JSON lines
