@@ -1,10 +1,11 @@
 """rewardhub's NeMo-Gym servers against the released servers' own ``verify()``, on cases nobody wrote down.
 
 ``nemo_gym_corpus`` generates (seeded) rows and responses over the servers' behaviour: mcqa's four
-grading modes (the fourth set in the server's config), gpqa_diamond with and without options, and
-reasoning_gym entries of eighteen families and of three non-default configs; responses written the ways models write them (think
-blocks, boxes, ``\\boxed{[B]}``, an option's text in the box, ``Answer: B``, tags, prose, malformed,
-empty). NeMo-Gym 0.7.0's servers score each case offline in a child process (``nemo_gym_side.py
+grading modes (in the row, or in the server's config over another in the row: ``mcqa:{mode}``),
+gpqa_diamond with and without options, and reasoning_gym entries of eighteen families and of three
+non-default configs; responses written the ways models write them (think blocks, boxes,
+``\\boxed{[B]}``, an option's text in the box, ``Answer: B``, tags, prose, malformed, empty).
+NeMo-Gym 0.7.0's servers score each case offline in a child process (``nemo_gym_side.py
 differential``); rewardhub scores the same requests through ``/v1/compat/nemo-gym/{server}/verify_batch``
 of a running service. The agreement and every class of disagreement are printed; below 0.99 fails.
 
