@@ -325,4 +325,42 @@ def corpus() -> list[Pair]:
         "SELECT label FROM big",
         "SELECT label FROM big GROUP BY label",
     )
-    return pairs
+    return pairs + generated()
+
+
+# Generated pairs: each base query, as a gold plain, ordered or DISTINCT, against each rewrite of it.
+BASES = [
+    (["name", "age"], "FROM singer WHERE age >= 41"),
+    (["country", "count(*)"], "FROM singer GROUP BY country"),
+    (["name"], "FROM singer WHERE net_worth IS NULL OR age >= 50"),
+    (["T2.name", "T1.concert_id"], "FROM singer_in_concert AS T1 JOIN singer AS T2 ON T1.singer_id = T2.singer_id"),
+    (["title", "year"], "FROM concert WHERE year >= '2014'"),
+    (["avg(net_worth)", "max(age)"], "FROM singer WHERE country = 'France'"),
+    (["value", "singer_id"], "FROM singer WHERE singer_id <= 3"),
+    (["a", "b", "c", "d"], "FROM wide"),
+]
+GOLD_FORMS = {
+    "plain": lambda cols, rest: f"SELECT {', '.join(cols)} {rest}",
+    "ordered": lambda cols, rest: f"SELECT {', '.join(cols)} {rest} ORDER BY 1",
+    "distinct": lambda cols, rest: f"SELECT DISTINCT {', '.join(cols)} {rest}",
+}
+REWRITES = {
+    "same": lambda cols, rest: f"SELECT {', '.join(cols)} {rest}",
+    "distinct": lambda cols, rest: f"SELECT DISTINCT {', '.join(cols)} {rest}",
+    "columns_reversed": lambda cols, rest: f"SELECT {', '.join(reversed(cols))} {rest}",
+    "order_desc": lambda cols, rest: f"SELECT {', '.join(cols)} {rest} ORDER BY 1 DESC",
+    "second_statement": lambda cols, rest: f"SELECT {', '.join(cols)} {rest}; SELECT 1",
+    "doubled": lambda cols, rest: f"SELECT {', '.join(cols)} {rest} UNION ALL SELECT {', '.join(cols)} {rest}",
+    "subquery": lambda cols, rest: f"SELECT * FROM (SELECT {', '.join(cols)} {rest})",
+    "spaced_operator": lambda cols, rest: f"SELECT {', '.join(cols)} {rest.replace('>=', '> =')}",
+    "limit_1": lambda cols, rest: f"SELECT {', '.join(cols)} {rest} LIMIT 1",
+}
+
+
+def generated() -> list[Pair]:
+    return [
+        Pair(f"generated:{form}/{rewrite}", gold(cols, rest), predict(cols, rest))
+        for cols, rest in BASES
+        for form, gold in GOLD_FORMS.items()
+        for rewrite, predict in REWRITES.items()
+    ]
