@@ -128,9 +128,9 @@ def _with_timeout(spec: VerifierRef, seconds: float) -> VerifierRef:
 
 
 def program_response(source: str) -> str:
-    """A response holding ``source`` as its one code block, as a policy would answer."""
-    fence = "````" if "```" in source else "```"
-    return f"{fence}python\n{source.rstrip()}\n{fence}\n"
+    """A response holding ``source`` as its one code block, as a policy would answer. (A solution
+    holding a fence of its own is cut there, fails its tests and is left out as ``reference_fails``.)"""
+    return f"```python\n{source.rstrip()}\n```\n"
 
 
 def fresh_input_tests(task: CodeTask, inputs: Sequence[Sequence[Any]]) -> dict[str, Any]:

@@ -25,6 +25,10 @@ from rewardhub.registry import Registry
 from rewardhub.settings import Settings
 from rewardhub.types import Result, Sample, VerifierRef, VerifierSpec
 
+REMOTE_IN_FLIGHT = 4
+"""Requests in flight at once with --url: one chunk at a time left the server's workers idle while
+each chunk's slowest program (a mutant that loops until its clock) finished."""
+
 __all__ = ["add_arguments", "mutants_spec", "read_tasks", "weak_tests_command", "weak_tests_text"]
 
 
@@ -187,15 +191,22 @@ async def _remote(
 
     client = AsyncRewardClient(args.url, api_key=args.api_key, max_retries=2)
 
+    in_flight = asyncio.Semaphore(REMOTE_IN_FLIGHT)
+
+    async def chunk_results(chunk: list[Sample], spec: VerifierSpec) -> list[Result]:
+        body = {
+            "samples": [s.model_dump(mode="json", exclude_none=True) for s in chunk],
+            "verifier": spec_json(spec),
+            "cache": False,
+        }
+        async with in_flight:
+            answer = await client.request("POST", "/v1/score", body)
+        return [Result.model_validate(r) for r in answer["results"]]
+
     async def score(samples: list[Sample], spec: VerifierSpec) -> list[Result]:
-        results: list[Result] = []
-        for start in range(0, len(samples), CLIENT_CHUNK):
-            chunk = [s.model_dump(mode="json", exclude_none=True) for s in samples[start : start + CLIENT_CHUNK]]
-            answer = await client.request(
-                "POST", "/v1/score", {"samples": chunk, "verifier": spec_json(spec), "cache": False}
-            )
-            results += [Result.model_validate(r) for r in answer["results"]]
-        return results
+        chunks = [samples[start : start + CLIENT_CHUNK] for start in range(0, len(samples), CLIENT_CHUNK)]
+        answers = await asyncio.gather(*(chunk_results(chunk, spec) for chunk in chunks))
+        return [result for answer in answers for result in answer]
 
     try:
         async with client:

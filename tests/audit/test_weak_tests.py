@@ -14,7 +14,7 @@ import pytest
 
 from rewardhub.audit.code_tasks import code_task
 from rewardhub.audit.mutation import mutants
-from rewardhub.audit.weak_tests import fresh_input_tests, program_response, summary, task_findings
+from rewardhub.audit.weak_tests import fresh_input_tests, mutant_timeout, program_response, summary, task_findings
 from rewardhub.cli import main
 from rewardhub.types import Result
 
@@ -89,6 +89,30 @@ def test_the_fresh_input_check_compares_with_the_reference_in_the_same_run() -> 
     assert program_response("x = 1\n") == "```python\nx = 1\n```\n"
 
 
+def test_a_mutants_clock_is_ten_times_its_references_slowest_test_within_bounds() -> None:
+    reference = Result.ok(1.0, tests=[{"elapsed_ms": 3.0}, {"elapsed_ms": 40.0}])
+    assert mutant_timeout(reference, ceiling_s=6.0) == 0.4
+    assert mutant_timeout(Result.ok(1.0, tests=[{"elapsed_ms": 1.0}]), ceiling_s=6.0) == 0.25  # the floor
+    assert mutant_timeout(reference, ceiling_s=6.0, calls=64) == 6.0  # never past the ceiling
+    assert mutant_timeout(reference, ceiling_s=60.0, calls=64) == 25.6
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--kinds", "cmp,nope"], "no mutation kind nope"),
+        (["--max-mutants", "0"], "--max-mutants"),
+    ],
+)
+def test_bad_options_are_refused_before_anything_runs(
+    tiny_dataset: Path, capsys: pytest.CaptureFixture[str], args: list[str], says: str
+) -> None:
+    assert main(["audit", "code", "--mutants", str(tiny_dataset), *args]) == 2
+    assert says in capsys.readouterr().err
+    assert main(["audit", "math", "--mutants", str(tiny_dataset)]) == 2
+    assert "the verifier must be code" in capsys.readouterr().err
+
+
 # ---- end to end, every program in the sandbox ---------------------------------------------------
 
 
@@ -132,14 +156,14 @@ def test_the_weak_suite_is_flagged_through_a_running_service(
     assert all(m["diff"].startswith("--- reference\n+++ mutant\n") for m in lines[0]["accepted"])
 
 
-def test_the_same_audit_in_process_is_deterministic(
-    http: httpx.Client, tiny_dataset: Path, capsys: pytest.CaptureFixture[str]
+def test_in_process_the_audit_finds_the_same_as_through_the_service(
+    http: httpx.Client, service_url: str, tiny_dataset: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _sandbox_or_skip(http)
-    runs = []
-    for _ in range(2):
-        assert main(["audit", "code", "--mutants", str(tiny_dataset), "--workers", "1", "--max-mutants", "6"]) == 0
-        runs.append(capsys.readouterr().out)
-    assert runs[0] == runs[1]
-    assert "weak_max: " in runs[0] and "strong_add:" not in runs[0] and "strong_clamp:" not in runs[0]
-    assert "1 accept a broken solution" in runs[0]
+    args = ["audit", "code", "--mutants", str(tiny_dataset), "--max-mutants", "6"]
+    assert main([*args, "--workers", "1"]) == 0
+    in_process = capsys.readouterr().out
+    assert main([*args, "--url", service_url]) == 0
+    assert capsys.readouterr().out == in_process  # seeded: the same mutants, inputs and verdicts either way
+    assert "weak_max: " in in_process and "strong_add:" not in in_process and "strong_clamp:" not in in_process
+    assert "1 accept a broken solution" in in_process
