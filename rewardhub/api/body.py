@@ -17,10 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from rewardhub.errors import BadRequest, InvalidRequest, PayloadTooLarge
 
-__all__ = ["DEFAULT_BODY_LIMIT", "parse_body", "read_body", "relative_files"]
-
-DEFAULT_BODY_LIMIT = 64 << 20
-"""A body's limit in an app whose settings name none (a test's app with a few routes)."""
+__all__ = ["parse_body", "read_body", "relative_files"]
 
 Model = TypeVar("Model", bound=BaseModel)
 

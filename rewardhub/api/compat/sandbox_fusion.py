@@ -50,8 +50,8 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rewardhub.api.body import DEFAULT_BODY_LIMIT, read_body
-from rewardhub.api.deps import require_key
+from rewardhub.api.body import read_body
+from rewardhub.api.deps import ServiceDep, require_key
 from rewardhub.errors import BadRequest, PayloadTooLarge
 from rewardhub.sandbox import (
     COMPILE_LIMITS,
@@ -215,10 +215,10 @@ async def ping() -> str:
 
 
 @protected.post("/run_code", response_model=RunCodeResponse)
-async def run_code(request: Request) -> Any:
-    settings = getattr(request.app.state, "settings", None)
+async def run_code(request: Request, service: ServiceDep) -> Any:
+    settings = service.settings
     try:
-        raw = await read_body(request, getattr(settings, "max_request_bytes", DEFAULT_BODY_LIMIT))
+        raw = await read_body(request, settings.max_request_bytes)
         body = RunCodeRequest.model_validate_json(raw)
     except PayloadTooLarge as exc:
         return _refused(413, exc.error_type, exc.message, exc.message)
@@ -237,7 +237,7 @@ async def run_code(request: Request) -> Any:
     clash = _clash(chosen, body)
     if clash:
         return _refused(422, "invalid_request", clash, [{"loc": ["body", "files"], "msg": clash}])
-    backend = getattr(settings, "sandbox_backend", None)
+    backend = settings.sandbox_backend
     outcome = await run_with_pool(backend, functools.partial(_execute, chosen=chosen, body=body))
     return _answer(outcome.response())
 

@@ -35,10 +35,9 @@ STATIC = {"ui.js": "text/javascript; charset=utf-8", "ui.css": "text/css; charse
 NO_STORE = {"Cache-Control": "no-store"}
 
 
-async def require_ui_key(request: Request) -> None:
-    auth = request.app.state.service.auth
-    if auth.enabled:
-        auth.admit_browser(request)
+async def require_ui_key(request: Request, service: ServiceDep) -> None:
+    if service.auth.enabled:
+        service.auth.admit_browser(request)
 
 
 router = APIRouter(prefix="/ui", dependencies=[Depends(require_ui_key)], include_in_schema=False)
