@@ -115,7 +115,7 @@ class TaskAudit:
 
 
 def mutant_timeout(
-    reference: Result, ceiling_s: float, calls: int = 1, factor: float = 10.0, floor_s: float = 0.25
+    reference: Result, ceiling_s: float, calls: int = 1, factor: float = 10.0, floor_s: float = 0.1
 ) -> float:
     """Seconds a mutant's test may run: ``factor`` times the reference's slowest test (per call,
     times ``calls``), at least ``floor_s`` (a loaded machine's scheduling), at most ``ceiling_s``."""

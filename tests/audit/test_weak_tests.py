@@ -92,7 +92,7 @@ def test_the_fresh_input_check_compares_with_the_reference_in_the_same_run() -> 
 def test_a_mutants_clock_is_ten_times_its_references_slowest_test_within_bounds() -> None:
     reference = Result.ok(1.0, tests=[{"elapsed_ms": 3.0}, {"elapsed_ms": 40.0}])
     assert mutant_timeout(reference, ceiling_s=6.0) == 0.4
-    assert mutant_timeout(Result.ok(1.0, tests=[{"elapsed_ms": 1.0}]), ceiling_s=6.0) == 0.25  # the floor
+    assert mutant_timeout(Result.ok(1.0, tests=[{"elapsed_ms": 1.0}]), ceiling_s=6.0) == 0.1  # the floor
     assert mutant_timeout(reference, ceiling_s=6.0, calls=64) == 6.0  # never past the ceiling
     assert mutant_timeout(reference, ceiling_s=60.0, calls=64) == 25.6
 
