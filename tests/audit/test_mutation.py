@@ -1,4 +1,7 @@
-"""Mutants of a reference solution: one site changed, a valid program, different from the reference, seeded."""
+"""Mutants of a reference solution: one site changed, a valid program, different from the reference, seeded.
+
+Pure: sources and trees only. A mutant runs nowhere but in the sandbox (tests/audit/test_weak_tests.py).
+"""
 
 from __future__ import annotations
 
@@ -42,25 +45,6 @@ def test_each_kind_makes_a_valid_different_program_changed_at_one_site(kind: str
     assert len(changed) <= 2  # one line replaced (or, for loop_once, one line added)
 
 
-@pytest.mark.parametrize(("kind", "reference", "line"), KIND_TABLE, ids=[row[0] for row in KIND_TABLE])
-def test_the_mutants_behave_differently_from_the_reference(kind: str, reference: str, line: str) -> None:
-    arguments = {"f": [(0,), (1,), (3,), (5,), ([1, 2, 3],), (True, False)]}
-    mutant = next(m for m in mutants(reference, limit=50) if m.kind == kind and line in m.source.splitlines())
-
-    def outcomes(source: str) -> list[str]:
-        namespace: dict = {}
-        exec(source, namespace)  # trusted, hand-written table rows only
-        out = []
-        for args in arguments["f"]:
-            try:
-                out.append(repr(namespace["f"](*args)))
-            except Exception as exc:  # noqa: BLE001 - a raised error is an outcome too
-                out.append(type(exc).__name__)
-        return out
-
-    assert outcomes(mutant.source) != outcomes(reference)
-
-
 def test_the_mutant_keeps_the_references_comments_and_layout() -> None:
     reference = "def f(x):\n    # the edge case\n    y = x * 2  # double\n\n    return y + 1\n"
     for mutant in mutants(reference, limit=50):
@@ -73,9 +57,9 @@ def test_an_operator_that_binds_less_tightly_is_parenthesised() -> None:
     (pow_site,) = [s for s in sites(reference) if s.kind == "arith" and _node_text(reference, s) == "b ** 2"]
     mutant = apply_site(reference, pow_site)
     assert mutant is not None and "a / (b * 2)" in mutant
-    namespace: dict = {}
-    exec(mutant, namespace)
-    assert namespace["f"](8, 2) == 2.0  # 8 / (2 * 2), not (8 / 2) * 2
+    # the tree is the division of a by (b * 2), not (a / b) * 2 (mutants are never run here: only in the sandbox)
+    returned = ast.parse(mutant).body[0].body[0].value  # type: ignore[attr-defined]
+    assert ast.dump(returned) == ast.dump(ast.parse("a / (b * 2)", mode="eval").body)
 
 
 def test_a_negative_constant_is_spliced_as_the_minus_python_reads() -> None:
