@@ -18,34 +18,32 @@ FOLDERS = ("rewardhub", "verifiers", "rm_models")
 """The three folders of the import package (trainer_client/ has its own configuration)."""
 
 ALLOWED: dict[tuple[str, str], str] = {
-    (
-        "rewardhub/server.py",
-        "MULTIPROC_ENV",
-    ): "prometheus_client's multiprocess folder, read by the library in each API worker",
-    (
-        "rewardhub/server.py",
-        "SETTINGS_ENV",
-    ): "uvicorn spawns the API workers with this process's environment and takes no env=",
+    ("rewardhub/server.py", "MULTIPROC_ENV"): (
+        "prometheus_client's multiprocess folder, read by the library in each API worker"
+    ),
+    ("rewardhub/server.py", "SETTINGS_ENV"): (
+        "uvicorn spawns the API workers with this process's environment and takes no env="
+    ),
     ("rewardhub/server.py", "SUPERVISOR_ENV"): "the same uvicorn workers: the pid they die with",
     ("rewardhub/sessions/host.py", "SOCKET_ENV"): "the same uvicorn workers: where the session host listens",
     ("rewardhub/sessions/host.py", "TOKEN_ENV"): "the same uvicorn workers: the session host's token",
-    (
-        "rewardhub/run_folder.py",
-        "TMPDIR",
-    ): "this process's temporary folder, for tempfile here and every program it starts",
-    (
-        "rewardhub/execution/pool.py",
-        "TOKENIZERS_PARALLELISM",
-    ): "the tokenizers library's switch, in a worker for itself",
+    ("rewardhub/audit/probe_suites.py", "name"): (
+        "the probe runner starts the subject processes itself and takes no env=: the API key reaches "
+        "them while one suite runs, then the old value is restored"
+    ),
+    ("rewardhub/run_folder.py", "TMPDIR"): (
+        "this process's temporary folder, for tempfile here and every program it starts"
+    ),
+    ("rewardhub/execution/pool.py", "TOKENIZERS_PARALLELISM"): (
+        "the tokenizers library's switch, in a worker for itself"
+    ),
     ("rewardhub/execution/celery_worker.py", "CUDA_VISIBLE_DEVICES"): "pins a GPU worker's own child to its device",
-    (
-        "rewardhub/sandbox/inside/session_kernel.py",
-        "*",
-    ): "inside a session's sandbox: the interpreter's own environment",
-    (
-        "rewardhub/sandbox/inside/stdio_cases.py",
-        "*",
-    ): "inside the sandbox: a program's environment restored between cases",
+    ("rewardhub/sandbox/inside/session_kernel.py", "*"): (
+        "inside a session's sandbox: the interpreter's own environment"
+    ),
+    ("rewardhub/sandbox/inside/stdio_cases.py", "*"): (
+        "inside the sandbox: a program's environment restored between cases"
+    ),
 }
 """(file, variable written) -> why that write is not a setting passed along; ``*``: a whole-environment write."""
 
