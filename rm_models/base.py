@@ -12,10 +12,12 @@ so the reward cache never serves a verdict of other weights under the same name 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from rewardhub.errors import VerifierError
@@ -24,6 +26,7 @@ from rewardhub.types import Result, Sample, ToolCall, VerifierKind
 from rewardhub.verifier import Verifier, VerifierConfig
 
 from .backends.base import Backend
+from .backends.placement import DevicePlacementError, resolve_device, resolve_dtype
 from .config import JudgeConfig, ModelConfig
 from .errors import InputTooLong
 from .kit import ModelNotInstalled, resolve_model, weights_hash
@@ -34,6 +37,7 @@ __all__ = [
     "check_length",
     "decoding",
     "installed_verifier",
+    "model_precision",
     "model_weights",
     "with_weights",
     "score_prepared",
@@ -60,13 +64,56 @@ class ModelVerifier(Verifier):
 
 
 def with_weights(key: dict[str, str], config: VerifierConfig) -> dict[str, str]:
-    """A verdict key with the weights of the config's models folded in (see ModelVerifier.verdict_key)."""
+    """A verdict key with the weights of the config's models and the precision they run in folded
+    in (see ModelVerifier.verdict_key). The config already names backend, dtype and decoding; but
+    ``dtype: auto`` is float32 on a CPU and bfloat16 on a GPU, whose verdicts can differ, so the
+    key carries the precision this host resolves ``auto`` to, and a shared cache never serves a
+    CPU judge's verdict as a GPU judge's."""
     if not isinstance(config, ModelConfig):
         return key
     names = [getattr(config, field, None) for field in ("model", "ref_model")]
     weights = ",".join(model_weights(config, name) for name in names if isinstance(name, str))
-    folded = hashlib.sha256(f"{key['config_hash']}|{weights}".encode()).hexdigest()[:16]
-    return {**key, "config_hash": folded, "weights": weights}
+    precision = model_precision(config)
+    folded = hashlib.sha256(f"{key['config_hash']}|{weights}|{precision}".encode()).hexdigest()[:16]
+    return {**key, "config_hash": folded, "weights": weights, "precision": precision}
+
+
+def model_precision(config: ModelConfig) -> str:
+    """The dtype a config's model computes in on this host: the configured one unless ``auto``;
+    ``auto`` resolved as the transformers backend resolves it (bfloat16 or float16 on a GPU,
+    float32 on a CPU), for vLLM the checkpoint's dtype on this host's platform (vLLM resolves
+    ``auto`` from both), ``served`` behind an HTTP endpoint (the server decides)."""
+    if config.backend == "openai":
+        return "served"
+    if config.dtype != "auto":
+        return config.dtype
+    return _auto_precision(config.backend, config.device, _checkpoint_dtype(config.model))
+
+
+def _checkpoint_dtype(model: str) -> str:
+    try:
+        folder = Path(resolve_model(model))
+        saved = json.loads((folder / "config.json").read_text())
+    except (ModelNotInstalled, OSError, ValueError):
+        return "unknown"
+    return str(saved.get("torch_dtype") or saved.get("dtype") or "unknown")
+
+
+@functools.lru_cache(maxsize=64)
+def _auto_precision(backend: str, device: str, checkpoint_dtype: str) -> str:
+    try:
+        import torch
+    except ImportError:  # no torch here: the key says so rather than guess
+        return "auto"
+    cuda = torch.cuda.device_count()
+    if backend == "vllm":
+        return f"auto({checkpoint_dtype},{'cuda' if cuda else 'cpu'})"
+    try:
+        device_type = resolve_device(device, cuda).partition(":")[0]
+    except DevicePlacementError:
+        return "auto"  # the backend refuses this device; its samples are errors, whatever the key
+    bf16 = device_type == "cuda" and torch.cuda.is_bf16_supported()
+    return resolve_dtype("auto", device_type, bf16)
 
 
 def score_prepared(
@@ -153,7 +200,10 @@ def decoding(config: ModelConfig) -> dict[str, Any] | str:
     """How the model's output was read: a judge's decoding, or ``teacher-forced`` for scorers."""
     if not isinstance(config, JudgeConfig):
         return "teacher-forced"
-    out: dict[str, Any] = {"verdict": config.verdict, "temperature": config.temperature}
+    # logprobs and choices read the judge's distribution itself (see judging._request): greedy, whatever
+    # the configured temperature, which only samples last_line replies
+    temperature = config.temperature if config.verdict == "last_line" else 0.0
+    out: dict[str, Any] = {"verdict": config.verdict, "temperature": temperature}
     if config.verdict == "logprobs":
         out.update(max_tokens=1, top_logprobs=config.top_logprobs)
     else:

@@ -23,7 +23,7 @@ from rewardhub.audit.stored import jsonl_objects
 from rewardhub.errors import InvalidRequest, RewardhubError, UnknownVerifier
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
-from rewardhub.types import VerifierSpec
+from rewardhub.types import Result, Sample, VerifierSpec
 
 __all__ = ["add_arguments", "audit_command", "read_cases", "verifier_spec"]
 
@@ -47,6 +47,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plugin", action="append", default=None, metavar="FILE.py", help="register a plugin file")
     parser.add_argument("--settings", help="YAML settings file, as `rewardhub serve --config` reads")
     parser.add_argument("--workers", type=int, help="CPU worker processes (default: the number of cores)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        metavar="N",
+        help="score the cases N times with the reward cache off and report each case's spread (a judge's repeatability)",
+    )
+    parser.add_argument(
+        "--precision", type=float, default=0.05, help="with --repeat: the ± a mean score should reach at 95%% (0.05)"
+    )
 
 
 def audit_command(args: argparse.Namespace) -> int:
@@ -58,6 +67,8 @@ def audit_command(args: argparse.Namespace) -> int:
         overrides["plugins"] = args.plugin
     settings = Settings.load(args.settings, **overrides)
     registry = Registry.load(settings.plugins)
+    if args.repeat is not None:
+        return _repeat_command(args, settings, registry, spec, cases)
     audited = asyncio.run(
         _run_remote(args, spec, cases, registry, chosen)
         if args.url
@@ -188,3 +199,65 @@ def _chosen_families(text: str | None) -> list[str] | None:
     if unknown:
         raise InvalidRequest(f"no exploit family {', '.join(unknown)}; there are {', '.join(CORPORA)}")
     return names
+
+
+def _repeat_command(
+    args: argparse.Namespace, settings: Settings, registry: Registry, spec: VerifierSpec, cases: list[AuditCase]
+) -> int:
+    """``--repeat N``: the labelled cases scored N times, cache off; the spread report instead of the audit's."""
+    from rewardhub.audit.repeat import repeat_report, repeat_text
+
+    if not cases:
+        raise InvalidRequest("--repeat scores the labelled cases again and again: give them with --cases")
+    if args.repeat < 2:
+        raise InvalidRequest("--repeat needs at least 2 rounds to measure a spread")
+    table = asyncio.run(
+        _repeat_remote(args, spec, cases) if args.url else _repeat_local(settings, registry, spec, cases, args.repeat)
+    )
+    ids = [case.id or f"case {i}" for i, case in enumerate(cases)]
+    report = repeat_report(ids, table, args.threshold, args.precision)
+    print(json.dumps(report, indent=2) if args.json else repeat_text(report))
+    return 0
+
+
+async def _repeat_local(
+    settings: Settings, registry: Registry, spec: VerifierSpec, cases: list[AuditCase], repeats: int
+) -> list[list[Result]]:
+    from rewardhub.audit.repeat import run_repeats
+    from rewardhub.execution.local import LocalExecutor
+    from rewardhub.scoring import Scorer
+
+    executor = LocalExecutor(settings, registry)
+    await executor.start()
+    try:
+        scorer = Scorer(registry, executor, settings)
+
+        async def score(samples: list[Sample], spec: VerifierSpec) -> list[Result]:
+            return await scorer.score(samples, nodes=scorer.plan(samples, spec), cache=False)
+
+        return await run_repeats(score, spec, cases, repeats)
+    finally:
+        await executor.close()
+
+
+async def _repeat_remote(args: argparse.Namespace, spec: VerifierSpec, cases: list[AuditCase]) -> list[list[Result]]:
+    from rewardhub.audit.repeat import run_repeats
+    from rewardhub.audit.run import CLIENT_CHUNK, spec_json
+    from rewardhub.client import AsyncRewardClient, ClientError
+
+    client = AsyncRewardClient(args.url, api_key=args.api_key, max_retries=2)
+
+    async def score(samples: list[Sample], spec: VerifierSpec) -> list[Result]:
+        results: list[Result] = []
+        for start in range(0, len(samples), CLIENT_CHUNK):
+            chunk = [s.model_dump(mode="json", exclude_none=True) for s in samples[start : start + CLIENT_CHUNK]]
+            body = {"samples": chunk, "verifier": spec_json(spec), "cache": False}
+            answer = await client.request("POST", "/v1/score", body)
+            results += [Result.model_validate(r) for r in answer["results"]]
+        return results
+
+    try:
+        async with client:
+            return await run_repeats(score, spec, cases, args.repeat)
+    except ClientError as exc:
+        raise RewardhubError(f"audit through {args.url} failed: {exc}") from None

@@ -134,6 +134,36 @@ def test_the_verdict_key_changes_with_the_weights_under_one_path(
     assert before["weights"] != after["weights"]
 
 
+def test_the_verdict_key_names_the_precision_auto_resolves_to_on_this_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``dtype: auto`` is float32 on a CPU and bfloat16 on a GPU: one shared cache must not serve one
+    as the other, so the key carries the resolved precision (the GPU is this host's torch, patched)."""
+    monkeypatch.setenv("REWARDHUB_MODELS_DIR", str(tmp_path / "kit"))
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"weights")
+    (folder / "config.json").write_text('{"torch_dtype": "bfloat16"}')
+    on_cpu = Judge.verdict_key(judge_config(model=str(folder)))
+    assert on_cpu["precision"] == "float32"
+    assert Judge.verdict_key(judge_config(model=str(folder), dtype="bfloat16"))["precision"] == "bfloat16"
+    assert Judge.verdict_key(judge_config(model=str(folder), backend="vllm"))["precision"] == "auto(bfloat16,cpu)"
+
+    import torch
+
+    from rewardhub.models import base
+
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    base._auto_precision.cache_clear()
+    try:
+        on_gpu = Judge.verdict_key(judge_config(model=str(folder)))
+    finally:
+        base._auto_precision.cache_clear()
+    assert on_gpu["precision"] == "bfloat16"
+    assert on_gpu["config_hash"] != on_cpu["config_hash"]  # the reward cache addresses by config_hash
+
+
 def test_a_plain_folder_is_hashed_once_per_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another process (here: this one with its memory cleared) reads the stored hash, not the files."""
     monkeypatch.setenv("REWARDHUB_MODELS_DIR", str(tmp_path / "kit"))
