@@ -78,7 +78,9 @@ class _Common:
 
     @staticmethod
     def _score_body(
-        samples: Sequence[Sample | Mapping[str, Any]], verifier: VerifierSpec | Mapping[str, Any] | None
+        samples: Sequence[Sample | Mapping[str, Any]],
+        verifier: VerifierSpec | Mapping[str, Any] | None,
+        cache: bool | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "samples": [
@@ -87,6 +89,8 @@ class _Common:
         }
         if verifier is not None:
             body["verifier"] = verifier if isinstance(verifier, str | Mapping) else verifier.model_dump(mode="json")
+        if cache is not None:
+            body["cache"] = cache  # false: never served from or stored in the reward cache
         return body
 
     @staticmethod
@@ -127,9 +131,12 @@ class RewardClient(_Common):
         raise AssertionError("unreachable")
 
     def score(
-        self, samples: Sequence[Sample | Mapping[str, Any]], verifier: VerifierSpec | Mapping[str, Any] | None = None
+        self,
+        samples: Sequence[Sample | Mapping[str, Any]],
+        verifier: VerifierSpec | Mapping[str, Any] | None = None,
+        cache: bool | None = None,
     ) -> list[Result]:
-        return self._results(self.request("POST", "/v1/score", self._score_body(samples, verifier)))
+        return self._results(self.request("POST", "/v1/score", self._score_body(samples, verifier, cache)))
 
     def submit_job(
         self, samples: Sequence[Sample | Mapping[str, Any]], verifier: VerifierSpec | Mapping[str, Any] | None = None
@@ -206,9 +213,12 @@ class AsyncRewardClient(_Common):
         raise AssertionError("unreachable")
 
     async def score(
-        self, samples: Sequence[Sample | Mapping[str, Any]], verifier: VerifierSpec | Mapping[str, Any] | None = None
+        self,
+        samples: Sequence[Sample | Mapping[str, Any]],
+        verifier: VerifierSpec | Mapping[str, Any] | None = None,
+        cache: bool | None = None,
     ) -> list[Result]:
-        return self._results(await self.request("POST", "/v1/score", self._score_body(samples, verifier)))
+        return self._results(await self.request("POST", "/v1/score", self._score_body(samples, verifier, cache)))
 
     async def submit_job(
         self, samples: Sequence[Sample | Mapping[str, Any]], verifier: VerifierSpec | Mapping[str, Any] | None = None

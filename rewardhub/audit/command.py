@@ -18,12 +18,12 @@ from pydantic import ValidationError
 from rewardhub.audit.cases import AuditCase, Exploit
 from rewardhub.audit.corpus import CORPORA, exploits_for, load_corpus
 from rewardhub.audit.report import plot_report, text_report
-from rewardhub.audit.run import Audit, client_score_fn, run_audit, scorer_score_fn
+from rewardhub.audit.run import Audit, client_score_fn, in_process, run_audit, scorer_score_fn
 from rewardhub.audit.stored import jsonl_objects
 from rewardhub.errors import InvalidRequest, RewardhubError, UnknownVerifier
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
-from rewardhub.types import Result, Sample, VerifierSpec
+from rewardhub.types import Result, VerifierSpec
 
 __all__ = ["add_arguments", "audit_command", "read_cases", "verifier_spec"]
 
@@ -90,16 +90,9 @@ async def _run_local(
     chosen: list[str] | None,
     threshold: float,
 ) -> Audit:
-    from rewardhub.execution.local import LocalExecutor
-    from rewardhub.scoring import Scorer
-
     exploits = exploits_for(spec, registry, chosen)
-    executor = LocalExecutor(settings, registry)
-    await executor.start()
-    try:
-        return await run_audit(scorer_score_fn(Scorer(registry, executor, settings)), spec, cases, exploits, threshold)
-    finally:
-        await executor.close()
+    async with in_process(settings, registry) as scorer:
+        return await run_audit(scorer_score_fn(scorer), spec, cases, exploits, threshold)
 
 
 async def _run_remote(
@@ -224,40 +217,17 @@ async def _repeat_local(
     settings: Settings, registry: Registry, spec: VerifierSpec, cases: list[AuditCase], repeats: int
 ) -> list[list[Result]]:
     from rewardhub.audit.repeat import run_repeats
-    from rewardhub.execution.local import LocalExecutor
-    from rewardhub.scoring import Scorer
 
-    executor = LocalExecutor(settings, registry)
-    await executor.start()
-    try:
-        scorer = Scorer(registry, executor, settings)
-
-        async def score(samples: list[Sample], spec: VerifierSpec) -> list[Result]:
-            return await scorer.score(samples, nodes=scorer.plan(samples, spec), cache=False)
-
-        return await run_repeats(score, spec, cases, repeats)
-    finally:
-        await executor.close()
+    async with in_process(settings, registry) as scorer:
+        return await run_repeats(scorer_score_fn(scorer, cache=False), spec, cases, repeats)
 
 
 async def _repeat_remote(args: argparse.Namespace, spec: VerifierSpec, cases: list[AuditCase]) -> list[list[Result]]:
     from rewardhub.audit.repeat import run_repeats
-    from rewardhub.audit.run import CLIENT_CHUNK, spec_json
     from rewardhub.client import AsyncRewardClient, ClientError
 
-    client = AsyncRewardClient(args.url, api_key=args.api_key, max_retries=2)
-
-    async def score(samples: list[Sample], spec: VerifierSpec) -> list[Result]:
-        results: list[Result] = []
-        for start in range(0, len(samples), CLIENT_CHUNK):
-            chunk = [s.model_dump(mode="json", exclude_none=True) for s in samples[start : start + CLIENT_CHUNK]]
-            body = {"samples": chunk, "verifier": spec_json(spec), "cache": False}
-            answer = await client.request("POST", "/v1/score", body)
-            results += [Result.model_validate(r) for r in answer["results"]]
-        return results
-
     try:
-        async with client:
-            return await run_repeats(score, spec, cases, args.repeat)
+        async with AsyncRewardClient(args.url, api_key=args.api_key, max_retries=2) as client:
+            return await run_repeats(client_score_fn(client, cache=False), spec, cases, args.repeat)
     except ClientError as exc:
         raise RewardhubError(f"audit through {args.url} failed: {exc}") from None

@@ -17,12 +17,12 @@ from typing import Any
 from rewardhub.audit.command import verifier_spec
 from rewardhub.audit.reverify import check_old_side, run_reverify
 from rewardhub.audit.reverify_report import plot_reverify, text_reverify
-from rewardhub.audit.run import ScoreFn, client_score_fn
+from rewardhub.audit.run import ScoreFn, client_score_fn, in_process, scorer_score_fn
 from rewardhub.audit.stored import Stored, read_stored
 from rewardhub.errors import RewardhubError
 from rewardhub.registry import Registry
 from rewardhub.settings import Settings
-from rewardhub.types import Result, Sample, VerifierSpec
+from rewardhub.types import VerifierSpec
 
 __all__ = ["add_arguments", "reverify_command"]
 
@@ -67,25 +67,13 @@ def reverify_command(args: argparse.Namespace) -> int:
 async def _local(
     args: argparse.Namespace, spec: VerifierSpec, against: VerifierSpec | None, stored: list[Stored]
 ) -> dict[str, Any]:
-    from rewardhub.execution.local import LocalExecutor
-    from rewardhub.scoring import Scorer
-
     overrides: dict[str, Any] = {"workers": args.workers, "cache_backend": "off"}
     if args.plugin:
         overrides["plugins"] = args.plugin
     settings = Settings.load(args.settings, **overrides)
     registry = Registry.load(settings.plugins)
-    executor = LocalExecutor(settings, registry)
-    await executor.start()
-    try:
-        scorer = Scorer(registry, executor, settings)
-
-        async def score(samples: list[Sample], spec: VerifierSpec) -> list[Result]:
-            return await scorer.score(samples, nodes=scorer.plan(samples, spec), cache=False)
-
-        return await run_reverify(score, spec, stored, against, args.threshold)
-    finally:
-        await executor.close()
+    async with in_process(settings, registry) as scorer:
+        return await run_reverify(scorer_score_fn(scorer, cache=False), spec, stored, against, args.threshold)
 
 
 async def _remote(

@@ -7,17 +7,20 @@ The audit never scores on its own: it hands the cases and the exploits to the sa
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from rewardhub.audit.cases import AuditCase, Exploit
 from rewardhub.audit.confusion import Confusion, audit_report, exploit_entry, judge_case
 from rewardhub.client import AsyncRewardClient
+from rewardhub.registry import Registry
 from rewardhub.scoring import Scorer
+from rewardhub.settings import Settings
 from rewardhub.types import Result, Sample, VerifierSpec
 
-__all__ = ["Audit", "ScoreFn", "client_score_fn", "run_audit", "scorer_score_fn", "spec_json"]
+__all__ = ["Audit", "ScoreFn", "client_score_fn", "in_process", "run_audit", "scorer_score_fn", "spec_json"]
 
 ScoreFn = Callable[[list[Sample], VerifierSpec], Awaitable[list[Result]]]
 """Scores samples under one spec, results in the samples' order."""
@@ -55,20 +58,36 @@ async def run_audit(
     return Audit(audit_report(spec_json(spec), outcomes, entries), Confusion.of(outcomes))
 
 
-def scorer_score_fn(scorer: Scorer) -> ScoreFn:
+@asynccontextmanager
+async def in_process(settings: Settings, registry: Registry) -> AsyncIterator[Scorer]:
+    """The scorer ``rewardhub serve`` runs, over this process's executor (local pools, the sandbox
+    for code), started for the block and closed after it."""
+    from rewardhub.execution.local import LocalExecutor
+
+    executor = LocalExecutor(settings, registry)
+    await executor.start()
+    try:
+        yield Scorer(registry, executor, settings)
+    finally:
+        await executor.close()
+
+
+def scorer_score_fn(scorer: Scorer, cache: bool | None = None) -> ScoreFn:
+    """``cache``: False for work that must judge afresh (a repeat, a re-verification, a mutant)."""
+
     async def score(samples: list[Sample], spec: VerifierSpec) -> list[Result]:
-        return await scorer.score(samples, nodes=scorer.plan(samples, spec))
+        return await scorer.score(samples, nodes=scorer.plan(samples, spec), cache=cache)
 
     return score
 
 
-def client_score_fn(client: AsyncRewardClient, chunk: int = CLIENT_CHUNK) -> ScoreFn:
+def client_score_fn(client: AsyncRewardClient, chunk: int = CLIENT_CHUNK, cache: bool | None = None) -> ScoreFn:
     """Through ``POST /v1/score`` of a running server, in chunks under its per-request limit."""
 
     async def score(samples: list[Sample], spec: VerifierSpec) -> list[Result]:
         results: list[Result] = []
         for start in range(0, len(samples), chunk):
-            results += await client.score(samples[start : start + chunk], spec)
+            results += await client.score(samples[start : start + chunk], spec, cache=cache)
         return results
 
     return score

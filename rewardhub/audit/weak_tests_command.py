@@ -18,6 +18,7 @@ from typing import Any
 
 from rewardhub.audit.code_tasks import CodeTask, code_task
 from rewardhub.audit.mutation import GAMEABILITY_KINDS, KINDS
+from rewardhub.audit.run import in_process, scorer_score_fn
 from rewardhub.audit.stored import jsonl_objects
 from rewardhub.audit.weak_tests import TaskAudit, audit_mutants, summary
 from rewardhub.errors import InvalidRequest, RewardhubError
@@ -162,31 +163,20 @@ def weak_tests_text(head: dict[str, Any], audits: list[TaskAudit], show: int = 1
 async def _local(
     args: argparse.Namespace, spec: VerifierRef, tasks: list[CodeTask], kinds: list[str] | None
 ) -> list[TaskAudit]:
-    from rewardhub.execution.local import LocalExecutor
-    from rewardhub.scoring import Scorer
-
     overrides: dict[str, Any] = {"workers": args.workers, "code_workers": args.workers, "cache_backend": "off"}
     if args.plugin:
         overrides["plugins"] = args.plugin
     settings = Settings.load(args.settings, **overrides)
     registry = Registry.load(settings.plugins)
-    executor = LocalExecutor(settings, registry)
-    await executor.start()
-    try:
-        scorer = Scorer(registry, executor, settings)
-
-        async def score(samples: list[Sample], spec: VerifierSpec) -> list[Result]:
-            return await scorer.score(samples, nodes=scorer.plan(samples, spec), cache=False)
-
+    async with in_process(settings, registry) as scorer:
+        score = scorer_score_fn(scorer, cache=False)
         return await audit_mutants(score, spec, tasks, args.max_mutants, args.seed, args.fresh_inputs, kinds)
-    finally:
-        await executor.close()
 
 
 async def _remote(
     args: argparse.Namespace, spec: VerifierRef, tasks: list[CodeTask], kinds: list[str] | None
 ) -> list[TaskAudit]:
-    from rewardhub.audit.run import CLIENT_CHUNK, spec_json
+    from rewardhub.audit.run import CLIENT_CHUNK
     from rewardhub.client import AsyncRewardClient, ClientError
 
     client = AsyncRewardClient(args.url, api_key=args.api_key, max_retries=2)
@@ -194,14 +184,8 @@ async def _remote(
     in_flight = asyncio.Semaphore(REMOTE_IN_FLIGHT)
 
     async def chunk_results(chunk: list[Sample], spec: VerifierSpec) -> list[Result]:
-        body = {
-            "samples": [s.model_dump(mode="json", exclude_none=True) for s in chunk],
-            "verifier": spec_json(spec),
-            "cache": False,
-        }
         async with in_flight:
-            answer = await client.request("POST", "/v1/score", body)
-        return [Result.model_validate(r) for r in answer["results"]]
+            return await client.score(chunk, spec, cache=False)
 
     async def score(samples: list[Sample], spec: VerifierSpec) -> list[Result]:
         chunks = [samples[start : start + CLIENT_CHUNK] for start in range(0, len(samples), CLIENT_CHUNK)]
