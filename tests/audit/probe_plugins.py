@@ -1,7 +1,8 @@
 """Verifiers for the probe-suite tests, loaded by the service only (never by the test process).
 
-Each writes the reply it judged to the file named by ``REWARDHUB_TEST_PROBE_LOG``, with its process
-id: a line there is a reply that reached the verifier through the service's workers.
+Each writes the reply it judged to the file ``LOG_PATH`` names (the test appends it to its copy of
+this file), with its process id: a line there is a reply that reached the verifier through the
+service's workers.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 
 
+LOG_PATH: str | None = None
+
+
 def _record(name: str, sample: Sample) -> None:
-    path = os.environ.get("REWARDHUB_TEST_PROBE_LOG")
-    if path:
-        with open(path, "a", encoding="utf-8") as log:
+    if LOG_PATH:
+        with open(LOG_PATH, "a", encoding="utf-8") as log:
             log.write(json.dumps({"verifier": name, "pid": os.getpid(), "response": sample.response}) + "\n")
 
 

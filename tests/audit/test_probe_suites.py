@@ -24,7 +24,6 @@ from rewardhub.registry import Registry
 from rewardhub.server import EmbeddedServer
 
 PLUGIN = Path(__file__).with_name("probe_plugins.py")
-LOG = "REWARDHUB_TEST_PROBE_LOG"
 
 
 @pytest.fixture(scope="module")
@@ -34,17 +33,12 @@ def log_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def service(log_file: Path) -> Iterator[str]:
-    """The service; its workers inherit the log's path from this process's environment."""
-    previous = os.environ.get(LOG)
-    os.environ[LOG] = str(log_file)
-    try:
-        with EmbeddedServer(workers=1, plugins=[str(PLUGIN)]) as url:
-            yield url
-    finally:
-        if previous is None:
-            os.environ.pop(LOG, None)
-        else:
-            os.environ[LOG] = previous
+    """The service, loading a copy of the plugin file that names the log. Not the environment: the
+    workers fork from a server process that an earlier test may have started before it was set."""
+    plugin = log_file.with_name(PLUGIN.name)
+    plugin.write_text(PLUGIN.read_text() + f"\nLOG_PATH = {str(log_file)!r}\n")
+    with EmbeddedServer(workers=1, plugins=[str(plugin)]) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
