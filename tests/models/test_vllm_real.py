@@ -49,9 +49,11 @@ FP32_TOL = 1e-3
 """Largest |log p| (or probability) difference between vLLM and transformers, both float32: the
 same arithmetic in other kernels (measured: under 5e-5, printed as 0.0000); a wrong token or
 position is off by whole nats."""
-BF16_TOL = 0.25
+BF16_TOL = 0.5
 """Largest |log p| difference of vLLM in bfloat16 against transformers in float32: bfloat16 keeps
-8 bits of mantissa (measured 0.146 and 0.174 over these 46 tokens on two runs)."""
+8 bits of mantissa (measured 0.146 and 0.174 over these 46 tokens on two runs, then 0.268 on a fresh
+install, every rerun the same: the worst token is a low-probability one, where bfloat16's error grows).
+Half a nat still fails a wrong token or position, which is off by whole nats."""
 SCORE_TOL = 1e-3
 """Largest difference of a probability-valued verdict (P(True), an expected grade in [0, 1]) in float32."""
 
