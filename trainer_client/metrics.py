@@ -85,6 +85,8 @@ METRICS: dict[str, str] = {
     "eval/greedy_reward_mean": "Mean ok score on the held-out prompts with greedy decoding.",
     "eval/response_length_mean": "Mean response length on the held-out prompts.",
     "eval/verifier/{name}/mean": "Held-out mean score per verifier.",
+    "eval/metric/{name}/mean": "Held-out mean ok score of eval.metrics {name}: another verdict on the sampled responses.",
+    "eval/metric/{name}/greedy_mean": "The same verdict on the greedy responses.",
 }
 
 

@@ -36,6 +36,43 @@ def test_exact(response, reference, config, expected):
     assert score(ExactVerifier(), response, reference, **config).score == expected
 
 
+LAST_NUMBER = {"extract": "last_number"}
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "expected"),
+    [
+        ("79", "79", 1.0),
+        ("79.", "79", 1.0),
+        ("The answer is 79", "79", 1.0),
+        ("67 + 12 = 79", "79", 1.0),
+        ("79 is the sum of 67 and 12", "79", 0.0),  # the final number is 12
+        ("To calculate 67 + 12, you can", "79", 0.0),  # the question restated, cut off
+        ("67 + 12", "79", 0.0),  # nothing is evaluated
+        ("80 - 1", "79", 0.0),
+        ("seventy-nine", "79", 0.0),  # no number at all
+        ("", "79", 0.0),
+        ("179", "79", 0.0),  # a number is read whole, never a suffix of one
+        ("790", "79", 0.0),
+        ("79.5", "79", 0.0),
+        ("x = -5", "-5", 1.0),
+        ("67-12", "12", 1.0),  # a minus glued to a digit is an operator, not a sign
+        ("It costs 1,250 dollars", "1250", 1.0),
+        ("h264", "264", 0.0),  # glued to a letter: a name, not a number
+        ("<think>it is 80</think>79", "79", 1.0),
+        ("79 or 80", ["80", "eighty"], 1.0),
+    ],
+)
+def test_exact_on_the_last_number(response, reference, expected):
+    result = score(ExactVerifier(), response, reference, **LAST_NUMBER)
+    assert result.status == "ok"
+    assert result.score == expected
+
+
+def test_exact_on_the_last_number_says_when_there_is_none():
+    assert score(ExactVerifier(), "no digits here", "79", **LAST_NUMBER).details["reason"] == "no_number"
+
+
 def test_exact_without_a_reference_is_an_error():
     with pytest.raises(VerifierError):
         score(ExactVerifier(), "x", None)
