@@ -48,7 +48,19 @@ __all__ = ["OPERATIONS", "SessionWorker", "run_session_worker"]
 
 log = logging.getLogger(__name__)
 
-OPERATIONS = ("create", "get", "find", "list", "run", "run_tests", "delete", "describe", "stats", "score")
+OPERATIONS = (
+    "create",
+    "get",
+    "find",
+    "list",
+    "run",
+    "run_tests",
+    "run_tests_fresh",
+    "delete",
+    "describe",
+    "stats",
+    "score",
+)
 """What the API may ask of a session worker (the host's ``judge`` operations are its verifiers', by socket)."""
 THREADS = 64
 """Operations at once (the default): each session runs one call at a time, so about the sessions in use."""

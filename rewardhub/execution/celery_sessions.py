@@ -25,7 +25,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -37,6 +37,7 @@ from ..logging import current_request_id
 from ..sandbox.errors import SandboxError, SandboxUnavailable
 from ..sandbox.verdicts import RunResult
 from ..sessions.errors import SessionLost, SessionNotFound
+from ..sessions.fresh import ARTIFACT_FILE_BYTES, ARTIFACT_TOTAL_BYTES
 from ..sessions.protocol import Sessions
 from ..sessions.wire import raised, result_of
 from ..types import Result, Sample
@@ -62,6 +63,8 @@ LISTING_WAIT_S = 10.0
 CREATE_WAIT_S = 120.0
 CALL_GRACE_S = 30.0
 """Added to a call's own limit: the worker ends the call at that limit and answers."""
+FRESH_START_S = 60.0
+"""What a fresh verification may add to its tests' time: copying the artifacts out, a new sandbox's start."""
 DEFAULT_CALL_WAIT_S = 330.0
 """A call that gives no limit has the session's default, at most the host's largest (300 s)."""
 
@@ -125,6 +128,29 @@ class CelerySessions(Sessions):
     ) -> RunResult:
         body = {"command": command, "timeout_s": timeout_s, "files": dict(files or {})}
         return result_of(self._ask_session(session_id, owner, "run_tests", body, timeout_s + CALL_GRACE_S))
+
+    def run_tests_fresh(
+        self,
+        session_id: str,
+        owner: str,
+        command: str,
+        timeout_s: float,
+        files: Mapping[str, str] | None,
+        artifacts: Sequence[str],
+        max_file_bytes: int = ARTIFACT_FILE_BYTES,
+        max_total_bytes: int = ARTIFACT_TOTAL_BYTES,
+    ) -> RunResult:
+        body = {
+            "command": command,
+            "timeout_s": timeout_s,
+            "files": dict(files or {}),
+            "artifacts": list(artifacts),
+            "max_file_bytes": max_file_bytes,
+            "max_total_bytes": max_total_bytes,
+        }
+        # a fresh sandbox starts on top of the tests' own time
+        wait = timeout_s + CALL_GRACE_S + FRESH_START_S
+        return result_of(self._ask_session(session_id, owner, "run_tests_fresh", body, wait))
 
     def delete(self, session_id: str, owner: str) -> None:
         self._ask_session(session_id, owner, "delete", {}, SHORT_WAIT_S)

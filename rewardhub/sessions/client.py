@@ -7,7 +7,7 @@ only judge, with the grant its sample carries (:func:`judge_with_grant`, :func:`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -15,6 +15,7 @@ import httpx
 from ..errors import InvalidRequest
 from ..sandbox.errors import SandboxError
 from ..sandbox.verdicts import RunResult
+from .fresh import ARTIFACT_FILE_BYTES, ARTIFACT_TOTAL_BYTES
 from .grants import grant
 from .protocol import Sessions
 from .wire import TOKEN_HEADER, raised, result_of, socket_path
@@ -82,6 +83,20 @@ class SessionClient(Sessions):
         }
         return result_of(self._ask("run_tests", **body))
 
+    def run_tests_fresh(
+        self,
+        session_id: str,
+        owner: str,
+        command: str,
+        timeout_s: float,
+        files: Mapping[str, str] | None,
+        artifacts: Sequence[str],
+        max_file_bytes: int = ARTIFACT_FILE_BYTES,
+        max_total_bytes: int = ARTIFACT_TOTAL_BYTES,
+    ) -> RunResult:
+        body = _fresh_body(command, timeout_s, files, artifacts, max_file_bytes, max_total_bytes)
+        return result_of(self._ask("run_tests_fresh", id=session_id, owner=owner, **body))
+
     def delete(self, session_id: str, owner: str) -> None:
         self._ask("delete", id=session_id, owner=owner)
 
@@ -100,6 +115,20 @@ class SessionClient(Sessions):
             "files": dict(files),
         }
         return result_of(self._ask("judge", **body))
+
+    def judge_fresh(
+        self,
+        session_id: str,
+        given: Mapping[str, Any],
+        command: str,
+        timeout_s: float,
+        files: Mapping[str, str],
+        artifacts: Sequence[str],
+        max_file_bytes: int = ARTIFACT_FILE_BYTES,
+        max_total_bytes: int = ARTIFACT_TOTAL_BYTES,
+    ) -> RunResult:
+        body = _fresh_body(command, timeout_s, files, artifacts, max_file_bytes, max_total_bytes)
+        return result_of(self._ask("judge_fresh", id=session_id, grant=dict(given), **body))
 
     def judge_code(self, session_id: str, given: Mapping[str, Any], body: Mapping[str, Any]) -> list[RunResult | None]:
         answers = self._ask("judge_code", id=session_id, grant=dict(given), **body)
@@ -143,14 +172,44 @@ def code_tests_with_grant(
 
 
 def judge_with_grant(
-    session_id: str, given: Mapping[str, Any], command: str, timeout_s: float, files: Mapping[str, str]
+    session_id: str,
+    given: Mapping[str, Any],
+    command: str,
+    timeout_s: float,
+    files: Mapping[str, str],
+    artifacts: Sequence[str] | None = None,
+    max_file_bytes: int = ARTIFACT_FILE_BYTES,
+    max_total_bytes: int = ARTIFACT_TOTAL_BYTES,
 ) -> RunResult:
-    """Run a session's tests with a grant the service wrote into a sample (see the module's docstring)."""
+    """Run a session's tests with a grant the service wrote into a sample (see the module's docstring):
+    in the session, or, with ``artifacts`` (not None), in a fresh sandbox on those artifacts alone."""
     address = given.get("host")
     if not isinstance(address, str) or not address:
         raise InvalidRequest("the sample's session grant names no session host")
     client = SessionClient(address, None)
     try:
-        return client.judge(session_id, given, command, timeout_s, files)
+        if artifacts is None:
+            return client.judge(session_id, given, command, timeout_s, files)
+        return client.judge_fresh(
+            session_id, given, command, timeout_s, files, artifacts, max_file_bytes, max_total_bytes
+        )
     finally:
         client.close()
+
+
+def _fresh_body(
+    command: str,
+    timeout_s: float,
+    files: Mapping[str, str] | None,
+    artifacts: Sequence[str],
+    max_file_bytes: int,
+    max_total_bytes: int,
+) -> dict[str, Any]:
+    return {
+        "command": command,
+        "timeout_s": timeout_s,
+        "files": dict(files or {}),
+        "artifacts": list(artifacts),
+        "max_file_bytes": max_file_bytes,
+        "max_total_bytes": max_total_bytes,
+    }

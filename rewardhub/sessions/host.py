@@ -98,6 +98,8 @@ class SessionHost:
         if op == "run_tests":
             result = local.run_tests(body["id"], body["owner"], body["command"], body["timeout_s"], body.get("files"))
             return answer_of(result)
+        if op == "run_tests_fresh":
+            return answer_of(local.run_tests_fresh(body["id"], body["owner"], *_fresh(body)))
         if op == "delete":
             local.delete(body["id"], body["owner"])
             return None
@@ -107,6 +109,9 @@ class SessionHost:
             return answer_of(
                 local.run_tests(body["id"], owner, body["command"], timeout_s, body.get("files"), timeout_s)
             )
+        if op == "judge_fresh":  # the same, in a fresh sandbox on the session's declared artifacts
+            owner = self._granted(body["grant"])
+            return answer_of(local.run_tests_fresh(body["id"], owner, *_fresh(body), wait_s=body["timeout_s"]))
         if op == "judge_code":  # the code verifier's tests in a session: its grant says whose
             owner = self._granted(body["grant"])
             runs = local.run_code_tests(body["id"], owner, body)
@@ -133,6 +138,18 @@ class SessionHost:
         self.local.close()
 
 
+def _fresh(body: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A fresh verification's arguments after the session and owner, from a request's body."""
+    return (
+        body["command"],
+        body["timeout_s"],
+        body.get("files"),
+        list(body["artifacts"]),
+        int(body["max_file_bytes"]),
+        int(body["max_total_bytes"]),
+    )
+
+
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     host: SessionHost
@@ -150,7 +167,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(413, {"error": {"type": "payload_too_large", "message": "message too large"}})
             return
         body = self.rfile.read(length)
-        if op not in ("judge", "judge_code") and not hmac.compare_digest(
+        if op not in ("judge", "judge_fresh", "judge_code") and not hmac.compare_digest(
             self.headers.get(TOKEN_HEADER, ""), host.token
         ):
             self._send(401, {"error": {"type": "unauthorized", "message": "wrong session host token"}})

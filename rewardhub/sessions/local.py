@@ -7,10 +7,11 @@ and the :class:`~rewardhub.sessions.host.SessionHost` that answers the other pro
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..sandbox.verdicts import RunResult
+from .fresh import ARTIFACT_FILE_BYTES, ARTIFACT_TOTAL_BYTES
 from .manager import SessionManager
 from .protocol import Sessions
 from .sandbox import SessionLimits
@@ -90,6 +91,22 @@ class LocalSessions(Sessions):
         wait_s: float = 0.0,
     ) -> RunResult:
         return self.manager.run_tests(session_id, owner, command, timeout_s, files, wait_s)
+
+    def run_tests_fresh(
+        self,
+        session_id: str,
+        owner: str,
+        command: str,
+        timeout_s: float,
+        files: Mapping[str, str] | None,
+        artifacts: Sequence[str],
+        max_file_bytes: int = ARTIFACT_FILE_BYTES,
+        max_total_bytes: int = ARTIFACT_TOTAL_BYTES,
+        wait_s: float = 0.0,
+    ) -> RunResult:
+        return self.manager.run_tests_fresh(
+            session_id, owner, command, timeout_s, files, artifacts, max_file_bytes, max_total_bytes, wait_s
+        )
 
     def run_code_tests(self, session_id: str, owner: str, body: Mapping[str, Any]) -> list[RunResult | None]:
         return self.manager.run_code_tests(

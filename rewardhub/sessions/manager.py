@@ -29,7 +29,7 @@ import secrets
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -38,8 +38,9 @@ from ..sandbox.cgroups import sweep
 from ..sandbox.errors import SandboxError, SandboxUnavailable
 from ..sandbox.isolation import CGROUP_PREFIX, uid_taken
 from ..sandbox.settings import SandboxSettings
-from ..sandbox.verdicts import RunResult
+from ..sandbox.verdicts import RunResult, sandbox_failure
 from .errors import SessionBusy, SessionExpired, SessionLost, SessionNotFound
+from .fresh import ARTIFACT_FILE_BYTES, ARTIFACT_TOTAL_BYTES, artifact_paths, collect, run_fresh
 from .sandbox import SessionLimits, SessionSandbox
 from .settings import SessionSettings
 
@@ -341,6 +342,48 @@ class SessionManager:
         try:
             session.busy = True
             return session.box.run_tests(command, min(timeout_s, self.settings.max_call_timeout_s), files)
+        finally:
+            session.busy = False
+            session.last_used = time.monotonic()
+            session.lock.release()
+
+    def run_tests_fresh(
+        self,
+        session_id: str,
+        owner: str,
+        command: str,
+        timeout_s: float,
+        files: Mapping[str, str] | None,
+        artifacts: Sequence[str],
+        max_file_bytes: int = ARTIFACT_FILE_BYTES,
+        max_total_bytes: int = ARTIFACT_TOTAL_BYTES,
+        wait_s: float = 0.0,
+    ) -> RunResult:
+        """Judge the session from its declared ``artifacts`` in a new sandbox (:mod:`.fresh`): its
+        processes stop, the artifacts are copied out, the command runs where the session never was.
+        The session's lock is held throughout (one verification per session at a time, its calls wait)."""
+        try:
+            declared = artifact_paths(artifacts)
+        except ValueError as exc:
+            raise InvalidRequest(str(exc)) from None
+        if not declared:
+            raise InvalidRequest("a fresh verification needs the session's artifacts declared: none were")
+        session = self.get(session_id, owner)
+        acquired = session.lock.acquire(timeout=wait_s) if wait_s > 0 else session.lock.acquire(blocking=False)
+        if not acquired:
+            raise SessionBusy(f"session {session_id!r} is running another call")
+        try:
+            session.busy = True
+            started = time.monotonic()
+            try:
+                collected = collect(session.box, declared, max_file_bytes, max_total_bytes)
+            except SandboxError as exc:
+                return sandbox_failure(exc.message, verification="fresh")
+            if not collected.complete:
+                return collected.unearned((time.monotonic() - started) * 1000.0)
+            timeout_s = min(timeout_s, self.settings.max_call_timeout_s)
+            spare = self._take_spare(session.limits)  # started ahead, never used by any session
+            return run_fresh(self.sandbox_settings, session.limits, command, timeout_s, files, collected, spare)
         finally:
             session.busy = False
             session.last_used = time.monotonic()

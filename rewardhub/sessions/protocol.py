@@ -18,10 +18,11 @@ Answers are plain JSON values (a session's description as
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..sandbox.verdicts import RunResult
+from .fresh import ARTIFACT_FILE_BYTES, ARTIFACT_TOTAL_BYTES
 
 __all__ = ["OPERATIONS", "Sessions"]
 
@@ -32,13 +33,14 @@ OPERATIONS: tuple[str, ...] = (
     "list",
     "run",
     "run_tests",
+    "run_tests_fresh",
     "delete",
     "describe",
     "stats",
     "close",
     "grant",
 )
-"""The protocol's methods: the ten operations, then the grant."""
+"""The protocol's methods: the eleven operations, then the grant."""
 
 
 @runtime_checkable
@@ -82,6 +84,21 @@ class Sessions(Protocol):
         self, session_id: str, owner: str, command: str, timeout_s: float, files: Mapping[str, str] | None = None
     ) -> RunResult:
         """A test command on the session's files, in a fresh program (its interpreter ends)."""
+        ...
+
+    def run_tests_fresh(
+        self,
+        session_id: str,
+        owner: str,
+        command: str,
+        timeout_s: float,
+        files: Mapping[str, str] | None,
+        artifacts: Sequence[str],
+        max_file_bytes: int = ARTIFACT_FILE_BYTES,
+        max_total_bytes: int = ARTIFACT_TOTAL_BYTES,
+    ) -> RunResult:
+        """A test command in a new sandbox, on the session's declared ``artifacts`` only, copied out
+        after every process of the session stopped (:mod:`rewardhub.sessions.fresh`)."""
         ...
 
     def delete(self, session_id: str, owner: str) -> None:

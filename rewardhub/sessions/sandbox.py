@@ -43,7 +43,7 @@ from ..sandbox.streams import Pumped
 from ..sandbox.verdicts import VERDICTS, RunResult, judge
 from ..sandbox.warm import Execution, WarmSandbox
 
-__all__ = ["HARD_GRACE_S", "KERNEL_SOURCE", "SessionLimits", "SessionSandbox", "test_environment"]
+__all__ = ["HARD_GRACE_S", "KERNEL_SOURCE", "SessionLimits", "SessionSandbox", "test_environment", "test_run"]
 
 _INSIDE = Path(__file__).resolve().parents[1] / "sandbox" / "inside"
 """Where the sandbox's own programs are: the kernel ships into the sandbox as source, from there."""
@@ -325,16 +325,26 @@ class SessionSandbox:
         if files:  # what the session left where a test file goes (a folder, say) must not block the tests
             clear = ("/bin/rm", "-rf", "--", *sorted(files))
             self.sandbox.run(Execution("argv", limits.with_(timeout_s=30.0), argv=clear))
-        ours, env, shell = test_environment(self.sandbox.isolation.scratch[-1])
-        payload = {"files": {**_encoded(files or {}), **ours}}
-        execution = Execution(
-            "argv", limits, argv=("/bin/bash", "-c", shell, "bash", command), payload=payload, env=env
-        )
-        return self.sandbox.run(execution)
+        return test_run(self.sandbox, command, limits, files)
 
     def close(self) -> None:
         self._close_kernel_fds()
         self.sandbox.close()
+
+
+def test_run(
+    sandbox: WarmSandbox, command: str, limits: Limits, files: Mapping[str, Any] | None = None
+) -> RunResult:
+    """Run a test command in ``sandbox`` with ``files`` written first (text, or bytes as
+    :func:`~rewardhub.sandbox.jobs._encoded_bytes` writes them), in :func:`test_environment`; the
+    one way a session's tests run, in the session's own sandbox or in a fresh one
+    (:mod:`rewardhub.sessions.fresh`)."""
+    ours, env, shell = test_environment(sandbox.isolation.scratch[-1])
+    given = dict(files or {})
+    encoded = {path: content if isinstance(content, dict) else _encoded({path: content})[path] for path, content in given.items()}
+    payload = {"files": {**encoded, **ours}}
+    execution = Execution("argv", limits, argv=("/bin/bash", "-c", shell, "bash", command), payload=payload, env=env)
+    return sandbox.run(execution)
 
 
 def test_environment(root: str) -> tuple[dict[str, Any], dict[str, str], str]:

@@ -30,10 +30,11 @@ def implementations() -> list[type]:
     return [*found, CelerySessions]
 
 
-def test_the_protocol_names_the_ten_operations_and_the_grant() -> None:
+def test_the_protocol_names_the_eleven_operations_and_the_grant() -> None:
     declared = {name for name, _ in inspect.getmembers(Sessions, inspect.isfunction) if not name.startswith("_")}
     assert declared == set(OPERATIONS)
-    assert len(OPERATIONS) == 11 and OPERATIONS[-1] == "grant"
+    assert len(OPERATIONS) == 12 and OPERATIONS[-1] == "grant"
+    assert "run_tests_fresh" in OPERATIONS  # verification in a fresh sandbox, wherever the session lives
 
 
 @pytest.mark.parametrize("implementation", implementations(), ids=lambda cls: cls.__name__)

@@ -25,8 +25,9 @@ import socket
 from typing import Any
 
 try:
-    from . import harness, pristine, wire
+    from . import collect, harness, pristine, wire
 except ImportError:  # run as a plain script inside the sandbox
+    import collect  # type: ignore[no-redef]
     import harness  # type: ignore[no-redef]
     import pristine  # type: ignore[no-redef]
     import wire  # type: ignore[no-redef]
@@ -90,6 +91,8 @@ def become_program(message: dict[str, Any], fds: list[int], server: Any) -> int:
     if server.can_change_uid:
         drop_to(server.program_uid)
     os.chdir(server.scratch[0])
+    if kind == "fetch" and "collect" in payload:  # a session's declared artifacts (:mod:`collect`)
+        return collect.collect(server.scratch[0], payload["collect"])
     if kind == "fetch":
         return _fetch(server.scratch, payload.get("paths", []), int(payload.get("max_bytes", 0)))
     if kind == "argv":
