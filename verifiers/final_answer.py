@@ -41,7 +41,16 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["ANCHORS", "FinalAnswer", "extract_gold", "find_boxed", "prepare", "read_final_answer"]
+__all__ = [
+    "ANCHORS",
+    "BoxedPart",
+    "FinalAnswer",
+    "boxed_parts",
+    "extract_gold",
+    "find_boxed",
+    "prepare",
+    "read_final_answer",
+]
 
 ANCHORS = ("boxed", "hashes", "answer_tag", "answer_phrase")
 _TAIL = 20_000  # characters searched for an unanchored final statement
@@ -232,6 +241,38 @@ def find_boxed(text: str, allow_unclosed: bool = False) -> str | None:
 def _last_boxed(text: str, allow_unclosed: bool = False) -> tuple[str, int] | None:
     """The last box's content (joined with the boxes of its formula and those listed right before
     it) and where it ends."""
+    grouped = _box_groups(text, allow_unclosed)
+    if grouped is None:
+        return None
+    groups, end = grouped
+    return groups[-1].text, end
+
+
+@dataclass(frozen=True)
+class BoxedPart:
+    """One boxed answer of a text (boxes a list joins are one) and the text between it and the
+    previous one (``""`` for the first): the prose that says whether it answers another part
+    ("(b)") or takes the previous one back ("Wait, no:")."""
+
+    text: str
+    before: str
+
+
+def boxed_parts(text: str, allow_unclosed: bool = False) -> list[BoxedPart]:
+    """Every boxed answer of ``text`` (read as :func:`prepare` leaves it), left to right: boxes a list
+    joins (a list separator or one formula between them) are one part, as :func:`find_boxed` joins
+    them; boxes that prose separates are separate parts (``(a) \\boxed{3} ... (b) \\boxed{5}`` has two).
+    Empty when nothing is boxed or the last box is left unclosed."""
+    grouped = _box_groups(prepare(text), allow_unclosed)
+    if grouped is None or not grouped[0][-1].text:
+        return []
+    return grouped[0]
+
+
+def _box_groups(text: str, allow_unclosed: bool = False) -> tuple[list[BoxedPart], int] | None:
+    """The contents of the outermost boxes grouped into answers (see :func:`boxed_parts`) and where
+    the last box ends; the last group is ``""`` when the last box is unclosed (the response was cut
+    off), unless ``allow_unclosed`` (a gold) takes the rest of the text as its content."""
     opens = list(_BOX_OPEN.finditer(text))
     if not opens:
         return None
@@ -247,7 +288,7 @@ def _last_boxed(text: str, allow_unclosed: bool = False) -> tuple[str, int] | No
                 if match is not opens[-1]:
                     continue
                 if not allow_unclosed:
-                    return "", match.start()
+                    return [BoxedPart("", "")], match.start()
                 boxes.append((match.start(), len(text), text[brace + 1 :].strip()))
                 break
             boxes.append((match.start(), end + 1, text[brace + 1 : end].strip()))
@@ -257,18 +298,23 @@ def _last_boxed(text: str, allow_unclosed: bool = False) -> tuple[str, int] | No
                 boxes.append((match.start(), brace + token.end(), token.group(0).rstrip(".,;$")))
     if not boxes:
         return None
-    formula = _enclosing_span(text, boxes[-1][0], boxes[-1][1])
-    picked = [boxes[-1]]
-    for previous in reversed(boxes[:-1]):
+    runs: list[list[tuple[int, int, str]]] = [[boxes[0]]]
+    for previous, box in zip(boxes, boxes[1:], strict=False):
+        formula = _enclosing_span(text, box[0], box[1])
         in_formula = formula is not None and previous[0] >= formula.start
-        if not in_formula and not _is_list_separator(text[previous[1] : picked[0][0]]):
-            break
-        picked.insert(0, previous)
-    contents: list[str] = []
-    for _, _, content in picked:
-        if content and (not contents or contents[-1] != content):
-            contents.append(content)
-    return ", ".join(contents), boxes[-1][1]
+        if in_formula or _is_list_separator(text[previous[1] : box[0]]):
+            runs[-1].append(box)
+        else:
+            runs.append([box])
+    groups = []
+    for k, run in enumerate(runs):
+        contents: list[str] = []
+        for _, _, content in run:
+            if content and (not contents or contents[-1] != content):
+                contents.append(content)
+        before = text[runs[k - 1][-1][1] : run[0][0]] if k else ""
+        groups.append(BoxedPart(", ".join(contents), before))
+    return groups, boxes[-1][1]
 
 
 def _enclosing_span(text: str, start: int, end: int) -> _Span | None:

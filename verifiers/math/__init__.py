@@ -2,7 +2,7 @@
 
 The final answer is found by the reader every verifier shares
 (:mod:`rewardhub.verifiers.final_answer`). Then, in the order an answer flows through them:
-``normalize`` (one spelling), ``screen`` (refuse what would hang sympy), ``parse`` (a tree of
+``gold`` (a gold's parts, and the answer a sentence in its box states), ``normalize`` (one spelling), ``screen`` (refuse what would hang sympy), ``parse`` (a tree of
 ``values``; plain ``numbers`` without sympy, math-verify's LaTeX parser for the other leaves),
 ``compare`` and ``symbolic`` (equivalence under a policy; ``closed_form`` decides constants with
 huge powers, exactly on square roots or numerically at a precision that sees every term), ``verifier`` (the

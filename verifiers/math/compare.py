@@ -13,6 +13,8 @@ spellings of a right one do:
 - degrees: ``90^\\circ`` is ``\\pi/2`` when the other side is in radians.
 - tuples and intervals are ordered and keep their brackets (``[0,9)`` is not ``(0,9)``); sets and
   bare lists are not ordered; a tuple is never a set. ``order`` can override.
+- parts: a gold boxed in several places that prose separates (``(a) \\boxed{3} ... (b) \\boxed{5}``)
+  is a multi-part answer; every part must be answered, in order (``5`` alone is not ``3`` and ``5``).
 - labels: ``x = 5`` is ``5``; ``w=16, d=3`` is ``16, 3`` in that order; two labelled answers must
   agree label by label. An equation that is not a labelled value (``7 = 11a + c``) is never its
   right-hand side.
@@ -307,6 +309,10 @@ def _extremes_in_order(side: Items, other: Items) -> Items | None:
 
 def _ordered(g: Items, a: Items, p: Policy) -> bool | None:
     """Whether the two are compared in order, or None when they cannot be the same thing."""
+    if "parts" in (g.kind, a.kind):
+        # the answers to part (a), part (b)...: in the parts' order, never as a set or an interval
+        other = a if g.kind == "parts" else g
+        return None if other.kind in ("set", "interval") else True
     if "vector" in (g.kind, a.kind) and "set" not in (g.kind, a.kind):
         return True
     if "interval" in (g.kind, a.kind) or (g.kind == a.kind == "tuple"):

@@ -90,6 +90,8 @@ _CHOICE_PARENTHESIZED = re.compile(r"^\(([A-Ea-e])\)(?:[.:]?\s+(.+)|[.:]?)$")
 _TEXT_AND = re.compile(r"\\text\{\s*,?\s*(?:and|or)\s*\}")
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})(?::\d{2})?\s*(?:\\text\{\s*)?([ap])?\.?\s*(?:m\.?)?\s*\}?$", re.IGNORECASE)
 _TEXT_WRAPPED = re.compile(r"^\\text\{([^{}]*)\}$")
+# "\text{(B)}\ 1", "\textbf{(B) }1": a contest's choice label set in text, then the option's content
+_TEXT_CHOICE = re.compile(r"^\\text\{\s*\(([A-Ea-e])\)\s*\}\s*")
 _WORDS = re.compile(r"^[A-Za-z][A-Za-z'\- ]*$")
 _MATH_WORDS = frozenset("pi e i sqrt sin cos tan log ln exp infty oo inf".split())
 
@@ -131,6 +133,7 @@ def _parse(text: str, commas: bool = True) -> Value:
     wrapped = _TEXT_WRAPPED.match(text)
     if wrapped and not _is_words(wrapped.group(1).strip()):
         text = wrapped.group(1).strip()  # \text{(C)}, \text{E}, \text{10:30 a.m.}
+    text = _TEXT_CHOICE.sub(lambda label: f"({label.group(1)}) ", text).strip()
     text = _TEXT_AND.sub(",", text)
     for reader in (_choice, _time, _ambiguous_number) if commas else (_choice, _time):
         value = reader(text)

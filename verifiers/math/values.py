@@ -88,12 +88,13 @@ class Time:
     meridiem: str | None = None
 
 
-ItemsKind = Literal["list", "set", "tuple", "interval", "vector"]
+ItemsKind = Literal["list", "set", "tuple", "interval", "vector", "parts"]
 
 
 @dataclass(frozen=True)
 class Items:
-    """Several values: a bare list (order free), a set, a tuple or an interval (order matters).
+    """Several values: a bare list (order free), a set, a tuple or an interval (order matters),
+    or the parts of a multi-part answer (one per box that prose separates: part (a), part (b), in order).
 
     ``brackets`` keeps the delimiters of tuples and intervals: ``(]`` is not ``()``.
     """

@@ -3,7 +3,9 @@
 Judges: the final answer a response commits to, read by the one reader every verifier shares
 (:func:`rewardhub.verifiers.final_answer.read_final_answer`: last box, ``####``, ``<answer>`` tags,
 "the answer is", or, if the policy allows, an unanchored final statement) against the gold as users pass it
-(``\\frac{1}{2}``, ``$...$``, ``\\boxed{...}``, ``0.5``, a worked solution ending in a box), after
+(``\\frac{1}{2}``, ``$...$``, ``\\boxed{...}``, ``0.5``, a worked solution ending in a box; a gold
+boxed in several parts is answered part by part, in order, and a sentence in a gold's box states its
+answer after its lead-in: ``gold``), after
 one normalization of notation (``normalize``), a structural parse with math-verify's LaTeX
 parser at the leaves (``parse``) and an equivalence check that never rounds a wrong answer into a
 right one (``compare``). Every result says in ``details`` what was extracted, what the gold was
@@ -38,10 +40,11 @@ from rewardhub.verifier import Verifier, VerifierConfig
 
 from ..final_answer import ANCHORS, FinalAnswer, extract_gold, prepare, read_final_answer
 from .compare import Incomparable, Policy, equivalent
+from .gold import answer_in_sentence, answer_parts
 from .normalize import normalize, repair_escapes
 from .parse import CACHE_SIZE, Unparseable, parse_normalized
 from .screen import Limits, TooComplex, screen
-from .values import Value
+from .values import Items, Value
 
 __all__ = ["MathConfig", "MathVerifier"]
 
@@ -52,7 +55,7 @@ class MathVerifier(Verifier):
     """Final-answer extraction and mathematical equivalence with math-verify and sympy."""
 
     name = "math"
-    version = "3"
+    version = "4"
     kind = "rule"
 
     class Config(VerifierConfig):
@@ -165,6 +168,8 @@ class MathVerifier(Verifier):
         if not candidates:
             return Result.ok(0.0, **details, reason="no_answer")
         answer = _read_answer(candidates, limits, details)
+        if isinstance(gold_value, Items) and gold_value.kind == "parts" and details.get("anchor") == "boxed":
+            answer = _read_parts(response, len(gold_value.items), limits, details) or answer
         if not config.restated and not isinstance(answer, str) and _restates_prompt(sample, details, gold_text):
             return Result.ok(0.0, **details, reason="restates_prompt")
         if details.get("answer") == details["gold"] and not isinstance(answer, str):
@@ -291,16 +296,54 @@ def _gold_text(reference: Any) -> str:
 @lru_cache(maxsize=CACHE_SIZE)
 def _read_gold(gold_text: str, limits: Limits) -> tuple[Value, str] | str:
     """The parsed gold and its normalized text, or a message saying why it cannot be judged
-    (cached: a GRPO group sends one gold G times)."""
-    normalized = normalize(extract_gold(gold_text).text)
-    try:
-        screen(normalized, limits)
-    except TooComplex as exc:
-        return f"too complex gold answer: {exc.reason}"
-    try:
-        return parse_normalized(normalized), normalized
-    except Unparseable as exc:
-        return f"gold answer is unparseable: {exc}"
+    (cached: a GRPO group sends one gold G times). A gold boxed in parts is the parts, in order
+    (``gold``); a sentence in the box is the answer it states."""
+    texts = answer_parts(gold_text, allow_unclosed=True) or [extract_gold(gold_text).text]
+    values: list[Value] = []
+    shown: list[str] = []
+    for text in texts:
+        normalized = answer_in_sentence(normalize(text))
+        try:
+            screen(normalized, limits)
+        except TooComplex as exc:
+            return f"too complex gold answer: {exc.reason}"
+        try:
+            values.append(parse_normalized(normalized))
+        except Unparseable as exc:
+            return f"gold answer is unparseable: {exc}"
+        shown.append(normalized)
+    if len(values) == 1:
+        return values[0], shown[0]
+    return Items(tuple(values), "parts"), PART_SEPARATOR.join(shown)
+
+
+PART_SEPARATOR = "; "
+"""How the parts of a multi-part answer are shown in ``details`` (``3; 5``)."""
+
+
+def _read_parts(response: str, count: int, limits: Limits, details: dict[str, Any]) -> Value | str | None:
+    """The response's last ``count`` boxed parts, in order, when the gold has ``count`` parts and the
+    response boxes at least that many answers (``(a) \\boxed{3} ... (b) \\boxed{5}``); None when it
+    boxes fewer (its last box is then the answer, which a multi-part gold never equals unless it
+    lists every part) or a part does not parse; a "too complex" message."""
+    parts = answer_parts(response, count)
+    if len(parts) != count:
+        return None
+    values: list[Value] = []
+    shown: list[str] = []
+    for part in parts:
+        normalized = normalize(part)
+        try:
+            screen(normalized, limits)
+        except TooComplex as exc:
+            return f"too complex: {exc.reason}"
+        try:
+            values.append(parse_normalized(normalized))
+        except Unparseable:
+            return None
+        shown.append(normalized)
+    details.update(extracted=_shown(PART_SEPARATOR.join(parts)), answer=PART_SEPARATOR.join(shown))
+    return Items(tuple(values), "parts")
 
 
 @lru_cache(maxsize=CACHE_SIZE)
