@@ -10,10 +10,12 @@ meaning (:mod:`rewardhub.settings_reference`).
 
 The tree is built once, where a process starts serving (``rewardhub serve``, an API worker, a Celery
 worker), and handed down: the service and its executors take it as an argument, and a pool's worker
-processes receive it when they start (:func:`use`). Code that has no settings argument (a verifier's
-sandbox pool, the model kit) asks :func:`current`: the tree this process was handed, or, in a process
-that was handed none (a test, a script, a fork server), one built from its environment. Nothing
-passes a setting on by writing ``os.environ``.
+processes receive it when they start (:func:`use`). Code that has no settings argument (the model
+kit) asks :func:`current`: the tree this process was handed, or, in a process that was handed none (a
+test, a script, a fork server), one built from its environment. The sandbox, whose section the tree
+imports, reads that section through the way in this module hands it
+(:func:`rewardhub.sandbox.settings.read_from`), never by importing the tree. Nothing passes a setting
+on by writing ``os.environ``.
 
 The defaults are the embedded mode on a laptop: bind to loopback, local process pools sized to the
 cores, no broker. Production-only hazards are refused rather than warned about: a non-loopback
@@ -39,7 +41,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
-from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.sandbox.settings import SandboxSettings, read_from
 from rewardhub.sessions.settings import SessionSettings
 
 __all__ = ["ModelSettings", "OrsSettings", "SandboxSettings", "SessionSettings", "Settings", "current", "use"]
@@ -397,3 +399,10 @@ def _from_environment(variables: tuple[tuple[str, str], ...]) -> Settings:
     """The tree these variables give (built once per set of them: building reads every section's
     variables, some milliseconds, and a verifier may ask for every sample)."""
     return Settings()
+
+
+def _sandbox_section() -> SandboxSettings:
+    return current().sandbox
+
+
+read_from(_sandbox_section)  # the sandbox's pools read their section of this tree without importing it

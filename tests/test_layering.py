@@ -18,6 +18,9 @@
   (the verifier and its trusted half: test formats, asserts, comparison, checkers) imports of the
   sandbox only ``rewardhub.sandbox`` itself, never one of its modules; and the sandbox, which runs
   programs and judges nothing, imports no verifier.
+- **The sandbox is the ground floor of a code sample's path.** Of rewardhub it imports only itself and
+  the exception tree (``rewardhub.errors``): its settings are handed down to it by the service's
+  settings tree (:func:`rewardhub.sandbox.settings.read_from`), which imports the sandbox's section.
 - ``rewardhub.jobs`` (the job store and its journals) sits under the API and the execution
   engines: both import it, it imports neither, and callers and verifiers never import it.
 - The API never imports the adapters, and the adapters never import the API, the execution engines
@@ -294,6 +297,23 @@ def test_the_sandbox_imports_no_verifier() -> None:
         if _within(found.target, "rewardhub.verifiers") or _within(found.target, "rewardhub.models")
     ]
     assert not wrong, "what a run means is the verifier's to judge: " + "; ".join(wrong)
+
+
+SANDBOX_MAY_IMPORT = frozenset({"rewardhub.errors"})
+"""What the sandbox imports of rewardhub outside itself: the exception tree its errors belong to."""
+
+
+def test_the_sandbox_imports_nothing_above_it() -> None:
+    wrong = [
+        _where(module, found)
+        for module in modules()
+        if _within(module, SANDBOX_FACE)
+        for found in imports_of(module)
+        if not _within(found.target, SANDBOX_FACE) and found.target not in SANDBOX_MAY_IMPORT
+    ]
+    assert not wrong, "the sandbox's settings are handed down to it (rewardhub.sandbox.settings.read_from): " + (
+        "; ".join(wrong)
+    )
 
 
 ROOMS: tuple[tuple[str, ...], ...] = (

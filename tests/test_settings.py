@@ -16,6 +16,7 @@ import pytest
 from pydantic import ValidationError
 
 import rewardhub.settings as settings_module
+from rewardhub.sandbox.settings import in_effect
 from rewardhub.settings import SandboxSettings, Settings, current, use
 
 OLD_VARIABLES: list[tuple[str, str, str, Any]] = [
@@ -205,3 +206,12 @@ def test_current_is_what_this_process_was_handed_else_its_environment(monkeypatc
     assert current().sandbox.backend == "bwrap"  # the variables changed: the tree is built again
     use(Settings(sandbox=SandboxSettings(backend="unsafe")))
     assert current().sandbox.backend == "unsafe"
+
+
+def test_the_sandbox_reads_its_section_of_the_tree_this_process_was_handed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sandbox does not import the tree (tests/test_layering.py): the tree hands it the way to its section."""
+    monkeypatch.setenv("REWARDHUB_SANDBOX_BACKEND", "docker")
+    assert in_effect().backend == "docker"  # handed nothing: the environment's, as current() gives it
+    use(Settings(sandbox=SandboxSettings(backend="unsafe", scratch_mb=64)))
+    assert in_effect() == current().sandbox
+    assert (in_effect().backend, in_effect().scratch_mb) == ("unsafe", 64)

@@ -25,7 +25,7 @@ from rewardhub.sandbox.isolation import CGROUP_PREFIX, Isolation, lease_uid, uid
 from rewardhub.sandbox.jobs import Job
 from rewardhub.sandbox.languages import Language, language
 from rewardhub.sandbox.limits import COMPILE_LIMITS, Limits
-from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.sandbox.settings import SandboxSettings, in_effect
 from rewardhub.sandbox.syscall_filter import bpf_program
 from rewardhub.sandbox.unsafe import UnsafeIsolation
 from rewardhub.sandbox.verdicts import RunResult
@@ -170,14 +170,12 @@ _default_lock = threading.Lock()
 
 def default_pool() -> SandboxPool:
     """This process's pool, configured by the sandbox section of the settings this process was handed
-    (:func:`rewardhub.settings.current`: ``REWARDHUB_SANDBOX_*`` where none were); raises
+    (:func:`~rewardhub.sandbox.settings.in_effect`: ``REWARDHUB_SANDBOX_*`` where none were); raises
     SandboxUnavailable if it cannot isolate."""
-    from rewardhub.settings import current  # the settings import the sandbox's section from here
-
     global _default
     with _default_lock:
         if _default is None:
-            _default = SandboxPool(current().sandbox)
+            _default = SandboxPool(in_effect())
             atexit.register(_default.close)
         return _default
 
@@ -187,9 +185,7 @@ def compile_filter(settings: SandboxSettings | None = None) -> None:
     process): a fork server that calls this once hands it to every worker it forks, so none of them
     compiles its own on its first program. ``settings``: the default pool's when not given."""
     if settings is None:
-        from rewardhub.settings import current  # the settings import the sandbox's section from here
-
-        settings = current().sandbox
+        settings = in_effect()
     if settings.backend == "bwrap" and settings.syscall_filter:
         bpf_program(settings.seccomp_python)
 

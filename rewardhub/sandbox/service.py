@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from rewardhub.errors import Overloaded
 from rewardhub.sandbox.limits import Limits
 from rewardhub.sandbox.pool import SandboxPool, default_pool
-from rewardhub.sandbox.settings import SandboxSettings
+from rewardhub.sandbox.settings import SandboxSettings, in_effect
 from rewardhub.sandbox.verdicts import RunResult
 
 __all__ = ["MAX_WAITING", "pool_for", "run_program", "run_with_pool"]
@@ -114,6 +114,4 @@ def _default_backend() -> str:
 
 def _default_settings() -> SandboxSettings:
     """The sandbox section of the settings this process was handed (or its environment's)."""
-    from rewardhub.settings import current  # the settings import the sandbox's section from here
-
-    return current().sandbox
+    return in_effect()

@@ -5,18 +5,25 @@ It is a section of :class:`rewardhub.settings.Settings` (``sandbox.backend`` and
 settings`` lists them), built with the rest of the tree and handed to every worker process as it
 starts, so a verifier running in any worker sees the same choice as the API process. Built alone
 (``SandboxSettings()``), it reads the same variables.
+
+The tree imports this section, so the sandbox never imports the tree: the tree hands the sandbox a
+way to read its section (:func:`read_from`), and the sandbox's pools ask :func:`in_effect`. A
+process that never loaded the tree (a script that only runs programs) gets its environment's section,
+which is what the tree would have given it.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-__all__ = ["DEFAULT_PRELOAD", "SandboxSettings"]
+__all__ = ["DEFAULT_PRELOAD", "SandboxSettings", "in_effect", "read_from"]
 
 DEFAULT_PRELOAD = (
     "array",
@@ -98,3 +105,29 @@ class SandboxSettings(BaseSettings):
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
+
+
+_source: Callable[[], SandboxSettings] | None = None
+
+
+def read_from(source: Callable[[], SandboxSettings]) -> None:
+    """Take this process's sandbox section from ``source`` from now on: :mod:`rewardhub.settings`
+    passes the section of the tree this process was handed (``rewardhub.settings.current``)."""
+    global _source
+    _source = source
+
+
+def in_effect() -> SandboxSettings:
+    """This process's sandbox section: from the source the settings tree passed down, else the
+    environment's (``REWARDHUB_SANDBOX_*``)."""
+    if _source is not None:
+        return _source()
+    return _from_environment(
+        tuple(sorted(item for item in os.environ.items() if item[0].upper().startswith("REWARDHUB_SANDBOX_")))
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _from_environment(variables: tuple[tuple[str, str], ...]) -> SandboxSettings:
+    """The section these variables give (built once per set of them: a pool is looked up per run)."""
+    return SandboxSettings()

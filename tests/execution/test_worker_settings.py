@@ -1,8 +1,9 @@
 """A pool's worker processes are handed the service's settings as they start.
 
-A verifier has no settings argument: what it reads of them (the code verifier its sandbox section,
-the model verifiers the model kit's folder) comes from :func:`rewardhub.settings.current` in the
-worker. The service used to pass the sandbox backend by writing ``REWARDHUB_SANDBOX_BACKEND`` into
+A verifier has no settings argument: what it reads of them (the model verifiers the model kit's
+folder) comes from :func:`rewardhub.settings.current` in the worker, and the sandbox the code
+verifier runs programs in reads its section of that same tree
+(:func:`rewardhub.sandbox.settings.in_effect`). The service used to pass the sandbox backend by writing ``REWARDHUB_SANDBOX_BACKEND`` into
 its own environment before the fork server started; now the workers get the whole tree, so a
 setting given by a flag or a config file, which the environment never holds, reaches them too.
 """
@@ -22,6 +23,7 @@ from rewardhub.types import Sample
 
 PROBE = textwrap.dedent(
     '''
+    from rewardhub.sandbox.settings import in_effect
     from rewardhub.settings import current
     from rewardhub.types import Result
     from rewardhub.verifier import Verifier
@@ -32,7 +34,9 @@ PROBE = textwrap.dedent(
 
         def score(self, sample, config):
             settings = current()
-            return Result.ok(1.0, backend=settings.sandbox.backend, models=str(settings.models.dir))
+            return Result.ok(
+                1.0, backend=settings.sandbox.backend, models=str(settings.models.dir), sandbox=in_effect().backend
+            )
     '''
 )
 
@@ -51,7 +55,7 @@ def _probe(tmp_path: Path, settings: Settings | None) -> dict[str, str]:
     finally:
         pool.shutdown()
     assert result.status == "ok", result.error
-    return {key: result.details[key] for key in ("backend", "models")}
+    return {key: result.details[key] for key in ("backend", "models", "sandbox")}
 
 
 def test_a_worker_reads_the_settings_its_pool_was_handed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,4 +63,4 @@ def test_a_worker_reads_the_settings_its_pool_was_handed(tmp_path: Path, monkeyp
     monkeypatch.delenv("REWARDHUB_MODELS_DIR", raising=False)
     handed = Settings.load(sandbox={"backend": "unsafe"}, models={"dir": str(tmp_path / "models")})
     details = _probe(tmp_path, handed)
-    assert details == {"backend": "unsafe", "models": str(tmp_path / "models")}
+    assert details == {"backend": "unsafe", "models": str(tmp_path / "models"), "sandbox": "unsafe"}
