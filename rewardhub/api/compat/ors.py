@@ -11,14 +11,16 @@ by ``REWARDHUB_ORS_ENVIRONMENT`` (``code``):
   ``POST /ping`` is 404 once it ended.
 - ``POST /{env}/call`` (``{"name", "input"}``), as server-sent events ending in ``{"ok": true,
   "output": {"blocks", "metadata", "reward", "finished"}}``; tools: ``python`` (``{"code"}``, state
-  kept across calls), ``bash`` (``{"command"}``) and ``submit`` (the task's ``test_command`` on the
-  session's files, with its ``test_files``: ``reward`` 1.0 or 0.0 and ``finished``). A tool's input
+  kept across calls), ``bash`` (``{"command"}``) and ``submit`` (the task's ``test_command`` with its
+  ``test_files``, in a fresh sandbox on the task's ``artifacts``: ``reward`` 1.0 or 0.0 and
+  ``finished``; see :func:`_submit`). A tool's input
   that does not fit, or an unknown tool, is ``{"ok": false, "error"}``; a session that is gone or a
   failed sandbox is an ``error`` event (the client raises), never a reward of 0.
 - ``GET /list_environments``, ``GET /{env}/tools`` and ``/task_tools``, ``GET /{env}/prompt``,
   ``GET /{env}/splits``, ``POST /{env}/tasks``, ``/num_tasks``, ``/task``, ``/task_range``: the
   tasks of ``REWARDHUB_ORS_TASKS_FILE`` (JSON ``{split: [task, ...]}``; a task is ``{"prompt",
-  "files", "test_command", "test_files"?}``); without it, no splits, and clients pass ``task_spec``.
+  "files", "test_command", "test_files"?, "artifacts"?, "verify"?}``); without it, no splits, and
+  clients pass ``task_spec``.
 
 The ORS session is found again through the service's session host (its id is a tag of the rewardhub
 session), so with ``--api-workers N`` any worker answers any call. The API key is ORS's
@@ -45,6 +47,7 @@ from rewardhub.api.deps import caller_owner, sessions_of
 from rewardhub.api.offload import off_loop
 from rewardhub.errors import BadRequest, InvalidRequest, NotFound, RewardhubError, Unauthorized
 from rewardhub.messages import observation
+from rewardhub.sessions.fresh import artifact_paths
 from rewardhub.settings import OrsSettings
 
 __all__ = ["OrsSettings", "router"]
@@ -54,6 +57,11 @@ TASK_TAG = "ors_task"
 PING_S = 10.0
 """A comment line this often while a call runs: the client stops reading after 30 s of silence."""
 CHUNK = 4096
+WHOLE_WORKING_DIRECTORY = (".",)
+"""The artifacts of a task that names none: every regular file of the working directory, less dot
+files, links, special files and Python's and pytest's startup files (:mod:`rewardhub.sandbox.inside.collect`).
+What a daemon, the environment, an interpreter hook or the home folder did stays behind; a file the
+tests read from the working directory still travels, so a task closes that by naming its artifacts."""
 
 
 def _settings(request: Request) -> OrsSettings:
@@ -234,6 +242,7 @@ async def create(request: Request) -> dict[str, str]:
     files = task.get("files") or {}
     if not isinstance(files, Mapping) or not all(isinstance(v, str) for v in files.values()):
         raise InvalidRequest("a task's files must be an object of path: text")
+    _verification(task)  # a task that cannot be judged is refused now, not at the model's submit
     sessions, owner = sessions_of(request), caller_owner(request)
     if await off_loop(sessions.find, owner, SID_TAG, sid) is not None:
         raise BadRequest(f"ORS session {sid!r} already exists")
@@ -367,18 +376,51 @@ async def _tool(request: Request, found: Mapping[str, Any], body: CallBody) -> d
     return _output(observation(shown), metadata)
 
 
+def _verification(task: Mapping[str, Any]) -> list[str] | None:
+    """The artifacts a task's episode is judged from, in a fresh sandbox; None for the task that asks
+    for ``"verify": "in_session"``. Fresh is the default: a task that names no ``artifacts`` is judged
+    from its working directory's regular files (:data:`WHOLE_WORKING_DIRECTORY`)."""
+    verify = task.get("verify", "fresh")
+    if verify not in ("fresh", "in_session"):
+        raise InvalidRequest(f"a task's verify must be 'fresh' or 'in_session', not {verify!r}")
+    artifacts = task.get("artifacts")
+    if verify == "in_session":
+        if artifacts:
+            raise InvalidRequest("a task's artifacts are carried only by a fresh verification")
+        return None
+    if artifacts is None:
+        return list(WHOLE_WORKING_DIRECTORY)
+    if not isinstance(artifacts, list) or not artifacts or not all(isinstance(path, str) for path in artifacts):
+        raise InvalidRequest("a task's artifacts must be a non-empty list of relative paths or globs")
+    try:
+        return artifact_paths(artifacts)
+    except ValueError as exc:
+        raise InvalidRequest(f"a task's artifacts: {exc}") from None
+
+
 async def _submit(request: Request, found: Mapping[str, Any]) -> dict[str, Any]:
+    """The task's tests, judged where the model never was: the session's processes stop, its
+    artifacts are copied out, and ``test_command`` runs with ``test_files`` in a fresh sandbox
+    (:mod:`rewardhub.sessions.fresh`). A missing or refused artifact is a reward of 0; a sandbox
+    that failed is an ``error`` event, never a reward."""
     task = found["tags"][TASK_TAG]
     command = task.get("test_command")
     if not command:
         return {"ok": False, "error": "this task has no test_command to judge it by"}
     files = dict(task.get("test_files") or {})
-    sessions, owner = sessions_of(request), caller_owner(request)
-    result = await off_loop(sessions.run_tests, found["id"], owner, command, _settings(request).test_timeout_s, files)
+    sessions, owner, timeout_s = sessions_of(request), caller_owner(request), _settings(request).test_timeout_s
+    artifacts = _verification(task)
+    if artifacts is None:
+        result = await off_loop(sessions.run_tests, found["id"], owner, command, timeout_s, files)
+    else:
+        result = await off_loop(sessions.run_tests_fresh, found["id"], owner, command, timeout_s, files, artifacts)
     if result.verdict == "sandbox_error":
         raise RewardhubError(f"the tests could not run: {result.details.get('message') or 'the sandbox failed'}")
     shown = {"status": result.verdict, "exit_code": result.exit_code, "stdout": result.stdout, "stderr": result.stderr}
     metadata = {"status": result.verdict, "exit_code": result.exit_code}
+    metadata["verification"] = "in_session" if artifacts is None else "fresh"
+    if "artifacts" in result.details:
+        metadata["artifacts"] = result.details["artifacts"]
     return _output(observation(shown), metadata, reward=float(result.ok), finished=True)
 
 

@@ -8,7 +8,9 @@
   ``stdout``, ``stderr``, ``elapsed_ms``, ``message``, ``sandbox``, and ``state`` (``kept``, or
   ``lost`` when the call ended the interpreter: its variables are gone, its files are not).
 - ``POST /v1/sessions/{id}/test``: judge the session's final state: a test command run on its files
-  in a fresh program (the interpreter's state ends; the files stay), and ``reward`` 1.0 when it passes.
+  in a fresh program (the interpreter's state ends; the files stay), and ``reward`` 1.0 when it passes;
+  with ``artifacts`` (``verify: "fresh"``), in a new sandbox on those artifacts alone
+  (:mod:`rewardhub.sessions.fresh`).
 - ``GET /v1/sessions/{id}``, ``DELETE /v1/sessions/{id}``, ``GET /v1/sessions`` (the key's own).
 
 A session belongs to the API key that made it (another key gets 404). ``DELETE`` answers 204.
@@ -33,6 +35,7 @@ from rewardhub.api.body import parse_body, read_body, relative_files
 from rewardhub.api.deps import ServiceDep, SessionsDep, caller_owner, require_key
 from rewardhub.api.offload import off_loop
 from rewardhub.sandbox.verdicts import RunResult
+from rewardhub.sessions.fresh import artifact_paths
 
 __all__ = ["SessionCreateRequest", "SessionRunRequest", "SessionTestRequest", "router"]
 
@@ -100,6 +103,25 @@ class SessionTestRequest(BaseModel):
     command: str = Field(description="The test command, run on the session's files (exit 0 passes).")
     files: dict[str, str] = Field(default_factory=dict, description="Test files written beside the session's first.")
     timeout_s: float = Field(60.0, gt=0)
+    verify: Literal["in_session", "fresh"] | None = Field(
+        None, description="'fresh': in a new sandbox on the declared artifacts only (the default when some are)."
+    )
+    artifacts: list[str] = Field(
+        default_factory=list, description="What a fresh verification copies out: relative paths, folders, globs."
+    )
+
+    @field_validator("artifacts")
+    @classmethod
+    def _artifacts(cls, artifacts: list[str]) -> list[str]:
+        return artifact_paths(artifacts)
+
+    @model_validator(mode="after")
+    def _fresh_has_artifacts(self) -> SessionTestRequest:
+        if self.verify == "fresh" and not self.artifacts:
+            raise ValueError("a fresh verification needs artifacts: the paths the tests read from the session")
+        if self.verify == "in_session" and self.artifacts:
+            raise ValueError("artifacts are carried only by a fresh verification (verify: 'fresh')")
+        return self
 
 
 class SessionRunResponse(BaseModel):
@@ -173,10 +195,17 @@ async def run_in_session(
 @router.post("/v1/sessions/{session_id}/test")
 async def test_session(session_id: str, request: Request, service: ServiceDep, sessions: SessionsDep) -> dict[str, Any]:
     body = parse_body(await read_body(request, service.settings.max_request_bytes), SessionTestRequest)
-    result = await off_loop(
-        sessions.run_tests, session_id, caller_owner(request), body.command, body.timeout_s, body.files
-    )
+    owner = caller_owner(request)
+    if body.artifacts:  # verify "fresh", said or implied
+        result = await off_loop(
+            sessions.run_tests_fresh, session_id, owner, body.command, body.timeout_s, body.files, body.artifacts
+        )
+    else:
+        result = await off_loop(sessions.run_tests, session_id, owner, body.command, body.timeout_s, body.files)
     answer = SessionRunResponse.of(result).model_dump()
+    answer["verification"] = "fresh" if body.artifacts else "in_session"
+    if "artifacts" in result.details:
+        answer["artifacts"] = result.details["artifacts"]
     answer["state"] = "lost"  # the interpreter stopped so that its code could not answer for the tests
     answer["reward"] = None if result.verdict == "sandbox_error" else float(result.verdict == "ok")
     return answer

@@ -12,7 +12,8 @@ session runs while it reads, and it can read nothing the session could not have 
   one past the total cap or one it may not read is *refused*, with the reason; a name that finds
   nothing is *missing*.
 - A declared folder brings every regular file below it; a simple glob (``*``, ``?``, ``[...]`` within
-  one path segment) brings what it matches. What these match that is not a regular file, and names
+  one path segment) brings what it matches. A file they match past a cap is refused, as a named one
+  is; what they match that is not a regular file, and names
   starting with a dot, are *left out* (listed, never followed), and so are the files Python and
   pytest run on their own when they start (``conftest.py``, ``sitecustomize.py``,
   ``usercustomize.py``, ``*.pth``): a glob lets the agent choose what travels, so those travel only
@@ -44,6 +45,11 @@ FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CL
 
 class Refused(Exception):
     """A declared file that does not travel, and why."""
+
+
+class OverCap(Refused):
+    """A file past a cap: refused wherever it was found (a glob or folder never drops it quietly,
+    which would let tests that skip what is absent pass)."""
 
 
 def collect(root: str, spec: dict[str, Any]) -> int:
@@ -140,13 +146,13 @@ class _Collection:
     def _file(self, folder_fd: int, name: str, path: str) -> None:
         """Read one regular file (never through a link) into :attr:`files`, or raise :class:`Refused`."""
         if len(self.files) >= self.max_files and path not in self.files:
-            raise Refused(f"more than {self.max_files} artifacts")
+            raise OverCap(f"more than {self.max_files} artifacts")
         info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
         kind = _kind(info.st_mode)
         if kind != "file":
             raise Refused(f"not a regular file: a {kind}")
         if info.st_size > self.max_file_bytes:
-            raise Refused(f"larger than the cap of {self.max_file_bytes} bytes per artifact")
+            raise OverCap(f"larger than the cap of {self.max_file_bytes} bytes per artifact")
         try:
             fd = os.open(name, FILE_FLAGS, dir_fd=folder_fd)
         except OSError as exc:
@@ -167,9 +173,9 @@ class _Collection:
         finally:
             os.close(fd)
         if size > self.max_file_bytes:
-            raise Refused(f"larger than the cap of {self.max_file_bytes} bytes per artifact")
+            raise OverCap(f"larger than the cap of {self.max_file_bytes} bytes per artifact")
         if self.total + size > self.max_total_bytes:
-            raise Refused(f"the artifacts together exceed the cap of {self.max_total_bytes} bytes")
+            raise OverCap(f"the artifacts together exceed the cap of {self.max_total_bytes} bytes")
         self.total += size
         data = b"".join(chunks)
         self.files[path] = {"base64": base64.b64encode(data).decode("ascii"), "executable": bool(info.st_mode & 0o111)}
@@ -181,6 +187,9 @@ class _Collection:
             return False
         try:
             self._file(folder_fd, name, path)
+        except OverCap as exc:
+            self.refused[path] = str(exc)
+            return False
         except Refused as exc:
             self.leave(path, str(exc))
             return False
