@@ -4,7 +4,8 @@ Modules, in the order a sample flows through them: ``verifier`` (the :class:`IFE
 registry loads: reference shapes, IFEval's strict and loose framing, scoring), ``rules`` (the
 instruction registry: id -> kwargs schema -> rule), the rule families ``google`` (IFEval's 25),
 ``ifevalg`` (the IFEvalG / verifiable_instructions ids of RL data) and ``ifbench`` (IFBench's
-out-of-distribution constraints), ``tokens`` (words, sentences, tokens, language: the readings the
+out-of-distribution constraints: words and counts, with ``ifbench_sentences``, ``ifbench_format``
+and ``ifbench_tasks`` beside it), ``tokens`` (words, sentences, tokens, language: the readings the
 rules share) and ``constraints`` (rewardhub's own ``{"type": ...}`` constraint list).
 """
 
