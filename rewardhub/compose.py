@@ -4,7 +4,10 @@ A request names verifiers as a string, a ``{"name", "config"}`` reference, a wei
 ``{"sum": [...]}`` or a ``{"gate": ..., "then": ...}``. :func:`resolve` validates every config
 up front (a bad config is a 422 before any work starts) and returns a tree of frozen nodes, each
 :class:`Leaf` carrying its verifier's :class:`~rewardhub.registry.VerifierTraits`, asked of the
-registry there and nowhere after; the execution layer scores each distinct leaf once; :func:`combine` folds the leaf
+registry there and nowhere after. Every node knows its distinct leaves (``node.leaves``, listed
+once, as the tree is built): the score pipeline reads them to see who reads the caller and the
+scorer to split per-sample from group leaves, so neither walks a tree again for each request. The
+execution layer scores each distinct leaf once; :func:`combine` folds the leaf
 results back into one :class:`~rewardhub.types.Result` with the per-component breakdown in
 ``details["components"]``. Combination is pure: no I/O, no registry.
 
@@ -15,8 +18,8 @@ missing term is not a smaller reward, it is no reward.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -39,12 +42,21 @@ class Leaf:
     key: str  # name + canonical config: identical leaves are scored once
     traits: VerifierTraits  # what the service needs to know about the verifier with this config
 
+    @property
+    def leaves(self) -> tuple[Leaf, ...]:
+        return (self,)
+
 
 @dataclass(frozen=True)
 class SumNode:
     terms: tuple[tuple[Node, float], ...]
     clip: tuple[float, float] | None
     scale: float
+    leaves: tuple[Leaf, ...] = field(init=False, repr=False, compare=False)
+    """Distinct leaves, in first-seen order (listed when the node is built)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "leaves", _distinct(term for term, _ in self.terms))
 
 
 @dataclass(frozen=True)
@@ -53,6 +65,11 @@ class GateNode:
     then: Node
     threshold: float
     otherwise: float
+    leaves: tuple[Leaf, ...] = field(init=False, repr=False, compare=False)
+    """Distinct leaves, the gate's first (listed when the node is built)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "leaves", _distinct((self.gate, self.then)))
 
 
 Node = Leaf | SumNode | GateNode
@@ -83,24 +100,23 @@ def resolve(
         )
     else:
         raise InvalidRequest(f"not a verifier spec: {spec!r}")
-    if depth == 0 and len(leaves(node)) > MAX_LEAVES:
+    if depth == 0 and len(node.leaves) > MAX_LEAVES:
         raise InvalidRequest(f"a composite verifier may have at most {MAX_LEAVES} leaves")
     return node
 
 
 def leaves(node: Node) -> list[Leaf]:
-    """Distinct leaves of a tree, in first-seen order."""
+    """Distinct leaves of a tree, in first-seen order (``node.leaves``, as a list)."""
+    return list(node.leaves)
+
+
+def _distinct(parts: Iterable[Node]) -> tuple[Leaf, ...]:
+    """The distinct leaves of ``parts``, in first-seen order: a leaf named twice is scored once."""
     found: dict[str, Leaf] = {}
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, Leaf):
-            found.setdefault(current.key, current)
-        elif isinstance(current, SumNode):
-            stack.extend(term for term, _ in reversed(current.terms))
-        else:
-            stack.extend([current.then, current.gate])
-    return list(found.values())
+    for part in parts:
+        for leaf in part.leaves:
+            found.setdefault(leaf.key, leaf)
+    return tuple(found.values())
 
 
 def combine(node: Node, results: Mapping[str, Result]) -> Result:

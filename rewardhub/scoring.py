@@ -36,7 +36,7 @@ from typing import Any
 
 from rewardhub.cache import RewardCache, cache_key, open_cache
 from rewardhub.calls import Call
-from rewardhub.compose import GateNode, Leaf, Node, SumNode, combine, leaves, resolve
+from rewardhub.compose import GateNode, Leaf, Node, SumNode, combine, resolve
 from rewardhub.errors import InvalidRequest, RewardhubError
 from rewardhub.execution.base import Executor, ProgressCallback
 from rewardhub.registry import Registry, Timeouts
@@ -109,10 +109,9 @@ class Scorer:
         per_node: dict[int, tuple[list[Leaf], list[Leaf]]] = {}  # (per-sample leaves, group leaves)
         for node in nodes:
             if id(node) not in per_node:
-                found = leaves(node)
                 per_node[id(node)] = (
-                    [leaf for leaf in found if leaf.traits.kind != "group"],
-                    [leaf for leaf in found if leaf.traits.kind == "group"],
+                    [leaf for leaf in node.leaves if leaf.traits.kind != "group"],
+                    [leaf for leaf in node.leaves if leaf.traits.kind == "group"],
                 )
         per_sample = [(i, leaf) for i, node in enumerate(nodes) for leaf in per_node[id(node)][0]]
         judged = await self._run_leaves([(samples[i], leaf) for i, leaf in per_sample], cache, on_progress)

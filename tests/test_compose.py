@@ -21,6 +21,21 @@ def test_identical_leaves_are_scored_once():
     assert len(leaves(node)) == 1
 
 
+def test_a_tree_knows_its_distinct_leaves_in_first_seen_order():
+    """Listed once, as the tree is built: the gate's leaves before its then's, a sum's terms in order,
+    a leaf named twice once (the pipeline and the scorer read ``node.leaves`` for every request)."""
+    spec = {
+        "gate": "exact",
+        "then": {"sum": [{"verifier": "length"}, {"verifier": "exact"}, {"verifier": {"gate": "format", "then": "f1"}}]},
+    }
+    node = resolve(spec, REGISTRY)
+    assert [leaf.name for leaf in node.leaves] == ["exact", "length", "format", "f1"]
+    assert leaves(node) == list(node.leaves)
+    [leaf] = resolve("exact", REGISTRY).leaves
+    assert leaf.name == "exact"
+    assert node == resolve(spec, REGISTRY)  # the list is not part of a node's identity
+
+
 def test_weighted_sum_with_scale_and_clip_by_hand():
     node = resolve(
         {

@@ -27,7 +27,7 @@ from typing import Any
 
 from rewardhub.api.metrics import Metrics
 from rewardhub.api.middleware.run_tag import accept_run, current_run
-from rewardhub.compose import Node, leaves
+from rewardhub.compose import Node
 from rewardhub.errors import Overloaded, PayloadTooLarge
 from rewardhub.execution import Executor, ProgressCallback
 from rewardhub.scoring import Scorer
@@ -118,7 +118,7 @@ class ScorePipeline:
         for i, node in enumerate(nodes):
             found = reads.get(id(node))
             if found is None:
-                found = reads[id(node)] = any(leaf.traits.reads_caller for leaf in leaves(node))
+                found = reads[id(node)] = any(leaf.traits.reads_caller for leaf in node.leaves)
             if not found and samples[i].session_id is None:  # a sample judged in a session is the caller's too
                 continue
             if out is None:
