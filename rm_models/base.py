@@ -208,6 +208,8 @@ def decoding(config: ModelConfig) -> dict[str, Any] | str:
         out.update(max_tokens=1, top_logprobs=config.top_logprobs)
     else:
         out["max_tokens"] = 8 if config.verdict == "choices" else config.max_tokens
+    if not config.chat_template:
+        out["prompt"] = "plain"  # no chat template: a completion ending in judge_prompts.PLAIN_CUE
     return out
 
 

@@ -92,6 +92,23 @@ class JudgeConfig(ModelConfig):
     max_tokens: int = Field(1024, ge=1, description="Most tokens the judge may generate (1 is used for `logprobs`).")
     temperature: float = Field(0.0, ge=0, description="Sampling temperature of the judge's `last_line` replies; 0 is greedy. `logprobs` and `choices` read the judge's distribution itself, so they are greedy at any temperature.")
     top_logprobs: int = Field(20, ge=1, le=20, description="Alternatives per token requested in `logprobs` mode.")
+    chat_template: bool = Field(
+        True,
+        description="Ask through the model's chat template. `false`: the judge prompt as plain text ending in "
+        "`Answer:` (a completion), for a base model without a chat template; its verdict is then read by "
+        "`choices` or `logprobs`.",
+    )
+
+    @model_validator(mode="after")
+    def _plain_prompt_needs_a_short_verdict(self) -> JudgeConfig:
+        # a base model continues a completion past its verdict (another question, another answer),
+        # so a verdict read from its last line would be whatever it rambled into
+        if not self.chat_template and self.verdict == "last_line":
+            raise ValueError(
+                "chat_template: false asks a completion, which a base model continues past its verdict: "
+                "read the verdict with verdict 'choices' or 'logprobs'"
+            )
+        return self
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ __all__ = [
     "PAIRWISE_FORMAT",
     "PAIRWISE_TAGS",
     "PAIRWISE_TEMPLATE",
+    "PLAIN_CUE",
     "RUBRIC_CRITERION_TEMPLATE",
     "RUBRIC_IMPLICIT_TEMPLATE",
     "TAGS",
@@ -133,6 +134,14 @@ GRADE_FORMAT = {
     "last_line": 'Explain briefly, then write the score alone on the last line as "Score: N".',
     "direct": "Answer with the score as a single number and nothing else.",
 }
+
+PLAIN_CUE = "Answer:"
+"""How a judge prompt ends for a model without a chat template (``chat_template: false``): the
+system prompt (if any), the instruction as above, a blank line and this cue, which a base model
+continues with its verdict. Text after a colon runs on after a space: a verdict word is offered
+with it (" True", " A": one token each in both kit models' vocabularies), while a grade follows a
+prompt that ends in the space, because digit-splitting tokenizers (both kit models') write
+"Answer: 7" as ":", " ", "7". The first token's alternatives are read stripped."""
 
 PAIRWISE_TAGS = (*TAGS, "response_a", "response_b")
 """The pairwise template's tags (``response_a`` is not ``response``: the escaping matches whole names)."""

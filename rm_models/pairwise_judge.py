@@ -51,6 +51,7 @@ from .base import with_model, with_weights
 from .config import JudgeConfig, backend_spec
 from .hardening import fill_template, is_master_key
 from .judge_prompts import PAIRWISE_FORMAT, PAIRWISE_TAGS, PAIRWISE_TEMPLATE
+from .judging import ask
 from .verdicts import choice_probabilities, choice_verdict, last_line_choice
 
 __all__ = ["PairwiseJudge", "bradley_terry", "comparison_pairs", "expected_win_rates", "win_rates"]
@@ -208,14 +209,7 @@ def _request(question: str, first: str, second: str, config: PairwiseJudge.Confi
         "PRINCIPLE": f" Above all: {config.principle}" if config.principle else "",
         "FORMAT": PAIRWISE_FORMAT[(style, config.ties)],
     }
-    messages = ((("system", config.system_prompt),) if config.system_prompt else ()) + (
-        ("user", fill_template(PAIRWISE_TEMPLATE, values, PAIRWISE_TAGS)),
-    )
-    if config.verdict == "logprobs":
-        return ChatRequest(messages, max_tokens=1, temperature=0.0, top_logprobs=config.top_logprobs)
-    if config.verdict == "choices":
-        return ChatRequest(messages, max_tokens=8, temperature=0.0, choices=_choices(config))
-    return ChatRequest(messages, max_tokens=config.max_tokens, temperature=config.temperature)
+    return ask(fill_template(PAIRWISE_TEMPLATE, values, PAIRWISE_TAGS), config, _choices(config))
 
 
 def _choices(config: PairwiseJudge.Config) -> tuple[str, ...]:

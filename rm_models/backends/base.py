@@ -27,15 +27,22 @@ TokenAlternatives = tuple[tuple[str, float], ...]
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One judge call: chat messages and how to decode."""
+    """One judge call: chat messages (or one plain-text prompt) and how to decode."""
 
-    messages: tuple[tuple[str, str], ...]  # (role, content)
+    messages: tuple[tuple[str, str], ...]  # (role, content); empty when ``prompt`` is given
     max_tokens: int = 1024
     temperature: float = 0.0
     top_logprobs: int | None = None
     """Ask for this many alternatives per generated token (verdict-token probabilities)."""
     choices: tuple[str, ...] | None = None
     """Constrain the output to exactly one of these strings, where the backend can."""
+    prompt: str | None = None
+    """The whole prompt as plain text, continued as it is, with no chat template: how a base model
+    (one without a chat template) is asked. A backend sends it as a completion, never as a chat."""
+
+    def __post_init__(self) -> None:
+        if (self.prompt is None) == (not self.messages):
+            raise ValueError("a ChatRequest carries chat messages or a plain prompt: exactly one of the two")
 
     def message_dicts(self) -> list[dict[str, str]]:
         return [{"role": role, "content": content} for role, content in self.messages]

@@ -9,8 +9,9 @@ costs about what one prompt costs, so they are answered together:
   :mod:`~rewardhub.models.backends.padding`), each row cut at its own first end-of-sequence
   token (rows that finish early are filled with pads while the others go on).
 
-A request that cannot be prepared (a tokenizer without a chat template) is that request's
-error; a group that fails is its members' error; the other requests still get replies.
+A request with a plain ``prompt`` (a base model, no chat template) is tokenized as it is, with the
+tokenizer's own special tokens. A request that cannot be prepared (chat messages for a tokenizer
+without a chat template) is that request's error; a group that fails is its members' error; the other requests still get replies.
 """
 
 from __future__ import annotations
@@ -67,8 +68,11 @@ def _settle(replies: dict[int, Reply], members: list[int], compute: Callable[[],
 
 
 def _prompt_ids(backend: TransformersBackend, request: ChatRequest) -> list[int]:
-    prompt = backend.render_chat(request.message_dicts(), add_generation_prompt=True)
-    ids = backend.tokenizer(prompt, add_special_tokens=False).input_ids  # the template has its specials
+    if request.prompt is not None:  # a plain prompt: the tokenizer's own specials (a base model's BOS)
+        ids = backend.tokenizer(request.prompt).input_ids
+    else:
+        prompt = backend.render_chat(request.message_dicts(), add_generation_prompt=True)
+        ids = backend.tokenizer(prompt, add_special_tokens=False).input_ids  # the template has its specials
     if not ids:
         raise BackendError("the rendered judge prompt has no tokens")
     return list(ids)

@@ -5,6 +5,8 @@ PRMs. Requests of one batch go out concurrently (``max_concurrency``); each fail
 that sample's error, retried first on connection errors, 429 and 5xx. Constrained choices are
 sent the way vLLM servers read them (``structured_outputs`` and the older ``guided_choice``);
 a hosted API that rejects unknown fields should be used with ``verdict`` other than ``choices``.
+A plain prompt (a base model's judge, ``chat_template: false``) goes to ``completions`` instead of
+``chat/completions``: the server continues the text as it is, with no chat template.
 """
 
 from __future__ import annotations
@@ -64,15 +66,17 @@ class OpenAIBackend(Backend):
 
     def _chat_safe(self, request: ChatRequest) -> ChatReply | Exception:
         try:
+            if request.prompt is not None:
+                return parse_completion(self._post(completion_body(self.spec.model, request), "completions"))
             return parse_reply(self._post(chat_body(self.spec.model, request)))
         except BackendError as exc:
             return exc
 
-    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _post(self, body: dict[str, Any], path: str = "chat/completions") -> dict[str, Any]:
         for attempt in range(self._max_retries + 1):
             last = attempt == self._max_retries
             try:
-                response = self._client.post("chat/completions", json=body)
+                response = self._client.post(path, json=body)
             except httpx.TransportError as exc:
                 if last:
                     raise BackendError(f"judge endpoint {self.spec.base_url} unreachable: {exc!r}") from exc
@@ -103,6 +107,40 @@ def chat_body(model: str, request: ChatRequest) -> dict[str, Any]:
         body["structured_outputs"] = {"choice": list(request.choices)}
         body["guided_choice"] = list(request.choices)
     return body
+
+
+def completion_body(model: str, request: ChatRequest) -> dict[str, Any]:
+    """The completions request body for one plain-prompt judge call (the legacy protocol asks for
+    top log-probabilities with one number)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "prompt": request.prompt,
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+    }
+    if request.top_logprobs is not None:
+        body["logprobs"] = request.top_logprobs
+    if request.choices:
+        body["structured_outputs"] = {"choice": list(request.choices)}
+        body["guided_choice"] = list(request.choices)
+    return body
+
+
+def parse_completion(payload: dict[str, Any]) -> ChatReply:
+    """A completions response as a :class:`ChatReply`: the text, and per generated token its top
+    alternatives (``logprobs.top_logprobs``, one {token: log-probability} map per token)."""
+    try:
+        choice = payload["choices"][0]
+        text = choice["text"]
+        if not isinstance(text, str):
+            raise TypeError("completion text is not a string")
+        logprobs = None
+        top = (choice.get("logprobs") or {}).get("top_logprobs")
+        if top is not None:
+            logprobs = tuple(tuple((str(token), float(lp)) for token, lp in step.items()) for step in top)
+        return ChatReply(text=text, logprobs=logprobs, finish_reason=choice.get("finish_reason"))
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+        raise BackendError(f"malformed completion from judge endpoint: {exc!r}") from exc
 
 
 def parse_reply(payload: dict[str, Any]) -> ChatReply:

@@ -165,22 +165,38 @@ class VLLMBackend(Backend):
         return result
 
     def chat(self, requests: Sequence[ChatRequest]) -> list[ChatReply | Exception]:
+        """Chat requests through ``LLM.chat`` (the model's template), plain prompts through
+        ``LLM.generate`` (as written, the tokenizer's BOS added): one engine call for each kind."""
+        replies: list[ChatReply | Exception | None] = [None] * len(requests)
+        plain = [i for i, r in enumerate(requests) if r.prompt is not None]
+        chats = [i for i, r in enumerate(requests) if r.prompt is None]
+        for members in (plain, chats):
+            if members:
+                for index, reply in zip(members, self._answer([requests[i] for i in members]), strict=True):
+                    replies[index] = reply
+        return [r for r in replies if r is not None]
+
+    def _answer(self, requests: list[ChatRequest]) -> list[ChatReply | Exception]:
         engine = self._generator()
         try:  # one engine call for the whole batch: that is where vLLM is fast
-            outputs = engine.chat(
-                [r.message_dicts() for r in requests], [self._sampling(r) for r in requests], use_tqdm=False
-            )
+            outputs = self._call(engine, requests)
             return [self._reply(out.outputs[0], r) for out, r in zip(outputs, requests, strict=True)]
         except self._request_errors:
             pass  # one bad request fails the batch call: retry one by one so it fails alone
         replies: list[ChatReply | Exception] = []
         for request in requests:
             try:
-                out = engine.chat([request.message_dicts()], self._sampling(request), use_tqdm=False)[0]
+                out = self._call(engine, [request])[0]
                 replies.append(self._reply(out.outputs[0], request))
             except self._request_errors as exc:
                 replies.append(BackendError(f"vLLM generation failed: {exc}"))
         return replies
+
+    def _call(self, engine: Any, requests: list[ChatRequest]) -> Any:
+        sampling = [self._sampling(r) for r in requests]
+        if requests[0].prompt is not None:
+            return engine.generate([r.prompt for r in requests], sampling, use_tqdm=False)
+        return engine.chat([r.message_dicts() for r in requests], sampling, use_tqdm=False)
 
     @staticmethod
     def _reply(out: Any, request: ChatRequest) -> ChatReply:

@@ -35,9 +35,13 @@ def encode(prompts: list[dict], pooling_params: Any = None, **kwargs: Any) -> li
     return [types.SimpleNamespace(outputs=types.SimpleNamespace(data=d)) for d in data]
 
 
-def generate(prompts: list[dict], params: Any, **kwargs: Any) -> list:
+def generate(prompts: list[dict | str], params: Any, **kwargs: Any) -> list:
     outs = []
     for p in prompts:
+        if isinstance(p, str):  # a plain prompt, continued: the reply names its prompt's length
+            out = types.SimpleNamespace(text=f" False{len(p)}", logprobs=None, finish_reason="stop")
+            outs.append(types.SimpleNamespace(outputs=[out]))
+            continue
         ids = p["prompt_token_ids"]
         lps = [None] + [{tok: Logprob(-0.1 * t)} for t, tok in enumerate(ids) if t > 0]
         outs.append(types.SimpleNamespace(prompt_logprobs=lps))
@@ -119,6 +123,26 @@ def test_a_judge_with_choices_constrains_decoding_through_structured_outputs(
     backend.chat([ChatRequest((("user", "ok?"),), max_tokens=1, choices=("True", "False"))])
     assert vllm.called("StructuredOutputsParams") == [{"choice": ["True", "False"]}]
     assert vllm.called("SamplingParams")[0]["structured_outputs"].choice == ["True", "False"]
+
+
+def test_plain_prompts_are_continued_by_generate_and_chats_by_chat_in_order(
+    backend: VLLMBackend, vllm: StrictVllm
+) -> None:
+    """A base model's judge (chat_template: false) is never put through a chat template."""
+    replies = backend.chat(
+        [
+            ChatRequest((), max_tokens=1, prompt="Is it?\n\nAnswer:"),
+            ChatRequest((("user", "ok?"),), max_tokens=1),
+            ChatRequest((), max_tokens=1, choices=(" True", " False"), prompt="Really?\n\nAnswer:"),
+        ]
+    )
+    assert [r.text for r in replies] == [" False15", "True", " False16"]  # type: ignore[union-attr]
+    [generated] = vllm.called("LLM.generate")
+    prompts, sampling = generated["_args"]
+    assert prompts == ["Is it?\n\nAnswer:", "Really?\n\nAnswer:"]
+    assert sampling[1].structured_outputs.choice == [" True", " False"]
+    [chatted] = vllm.called("LLM.chat")
+    assert chatted["_args"][0] == [[{"role": "user", "content": "ok?"}]]
 
 
 def test_the_stand_in_refuses_what_the_release_refuses(vllm: StrictVllm) -> None:
