@@ -20,22 +20,21 @@ its comparisons, with the expected values, never leave this process):
 - **Anything else** (stdin/stdout cases, a mix with calls or asserts): :mod:`rewardhub.sandbox.inside.batch`
   coordinates inside the run, forks the test processes and reports, for each, what happened (its
   wait status, whether it was killed for time or output, its record, its stderr, its stdout for
-  stdin/stdout tests). Here each report becomes the :class:`RunResult` that a run of that test
-  alone would have given.
+  stdin/stdout tests). Each report becomes the :class:`RunResult` that a run of that test alone
+  would have given, by the rules every run's verdict follows
+  (:func:`rewardhub.sandbox.verdicts.judge_batched`).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import time
 from typing import Any
 
 from rewardhub.sandbox.inside.batch import series_record, spoil_earlier, surely_failed
 from rewardhub.sandbox.jobs import Job
 from rewardhub.sandbox.limits import Limits
-from rewardhub.sandbox.verdicts import _ALLOCATION_FAILURES, RunResult, Verdict
+from rewardhub.sandbox.verdicts import RunResult, judge_batched
 
 __all__ = ["BATCH_SLACK_S", "run_batch"]
 
@@ -85,7 +84,7 @@ def run_batch(
     entries = (run.record or {}).get("batch")
     if not isinstance(entries, list) or len(entries) > len(tests):
         return [run] * len(tests)
-    results: list[RunResult | None] = [_result(entry, run, limits) for entry in entries]
+    results: list[RunResult | None] = [judge_batched(entry, run) for entry in entries]
     return results + [None] * (len(tests) - len(results))
 
 
@@ -202,51 +201,3 @@ def _first_line(lines: tuple[bytes, ...]) -> Any:
         return json.loads(lines[0]) if lines else None
     except ValueError:
         return None
-
-
-def _result(entry: Any, run: RunResult, limits: Limits) -> RunResult:
-    if not isinstance(entry, dict):
-        return RunResult("sandbox_error", None, "", "", 0.0, None, {"message": "a malformed batch entry"})
-    stderr = str(entry.get("stderr", ""))
-    stdout = str(entry.get("stdout", ""))
-    elapsed_ms = float(entry.get("elapsed_ms") or 0.0)
-    record = entry.get("record") if isinstance(entry.get("record"), dict) else None
-    details: dict[str, Any] = {"batched": True}
-    if entry.get("record_problem"):
-        details["record_problem"] = str(entry["record_problem"])
-    if entry.get("retired"):  # the case left its process unfit for another: the next one got a fresh one
-        details["process_retired"] = entry["retired"]
-    status = entry.get("status")
-    exit_code, signal_name = _decoded(status)
-    if signal_name:
-        details["signal"] = signal_name
-
-    def result(verdict: Verdict) -> RunResult:
-        return RunResult(verdict, exit_code, stdout, stderr, elapsed_ms, record, details)
-
-    killed = entry.get("killed")
-    if killed == "timeout":
-        return result("timeout")
-    if killed == "output_limit":
-        return result("output_limit")
-    if signal_name == "SIGXCPU":
-        return result("timeout")
-    if signal_name == "SIGKILL":  # not ours (ours is 'killed'): the memory cgroup's, if the run saw one
-        return result("memory" if run.verdict == "memory" else "runtime_error")
-    if exit_code != 0 and any(marker in stderr[-4000:] for marker in _ALLOCATION_FAILURES):
-        return result("memory")
-    if exit_code != 0:
-        return result("runtime_error")
-    return result("ok")
-
-
-def _decoded(status: Any) -> tuple[int | None, str | None]:
-    if not isinstance(status, int):
-        return None, None
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        try:
-            return None, signal.Signals(number).name
-        except ValueError:
-            return None, f"signal {number}"
-    return os.waitstatus_to_exitcode(status), None

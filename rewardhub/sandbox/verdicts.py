@@ -9,8 +9,9 @@
 ``compile_error`` the compiler (or Python's parser) rejected it
 ``sandbox_error`` the sandbox failed, not the program: no judgement, mask it
 
-The order of the checks is the order of causes: a run we killed for time or output is that, and
-not the SIGKILL it died of.
+A run's verdict is :func:`judge`'s; a test that ran in a batch gets the same verdict from what the
+coordinator inside reported of it (:func:`judge_batched`). The order of the checks is the order of
+causes: a run we killed for time or output is that, and not the SIGKILL it died of.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any, Literal
 from rewardhub.sandbox.limits import Limits
 from rewardhub.sandbox.streams import Pumped
 
-__all__ = ["VERDICTS", "RunResult", "Verdict", "judge", "sandbox_failure"]
+__all__ = ["VERDICTS", "RunResult", "Verdict", "judge", "judge_batched", "sandbox_failure"]
 
 Verdict = Literal["ok", "timeout", "memory", "output_limit", "runtime_error", "compile_error", "sandbox_error"]
 VERDICTS: tuple[Verdict, ...] = (
@@ -122,6 +123,44 @@ def judge(
     return result("ok")
 
 
+def judge_batched(entry: Any, run: RunResult) -> RunResult:
+    """The verdict of one test of a batch, from what the coordinator inside the run reported of it
+    (:mod:`rewardhub.sandbox.inside.batch`): the :class:`RunResult` a run of that test alone would
+    have given. ``run`` is the batch's own run (the memory cgroup's kill is seen there)."""
+    if not isinstance(entry, dict):
+        return RunResult("sandbox_error", None, "", "", 0.0, None, {"message": "a malformed batch entry"})
+    stderr = str(entry.get("stderr", ""))
+    stdout = str(entry.get("stdout", ""))
+    elapsed_ms = float(entry.get("elapsed_ms") or 0.0)
+    record = entry.get("record") if isinstance(entry.get("record"), dict) else None
+    details: dict[str, Any] = {"batched": True}
+    if entry.get("record_problem"):
+        details["record_problem"] = str(entry["record_problem"])
+    if entry.get("retired"):  # the case left its process unfit for another: the next one got a fresh one
+        details["process_retired"] = entry["retired"]
+    exit_code, signal_name = _decode_status(entry.get("status"))
+    if signal_name:
+        details["signal"] = signal_name
+
+    def result(verdict: Verdict) -> RunResult:
+        return RunResult(verdict, exit_code, stdout, stderr, elapsed_ms, record, details)
+
+    killed = entry.get("killed")
+    if killed == "timeout":
+        return result("timeout")
+    if killed == "output_limit":
+        return result("output_limit")
+    if signal_name == "SIGXCPU":
+        return result("timeout")
+    if signal_name == "SIGKILL":  # not ours (ours is 'killed'): the memory cgroup's, if the run saw one
+        return result("memory" if run.verdict == "memory" else "runtime_error")
+    if exit_code != 0 and any(marker in stderr[-4000:] for marker in _ALLOCATION_FAILURES):
+        return result("memory")
+    if exit_code != 0:
+        return result("runtime_error")
+    return result("ok")
+
+
 MEMORY_AT_TIMEOUT = 0.9
 """A run that times out with its peak resident memory at this share of ``memory_mb`` or more ran
 out of memory, not time: at a memory cgroup's limit the kernel reclaims what it can before it
@@ -135,8 +174,9 @@ def _was_at_memory_limit(exited: dict[str, Any], limits: Limits) -> bool:
     return bool(peak_kb) and peak_kb >= MEMORY_AT_TIMEOUT * limits.memory_mb * 1024
 
 
-def _decode_status(status: int | None) -> tuple[int | None, str | None]:
-    if status is None:
+def _decode_status(status: Any) -> tuple[int | None, str | None]:
+    """(exit code, None) or (None, the signal's name); (None, None) for no status (or not a number)."""
+    if not isinstance(status, int):
         return None, None
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)

@@ -8,7 +8,7 @@ import pytest
 
 from rewardhub.sandbox import Limits
 from rewardhub.sandbox.streams import Pumped
-from rewardhub.sandbox.verdicts import judge
+from rewardhub.sandbox.verdicts import RunResult, judge, judge_batched
 
 LIMITS = Limits(timeout_s=2.0)
 
@@ -57,6 +57,37 @@ def verdict(pumped: Pumped, oom=(0, 0)) -> str:
 )
 def test_verdict_table(pumped, oom, expected):
     assert verdict(pumped, oom) == expected
+
+
+BATCH_RUN = RunResult("ok", 0, "", "", 100.0)
+BATCH_RUN_AT_ITS_MEMORY_LIMIT = RunResult("memory", None, "", "", 100.0)
+
+
+@pytest.mark.parametrize(
+    ("entry", "run", "expected"),
+    [
+        ({"status": exited_with(0)}, BATCH_RUN, "ok"),
+        ({"status": exited_with(1)}, BATCH_RUN, "runtime_error"),
+        ({"status": exited_with(1), "stderr": "Traceback...\nMemoryError\n"}, BATCH_RUN, "memory"),
+        ({"status": killed_by(signal.SIGKILL), "killed": "timeout"}, BATCH_RUN, "timeout"),
+        ({"status": killed_by(signal.SIGKILL), "killed": "output_limit"}, BATCH_RUN, "output_limit"),
+        ({"status": killed_by(signal.SIGXCPU)}, BATCH_RUN, "timeout"),
+        ({"status": killed_by(signal.SIGKILL)}, BATCH_RUN, "runtime_error"),
+        ({"status": killed_by(signal.SIGKILL)}, BATCH_RUN_AT_ITS_MEMORY_LIMIT, "memory"),
+        ("not a report", BATCH_RUN, "sandbox_error"),
+    ],
+)
+def test_a_batched_test_gets_the_verdict_its_own_run_would_have(entry, run, expected):
+    """The coordinator inside reports each test's wait status and why it killed it; the verdict
+    follows the same order of causes as a run's (the memory cgroup's kill is seen on the batch's run)."""
+    assert judge_batched(entry, run).verdict == expected
+
+
+def test_a_batched_test_keeps_its_signal_record_and_retirement():
+    entry = {"status": killed_by(signal.SIGSEGV), "record": {"value": 1}, "retired": "threads", "elapsed_ms": 3}
+    result = judge_batched(entry, BATCH_RUN)
+    assert (result.exit_code, result.record, result.elapsed_ms) == (None, {"value": 1}, 3.0)
+    assert result.details == {"batched": True, "process_retired": "threads", "signal": "SIGSEGV"}
 
 
 def test_a_run_that_timed_out_with_its_memory_at_the_limit_is_a_memory_verdict():
