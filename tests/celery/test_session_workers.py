@@ -111,6 +111,24 @@ def test_sessions_are_placed_on_the_workers_in_turn_and_keep_their_state_there(h
     assert gone.status_code == 404 and "deleted" in gone.json()["error"]["message"]
 
 
+def test_a_session_is_judged_in_a_fresh_sandbox_through_its_worker(http, service):
+    """``session_tests`` with ``verify: "fresh"`` and ``/test`` with ``artifacts``: the session worker
+    stops the session, copies its artifacts out and runs the tests in a new sandbox, where a reward
+    file the agent forged is not (in the session it still answers for the grader)."""
+    session = _create(http, files={"solution.py": "def add(a, b):\n    return a - b\n"})
+    assert http.post(f"/v1/sessions/{session}/run", json={"command": "echo 1 > reward.txt"}).json()["status"] == "ok"
+    grader = {"grade.py": "from solution import add\nif add(2, 3) == 5:\n    open('reward.txt', 'w').write('1')\n"}
+    config = {"command": 'python3 grade.py; test "$(cat reward.txt)" = 1', "files": grader}
+    fresh = {"name": "session_tests", "config": {**config, "verify": "fresh", "artifacts": ["solution.py"]}}
+    judged = _score(http, {"response": "done", "verifier": fresh, "metadata": {"session": session}})
+    assert (judged["score"], judged["status"], judged["details"]["verification"]) == (0.0, "ok", "fresh"), judged
+    assert judged["details"]["artifacts"]["copied"] == {"solution.py": 32}
+    in_session = {"name": "session_tests", "config": config}
+    assert _score(http, {"response": "done", "verifier": in_session, "metadata": {"session": session}})["score"] == 1.0
+    tested = http.post(f"/v1/sessions/{session}/test", json={**config, "artifacts": ["solution.py"]}).json()
+    assert (tested["reward"], tested["verification"]) == (0.0, "fresh"), tested
+
+
 def test_another_keys_session_and_bad_bodies_are_4xx(http, service):
     session = _create(http)
     other = http.get(f"/v1/sessions/{session}", headers={"Authorization": "Bearer another-key"})
