@@ -675,6 +675,24 @@ def repeat_span(rng: random.Random) -> list[Case]:
     return cases
 
 
+def start_verb(rng: random.Random) -> list[Case]:
+    texts = [
+        "Run fast.",
+        "Running late again",
+        "The cat runs",
+        "Walk the dog",
+        "Paint the fence",
+        "Paint dries slowly",
+        "I go",
+        '"Go!" she said',
+        "**Run** now",
+        "Go-kart racing",
+        "go",
+        "Sing the song",
+    ]
+    return [({}, t) for t in texts]
+
+
 GENERATORS: dict[str, Callable[[random.Random], list[Case]]] = {
     "count:word_count_range": word_count_range,
     "count:unique_word_count": unique_word_count,
@@ -733,6 +751,7 @@ GENERATORS: dict[str, Callable[[random.Random], list[Case]]] = {
     "repeat:repeat_change": repeat_change,
     "repeat:repeat_simple": repeat_simple,
     "repeat:repeat_span": repeat_span,
+    "words:start_verb": start_verb,
 }
 
 

@@ -6,6 +6,7 @@ generated corpus (``ifbench_corpus``: near-misses either side of what its checke
 ways models write). The test prints the agreement per id and per family and asserts it is 1.0 for
 every id, with one named exception: rows whose kwargs IFBench reads as missing and replaces with a
 random draw (``repeat:repeat_span``'s ``n_start: 0``) have no IFBench verdict to agree with.
+``words:start_verb`` is compared on a small tagger model written by the test (see SMALL_TAGGER).
 
 Where IFBench's checker raises on a response, the oracle reads "not followed", as NeMo-Gym's ifbench
 server does; the table counts those cases in its own column.
@@ -13,6 +14,7 @@ server does; the table counts those cases in its own column.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections import Counter, defaultdict
@@ -20,14 +22,42 @@ from collections import Counter, defaultdict
 import ifbench_corpus
 import ifbench_oracle
 import ifeval_corpus
+import nltk
 import pytest
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Sample
 from rewardhub.verifiers.ifeval import RULES, IFEvalVerifier
-from rewardhub.verifiers.ifeval.ifbench import _STOP_WORDS
+from rewardhub.verifiers.ifeval.ifbench import _STOP_WORDS, _pos_tagger
 
-NOT_JUDGED = {"words:start_verb": "NLTK's averaged_perceptron_tagger_eng: no registry package ships it"}
+# NLTK's tagger data (averaged_perceptron_tagger_eng) ships in no registry package, so words:start_verb
+# is compared on a small model in NLTK's format, written here: a tag dictionary, and weights that make
+# the first word's tag depend on the next word ("Paint the" is a verb, "Paint dries" a noun), so a
+# rule that tagged the first token alone would disagree. The rule and IFBench's checker load the same
+# files through NLTK, as they would load NLTK's own model.
+SMALL_TAGGER = {
+    "weights": {
+        "bias": {"NN": 1.0},
+        "i suffix ing": {"VBG": 2.0},
+        "i+1 word the": {"VB": 1.5},
+        "i-1 tag DT": {"NN": 2.0},
+        "i pref1 G": {"NNP": 0.5},
+    },
+    "tagdict": {"Run": "VB", "run": "VB", "Walk": "VB", "The": "DT", "the": "DT", "I": "PRP", "go": "VBP"},
+    "classes": ["DT", "NN", "NNP", "PRP", "VB", "VBG", "VBP"],
+}
+
+
+@pytest.fixture
+def small_tagger(tmp_path, monkeypatch):
+    folder = tmp_path / "taggers" / "averaged_perceptron_tagger_eng"
+    folder.mkdir(parents=True)
+    for part, value in SMALL_TAGGER.items():
+        (folder / f"averaged_perceptron_tagger_eng.{part}.json").write_text(json.dumps(value))
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path), *nltk.data.path])
+    _pos_tagger.cache_clear()
+    yield
+    _pos_tagger.cache_clear()
 
 
 @pytest.fixture(scope="module")
@@ -65,9 +95,9 @@ def cases_by_id(judged):
     return cases
 
 
-def test_every_id_with_a_rule_gives_ifbenchs_verdict_on_its_test_set_and_generated_responses(registry, capsys):
+def test_every_id_gives_ifbenchs_verdict_on_its_test_set_and_generated_responses(registry, small_tagger, capsys):
     judged = sorted(i for i, rule in RULES.items() if rule.family == "IFBench")
-    assert set(judged) | set(NOT_JUDGED) == set(registry.INSTRUCTION_DICT)
+    assert set(judged) == set(registry.INSTRUCTION_DICT)
     table = {}
     drawn: Counter[str] = Counter()
     for instruction, cases in cases_by_id(judged).items():
@@ -98,8 +128,7 @@ def test_every_id_with_a_rule_gives_ifbenchs_verdict_on_its_test_set_and_generat
             print(f"family {family:27} {c['cases']:6} {c['agree'] / c['cases']:7.4f}")
         for instruction, count in drawn.items():
             print(f"not compared: {instruction}, {count} cases with n_start 0 (IFBench draws a random start)")
-        for instruction, why in NOT_JUDGED.items():
-            print(f"not judged: {instruction} ({why})")
+        print("words:start_verb compared on a small tagger model in NLTK's format (NLTK's own is not installed here)")
     assert {i: c["agree"] / c["cases"] for i, c in table.items() if c["agree"] != c["cases"]} == {}
     # each id's cases reach both of IFBench's verdicts, so an agreement of 1.0 is not one answer repeated
     assert [i for i, c in table.items() if not (c["pass"] and c["fail"] + c["raise"])] == []
@@ -152,9 +181,19 @@ def test_the_stop_words_are_nltks_english_list_less_its_apostrophe_words():
     assert _STOP_WORDS == {word for word in listed if "'" not in word}
 
 
-@pytest.mark.parametrize("instruction", sorted(NOT_JUDGED))
-def test_an_ifbench_id_without_a_rule_is_an_error_naming_it(instruction):
-    assert instruction not in RULES
-    row = {"instruction_id_list": [instruction], "kwargs": [{}]}
-    with pytest.raises(VerifierError, match=f"{instruction!r} has no counterpart"):
+def test_without_nltks_tagger_data_start_verb_is_an_error_naming_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])  # a data path without the tagger
+    _pos_tagger.cache_clear()
+    row = {"instruction_id_list": ["words:start_verb"], "kwargs": [{}]}
+    with pytest.raises(VerifierError, match=r"averaged_perceptron_tagger_eng.*not on NLTK's data path"):
+        IFEvalVerifier().score(Sample(response="Run fast.", reference=row), IFEvalVerifier.Config())
+    # a text with no token is not followed before any tagging, as in IFBench's checker
+    blank = IFEvalVerifier.Config(judge_empty_response=True)
+    result = IFEvalVerifier().score(Sample(response="  ", reference=row), blank)
+    assert result.details["constraints"][0] == {"type": "words:start_verb", "passed": False, "observed": "no words"}
+
+
+def test_an_id_ifeval_does_not_know_is_an_error_naming_it():
+    row = {"instruction_id_list": ["words:start_noun"], "kwargs": [{}]}
+    with pytest.raises(VerifierError, match="'words:start_noun' has no counterpart"):
         IFEvalVerifier().score(Sample(response="Run fast.", reference=row), IFEvalVerifier.Config())

@@ -26,10 +26,11 @@ records "not followed"; so does the rule here, saying why. Where the checker wou
 value (a missing kwarg, or a falsy one for ``n``, ``m``, ``n_end``), the kwarg is required, except
 that ``repeat:repeat_span``'s ``n_start: 0`` is read as 0, as the prompt says.
 
-Not judged (an ``error`` naming the id, never a silent 0): ``words:start_verb``, whose checker is
-NLTK's averaged-perceptron POS tagger (``averaged_perceptron_tagger_eng``), data that no registry
-package ships and that cannot be fetched at run time here. spaCy, which IFBench imports, is used by
-no checker (only its model download runs at import).
+All 58 ids have a rule. One needs data that no registry package ships: ``words:start_verb`` is
+NLTK's averaged-perceptron POS tagger (``averaged_perceptron_tagger_eng``, what IFBench's checker
+downloads), judged where that data is on NLTK's data path and otherwise an ``error`` naming it,
+never a silent 0. spaCy, which IFBench imports, is used by no checker (only its model download
+runs at import).
 
 Checks that do not measure what their prompt asks (the verdict is still IFBench's): ``repeat:repeat_span``
 copies *words* ``n_start`` to ``n_end - 1`` though the prompt says character indices, both included;
@@ -43,6 +44,7 @@ in the whole paragraph, not per word; ``ratio:sentence_words`` does not check th
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from collections import Counter
@@ -355,3 +357,30 @@ def keyword_specific_position(
     if len(tokens) < m:
         return Verdict(False, {"tokens": len(tokens)})
     return Verdict(tokens[m - 1] == keyword.strip(), tokens[m - 1])
+
+
+@functools.lru_cache(maxsize=1)
+def _pos_tagger() -> Any:
+    """NLTK's averaged perceptron tagger, loaded once (``nltk.pos_tag`` loads it again on every call)."""
+    from nltk.tag.perceptron import PerceptronTagger
+
+    try:
+        return PerceptronTagger()
+    except LookupError:  # not cached: a later call finds the data once it is installed
+        raise VerifierError(
+            "instruction 'words:start_verb' tags words with NLTK's averaged perceptron tagger, as IFBench does, "
+            "and its data (averaged_perceptron_tagger_eng) is not on NLTK's data path; no registry package ships "
+            "it: install it with nltk.download('averaged_perceptron_tagger_eng')"
+        ) from None
+
+
+@instruction("words:start_verb", IFBENCH)
+def starts_with_verb(text: str) -> Verdict:
+    """StartWithVerbChecker: NLTK's POS tagger, run on all the NLTK word tokens (the first one's tag
+    depends on the words after it), tags the first one as a verb ("VB" in its tag: VB, VBD, VBG,
+    VBN, VBP, VBZ). Judged where NLTK's tagger data is installed, else an ``error`` naming it."""
+    tokens = word_tokens(text)
+    if not tokens:
+        return Verdict(False, "no words")
+    tag = _pos_tagger().tag(tokens)[0][1]
+    return Verdict("VB" in tag, f"{tokens[0]}/{tag}")
