@@ -1,0 +1,156 @@
+"""Summarise runs of examples/smollm2_addition.yaml: the curves as markdown tables, and what the
+responses say, read from the debug dumps (``debug.dump: true``) independently of the service.
+
+The service's verdicts (``math`` for the reward, ``exact`` on the last number for the accuracy)
+are what the trainer logged; this script reads the responses a second way, with its own regular
+expressions, so a verdict that drifts from the text shows up as two columns that disagree:
+
+- ``has_sum``: the sum appears in the response as a whole number ("79", "= 79.", not "179");
+- ``last_is_sum``: the last number in the response is the sum (what ``exact``/``last_number`` pays);
+- ``bare``: the response is the number and nothing else (a final "." allowed), as the prompt asks;
+- ``restates``: the response writes the question's operation, "a + b" or "b + a";
+- ``no_number``: the response holds no digit at all.
+
+    python bench/trainer_real_model_summary.py runs/b_seed0_tis runs/b_seed1_tis ... --json bench/results/x.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+from pathlib import Path
+from typing import Any
+
+OPERANDS = re.compile(r"What is (\d+) \+ (\d+)\?")
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?![\d])")
+
+STEP_COLUMNS = [
+    ("reward", "reward/mean"),
+    ("entropy", "actor/entropy"),
+    ("len", "response/length_mean"),
+    ("clip", "response/clip_frac"),
+    ("zero-var groups", "groups/zero_variance_frac"),
+    ("mm_kl", "rollout/mismatch_kl"),
+    ("lr_mean", "rollout/log_ratio_mean"),
+    ("abs lr mean", "rollout/log_ratio_abs_mean"),
+    ("abs lr max", "rollout/log_ratio_abs_max"),
+    ("is_max", "rollout/is_ratio_max"),
+    ("tis_w", "rollout/tis_weight_mean"),
+    ("tis_w_min", "rollout/tis_weight_min"),
+    ("tis_w_max", "rollout/tis_weight_max"),
+    ("trunc", "rollout/tis_truncated_frac"),
+    ("s/step", "time/step_s"),
+]
+EVAL_COLUMNS = [
+    ("greedy accuracy", "eval/metric/accuracy/greedy_mean"),
+    ("sampled accuracy", "eval/metric/accuracy/mean"),
+    ("greedy `math` reward", "eval/greedy_reward_mean"),
+    ("sampled `math` reward", "eval/reward_mean"),
+    ("length", "eval/response_length_mean"),
+]
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def prompt_text(prompt: Any) -> str:
+    if isinstance(prompt, list):
+        return " ".join(str(m.get("content", "")) for m in prompt if isinstance(m, dict))
+    return str(prompt)
+
+
+def reading(prompt: Any, response: str) -> dict[str, bool]:
+    """The five readings of one response to "What is a + b?"."""
+    a, b = (int(x) for x in OPERANDS.search(prompt_text(prompt)).groups())
+    total, numbers = a + b, [int(n) for n in NUMBER.findall(response)]
+    restate = re.compile(rf"(?<!\d){a}\s*\+\s*{b}(?!\d)|(?<!\d){b}\s*\+\s*{a}(?!\d)")
+    return {
+        "has_sum": total in numbers,
+        "last_is_sum": bool(numbers) and numbers[-1] == total,
+        "bare": re.fullmatch(rf"\s*{total}\s*\.?\s*", response) is not None,
+        "restates": restate.search(response) is not None,
+        "no_number": not numbers,
+    }
+
+
+def fractions(rows: list[dict[str, Any]]) -> dict[str, float]:
+    readings = [reading(r["prompt"], r["response"]) for r in rows]
+    return {key: round(statistics.fmean(x[key] for x in readings), 4) for key in readings[0]} if readings else {}
+
+
+def summarise(run: Path) -> dict[str, Any]:
+    steps = read_jsonl(run / "metrics.jsonl")
+    evals = read_jsonl(run / "eval.jsonl")
+    debug = run / "debug"
+    train_text = {}
+    for path in sorted(debug.glob("step_*.jsonl")):
+        rows = read_jsonl(path)
+        train_text[rows[0]["step"]] = fractions(rows) if rows else {}
+    eval_text: dict[int, dict[str, Any]] = {}
+    for path in sorted(debug.glob("eval_step_*.jsonl")):
+        rows = read_jsonl(path)
+        step = int(path.stem.rsplit("_", 1)[1])
+        eval_text[step] = {mode: fractions([r for r in rows if r["mode"] == mode]) for mode in ("greedy", "sampled")}
+        eval_text[step]["examples"] = [r["response"] for r in rows if r["mode"] == "greedy"][:8]
+    return {"run": str(run), "steps": steps, "evals": evals, "train_text": train_text, "eval_text": eval_text}
+
+
+def fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def markdown(summary: dict[str, Any]) -> str:
+    out = [f"### {summary['run']}", ""]
+    evals = summary["evals"]
+    out += ["| held-out (64 pairs) | " + " | ".join(f"step {e['step']}" for e in evals) + " |"]
+    out += ["| --- |" + " --- |" * len(evals)]
+    for label, key in EVAL_COLUMNS:
+        out += [f"| {label} | " + " | ".join(fmt(e.get(key)) for e in evals) + " |"]
+    for mode in ("greedy", "sampled"):
+        for what in ("has_sum", "last_is_sum", "bare", "restates", "no_number"):
+            cells = [fmt(summary["eval_text"].get(e["step"], {}).get(mode, {}).get(what)) for e in evals]
+            out += [f"| {mode}: {what} (read here) | " + " | ".join(cells) + " |"]
+    out += ["", "| step | " + " | ".join(c for c, _ in STEP_COLUMNS) + " | has_sum | restates |"]
+    out += ["| --- |" + " --- |" * (len(STEP_COLUMNS) + 2)]
+    for row in summary["steps"]:
+        text = summary["train_text"].get(row["step"], {})
+        cells = [fmt(row.get(key)) for _, key in STEP_COLUMNS] + [fmt(text.get("has_sum")), fmt(text.get("restates"))]
+        out += [f"| {row['step']} | " + " | ".join(cells) + " |"]
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--json", type=Path, help="also write the curves here")
+    args = parser.parse_args()
+    summaries = [summarise(run) for run in args.runs]
+    for summary in summaries:
+        print(markdown(summary), "\n")
+        for step, text in sorted(summary["eval_text"].items()):
+            print(f"greedy examples at step {step}: {text['examples']}")
+        print()
+    if args.json:
+        keep = [key for _, key in STEP_COLUMNS] + ["actor/grad_norm", "groups/solved_frac"]
+        curves = [
+            {
+                "run": s["run"],
+                "steps": [{"step": r["step"], **{k: r.get(k) for k in keep}} for r in s["steps"]],
+                "evals": s["evals"],
+                "train_responses": s["train_text"],
+                "eval_responses": {k: {m: v[m] for m in ("greedy", "sampled")} for k, v in s["eval_text"].items()},
+            }
+            for s in summaries
+        ]
+        args.json.write_text(json.dumps(curves, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
