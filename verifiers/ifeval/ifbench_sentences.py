@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import nltk
-
 from rewardhub.errors import VerifierError
 
 from .constraints import Verdict
@@ -147,13 +145,18 @@ def emoji_per_sentence(text: str) -> Verdict:
     return Verdict(True, None)
 
 
+def _trigrams(text: str) -> set[str]:
+    """The distinct character trigrams: ``set(nltk.ngrams(text, 3))``, as strings (NLTK stays unimported)."""
+    return {text[i : i + 3] for i in range(len(text) - 2)}
+
+
 @instruction("ratio:overlap", IFBENCH)
 def trigram_overlap(text: str, reference_text: Text, percentage: Percent) -> Verdict:
     """NGramOverlapChecker: the share of the response's distinct character trigrams that also occur in
     ``reference_text`` is ``percentage`` ± 2 points. Under three characters there is no trigram and
     IFBench's checker divides by zero: not followed."""
-    mine = set(nltk.ngrams(text, 3))
+    mine = _trigrams(text)
     if not mine:
         return Verdict(False, "no trigram (IFBench's checker divides by zero)")
-    overlap = len(mine.intersection(nltk.ngrams(reference_text, 3))) / len(mine)
+    overlap = len(mine & _trigrams(reference_text)) / len(mine)
     return Verdict(percentage - 2 <= overlap * 100 <= percentage + 2, round(overlap * 100, 2))
