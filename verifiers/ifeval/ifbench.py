@@ -39,7 +39,10 @@ sentence; ``format:sub-bullets`` wants a ``-`` after every ``*`` anywhere (``**b
 ``format:list`` counts the separator anywhere, not at line starts; ``format:thesis`` wants one
 ``<i>``/``<em>`` span followed by text, not one per section; ``words:vowel`` counts vowel letters
 in the whole paragraph, not per word; ``ratio:sentence_words`` does not check that the words differ;
-``count:person_names`` finds names as substrings ("Leo" in "Leonard", "Ava" in "Java").
+``count:person_names`` finds names as substrings ("Leo" in "Leonard", "Ava" in "Java"). Of the
+task checks, ``custom:european_capitals_sort`` holds a fixed list of 27 capitals that leaves out Kyiv
+(50.45 degrees north), ``custom:date_format_list`` checks the date format and years 1769-1821, not
+that the dates are Napoleon's battles, and ``custom:reverse_newline`` any 52 lines after "Zimbabwe".
 """
 
 from __future__ import annotations
