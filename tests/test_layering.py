@@ -18,6 +18,11 @@
   (the verifier and its trusted half: test formats, asserts, comparison, checkers) imports of the
   sandbox only ``rewardhub.sandbox`` itself, never one of its modules; and the sandbox, which runs
   programs and judges nothing, imports no verifier.
+- **Inside the code verifier, what judges a run cannot make one.** Its modules that read tests and
+  judge runs (``outcomes``, ``compare``, ``asserts``, ``testcases``, ``lcb``) take of the sandbox only
+  its vocabulary (:data:`SANDBOX_VOCABULARY`: a run's result, a language, the wire's values); only
+  ``runs``, ``checkers`` and the verifier itself start sandbox work, and only ``session`` reaches the
+  sessions.
 - **The sandbox is the ground floor of a code sample's path.** Of rewardhub it imports only itself and
   the exception tree (``rewardhub.errors``): its settings are handed down to it by the service's
   settings tree (:func:`rewardhub.sandbox.settings.read_from`), which imports the sandbox's section.
@@ -286,6 +291,47 @@ def test_the_code_verifier_imports_only_the_sandboxs_public_face() -> None:
         if _within(found.target, SANDBOX_FACE) and found.target != SANDBOX_FACE
     ]
     assert not wrong, f"import what the code verifier needs from {SANDBOX_FACE} itself: " + "; ".join(wrong)
+
+
+CODE_JUDGES = ("outcomes", "compare", "asserts", "testcases", "lcb")
+"""The code verifier's modules that read tests and judge runs, never run anything."""
+SANDBOX_VOCABULARY = frozenset({"RunResult", "Verdict", "VERDICTS", "Language", "decode_value"})
+"""What a judge may take of the sandbox: the words a run is described in."""
+
+
+def _names_taken(module: str, source: str) -> set[str]:
+    """The names ``module`` takes from the module ``source`` (``from source import a, b``), wherever it does."""
+    path = modules()[module]
+    package = module.rpartition(".")[0]
+    return {
+        alias.name
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.ImportFrom) and _absolute(node, package) == source
+        for alias in node.names
+    }
+
+
+def test_the_code_verifiers_judges_take_only_the_sandboxs_vocabulary() -> None:
+    judges = [f"rewardhub.verifiers.code.{name}" for name in CODE_JUDGES]
+    assert set(judges) <= set(modules())
+    assert "RunResult" in _names_taken("rewardhub.verifiers.code.outcomes", SANDBOX_FACE)  # the reader reads them
+    wrong = {
+        module: sorted(taken - SANDBOX_VOCABULARY)
+        for module in judges
+        if (taken := _names_taken(module, SANDBOX_FACE)) - SANDBOX_VOCABULARY
+    }
+    assert not wrong, f"a judge takes runs, it never makes one (start them in rewardhub.verifiers.code.runs): {wrong}"
+
+
+def test_of_the_code_verifier_only_its_session_module_reaches_the_sessions() -> None:
+    wrong = [
+        _where(module, found)
+        for module in modules()
+        if _within(module, "rewardhub.verifiers.code") and module != "rewardhub.verifiers.code.session"
+        for found in imports_of(module)
+        if _within(found.target, "rewardhub.sessions")
+    ]
+    assert not wrong, "; ".join(wrong)
 
 
 def test_the_sandbox_imports_no_verifier() -> None:

@@ -4,8 +4,13 @@ The sandbox (:mod:`rewardhub.sandbox`) runs programs and says what happened; thi
 what that means, in the service's process, where the program cannot reach. It reaches the sandbox
 only through the sandbox's public face (``tests/test_layering.py`` holds it to that). A tour:
 
-- ``verifier``: :class:`CodeVerifier`, which reads the reference, runs the tests in the sandbox
-  (or in a session) and turns each run into a verdict;
+- ``verifier``: :class:`CodeVerifier`, a sample's way through the rest: read the reference, pick
+  the code block and its language, run the tests, answer with the Result; its ``Config`` is in
+  ``config``;
+- ``runs``: where the tests run: a submission's job in the sandbox, its tests batched or one run
+  each, a checker's session (what goes in of a test is never its expected value);
+- ``outcomes``: what a run means: each test's outcome against the expected value, the sample's Result;
+- ``session``: the tests run in a live session of the caller's, through :mod:`rewardhub.sessions`;
 - ``testcases``: the data sets' test formats read into one list of tests (with ``lcb``, the
   LiveCodeBench private tests read without running a pickle);
 - ``asserts``: assert-style tests split so their expected values never enter the sandbox;
