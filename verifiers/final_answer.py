@@ -127,15 +127,16 @@ class FinalAnswer:
     anchor: str
 
 
-def prepare(response: str) -> str:
+def prepare(response: str, strip_think: bool = True) -> str:
     """The part of a response that may hold its answer: before any end-of-turn token, after the
-    last ``</think>``, with doubled backslashes (``\\\\frac``) undone and invisible typesetting
-    (``\\phantom{42}``, ``\\hspace{1cm}``) dropped."""
+    last ``</think>`` (unless ``strip_think`` is False: the whole text, reasoning included), with
+    doubled backslashes (``\\\\frac``) undone and invisible typesetting (``\\phantom{42}``,
+    ``\\hspace{1cm}``) dropped."""
     for token in _END_TOKENS:
         cut = response.find(token)
         if cut >= 0:
             response = response[:cut]
-    if "</think>" in response:
+    if strip_think and "</think>" in response:
         response = response.rsplit("</think>", 1)[1]
     if "matrix" not in response and "\\\\" in response:
         response = _DOUBLE_BACKSLASH.sub(r"\\", response)
@@ -150,6 +151,7 @@ def read_final_answer(
     unanchored: bool = True,
     bare_numbers: bool = True,
     words: bool = False,
+    strip_think: bool = True,
 ) -> list[FinalAnswer]:
     """The response's final answer under the policy: candidates, best first (a caller that parses
     takes the first one that parses); empty when the response commits to no answer.
@@ -157,9 +159,10 @@ def read_final_answer(
     ``anchors`` are the anchors allowed (see the module docstring); ``unanchored`` says whether a
     response with none of them can answer at all; ``bare_numbers`` whether math written outside
     LaTeX delimiters ("so it costs 7.78") can be an answer; ``words`` whether an answer phrase may
-    answer in words ("The answer is Paris.").
+    answer in words ("The answer is Paris."); ``strip_think`` whether a leading reasoning block is
+    left out (see :func:`prepare`).
     """
-    return _read(prepare(response), tuple(anchors), unanchored, bare_numbers, words)
+    return _read(prepare(response, strip_think), tuple(anchors), unanchored, bare_numbers, words)
 
 
 def _read(text: str, anchors: tuple[str, ...], unanchored: bool, bare_numbers: bool, words: bool) -> list[FinalAnswer]:
@@ -258,12 +261,12 @@ class BoxedPart:
     before: str
 
 
-def boxed_parts(text: str, allow_unclosed: bool = False) -> list[BoxedPart]:
+def boxed_parts(text: str, allow_unclosed: bool = False, strip_think: bool = True) -> list[BoxedPart]:
     """Every boxed answer of ``text`` (read as :func:`prepare` leaves it), left to right: boxes a list
     joins (a list separator or one formula between them) are one part, as :func:`find_boxed` joins
     them; boxes that prose separates are separate parts (``(a) \\boxed{3} ... (b) \\boxed{5}`` has two).
     Empty when nothing is boxed or the last box is left unclosed."""
-    grouped = _box_groups(prepare(text), allow_unclosed)
+    grouped = _box_groups(prepare(text, strip_think), allow_unclosed)
     if grouped is None or not grouped[0][-1].text:
         return []
     return grouped[0]

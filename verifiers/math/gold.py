@@ -23,18 +23,19 @@ from ..final_answer import boxed_parts
 __all__ = ["answer_in_sentence", "answer_parts"]
 
 _LEAD_IN = re.compile(
-    r"^(?:\\text\{\s*)?(?:(?:so|thus|therefore|hence)\s*,?\s+)?(?:final\s+answer\s*:\s*)?"
-    r"(?:the\s+)?(?:final\s+|correct\s+)?answer\s*(?:is|:|=)\s*(?:\}\s*)?",
+    r"^(?:(?:so|thus|therefore|hence)\s*,?\s+)?(?:final\s+answer\s*:\s*)?"
+    r"(?:the\s+)?(?:final\s+|correct\s+)?answer\s*(?:is|:|=)\s*",
     re.IGNORECASE,
 )
 _HOPE = re.compile(r"[.\s]*I hope it is correct[.\s]*$", re.IGNORECASE)
-_TEXT_WRAPPED = re.compile(r"^\\text\{(.*)\}$", re.DOTALL)
 
 
-def answer_parts(text: str, count: int | None = None, allow_unclosed: bool = False) -> list[str]:
+def answer_parts(
+    text: str, count: int | None = None, allow_unclosed: bool = False, strip_think: bool = True
+) -> list[str]:
     """The parts of a multi-part answer boxed in ``text`` (see the module docstring), or ``[]`` when it
     boxes one answer; with ``count``, its last ``count`` parts (``[]`` when it boxes fewer)."""
-    parts = boxed_parts(text, allow_unclosed)
+    parts = boxed_parts(text, allow_unclosed, strip_think)
     if count is not None:
         parts = parts[-count:] if len(parts) >= count else []
     if any(_REVISION.search(part.before) for part in parts[1:]):
@@ -64,10 +65,7 @@ def _one_period(texts: list[str]) -> list[str]:
 def answer_in_sentence(normalized: str) -> str:
     """The answer a gold sentence states after its lead-in ("The final answer is (B) 1" states
     ``(B) 1``); the text unchanged when it has no lead-in or nothing follows it."""
-    inner = normalized
-    wrapped = _TEXT_WRAPPED.match(normalized)
-    if wrapped and _balanced(wrapped.group(1)):
-        inner = wrapped.group(1).strip()
+    inner = _unwrap_leading_text(normalized)
     lead_in = _LEAD_IN.match(inner)
     if lead_in is None:
         return normalized
@@ -75,10 +73,14 @@ def answer_in_sentence(normalized: str) -> str:
     return answer or normalized
 
 
-def _balanced(text: str) -> bool:
+def _unwrap_leading_text(text: str) -> str:
+    """``\\text{The final answer is (B) } 91`` as ``The final answer is (B) 91``: the words set in
+    text at the start, out of their braces (a sentence may wrap its lead-in alone, or more)."""
+    if not text.startswith("\\text{"):
+        return text
     depth = 0
-    for char in text:
-        depth += {"{": 1, "}": -1}.get(char, 0)
-        if depth < 0:
-            return False
-    return depth == 0
+    for i in range(len("\\text"), len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return (text[len("\\text{") : i] + " " + text[i + 1 :]).strip()
+    return text

@@ -125,6 +125,11 @@ class MathVerifier(Verifier):
             "gold_precision=False (a decimal gold must be met exactly), order='ordered', rename_variables='never', "
             "relations_as_sets=False, relative_tolerance=0, rounded_digits=0.",
         )
+        strip_think: bool = Field(
+            True,
+            description="Read the answer after the last </think> (a box inside the reasoning is no answer). False "
+            "reads the whole text, reasoning included, as NeMo-Gym's math_with_judge server does.",
+        )
         restated: bool = Field(
             False,
             description="Whether an answer may be an expression copied from the prompt (the question restated: "
@@ -150,14 +155,20 @@ class MathVerifier(Verifier):
 
     def score(self, sample: Sample, config: MathVerifier.Config) -> Result:
         gold_text = _gold_text(sample.reference)
-        candidates = read_final_answer(sample.response, tuple(config.anchors), config.unanchored, config.bare_numbers)
+        candidates = read_final_answer(
+            sample.response,
+            tuple(config.anchors),
+            config.unanchored,
+            config.bare_numbers,
+            strip_think=config.strip_think,
+        )
         details: dict[str, Any] = {
             "gold": gold_text,
             "extracted": _shown(candidates[0].text) if candidates else None,
             "anchor": candidates[0].anchor if candidates else None,
         }
         response = repair_escapes(sample.response)
-        if response.strip() == gold_text.strip() or prepare(response).strip() == gold_text.strip():
+        if response.strip() == gold_text.strip() or prepare(response, config.strip_think).strip() == gold_text.strip():
             return Result.ok(1.0, **details, reason="identical")
         limits = Limits(max_chars=config.max_answer_chars)
         gold = _read_gold(gold_text, limits)
@@ -169,7 +180,7 @@ class MathVerifier(Verifier):
             return Result.ok(0.0, **details, reason="no_answer")
         answer = _read_answer(candidates, limits, details)
         if isinstance(gold_value, Items) and gold_value.kind == "parts" and details.get("anchor") == "boxed":
-            answer = _read_parts(response, len(gold_value.items), limits, details) or answer
+            answer = _read_parts(response, len(gold_value.items), limits, details, config.strip_think) or answer
         if not config.restated and not isinstance(answer, str) and _restates_prompt(sample, details, gold_text):
             return Result.ok(0.0, **details, reason="restates_prompt")
         if details.get("answer") == details["gold"] and not isinstance(answer, str):
@@ -321,12 +332,14 @@ PART_SEPARATOR = "; "
 """How the parts of a multi-part answer are shown in ``details`` (``3; 5``)."""
 
 
-def _read_parts(response: str, count: int, limits: Limits, details: dict[str, Any]) -> Value | str | None:
+def _read_parts(
+    response: str, count: int, limits: Limits, details: dict[str, Any], strip_think: bool
+) -> Value | str | None:
     """The response's last ``count`` boxed parts, in order, when the gold has ``count`` parts and the
     response boxes at least that many answers (``(a) \\boxed{3} ... (b) \\boxed{5}``); None when it
     boxes fewer (its last box is then the answer, which a multi-part gold never equals unless it
     lists every part) or a part does not parse; a "too complex" message."""
-    parts = answer_parts(response, count)
+    parts = answer_parts(response, count, strip_think=strip_think)
     if len(parts) != count:
         return None
     values: list[Value] = []

@@ -308,6 +308,69 @@ def differential() -> list[dict[str, Any]]:
     return cases
 
 
+def math_differential() -> list[dict[str, Any]]:
+    """``nemo_gym_corpus.math_corpus`` as math_with_judge verify requests, with the reward of the
+    released server's library path (its judge switched off: ``should_use_judge: false``).
+
+    The server's ``verify()`` runs math-verify in a forked child per request; forking this process
+    900 times costs minutes on a busy two-core host, so each case runs the steps of ``verify()`` here,
+    with the server's own functions: the ``output_text`` parts joined, ``_extract_last_boxed_answer``
+    (no closed, non-empty box: 0), then ``_run_math_verify`` with the ``math_metric`` its child builds.
+    The first :data:`THROUGH_VERIFY` cases also go through ``verify()`` itself, which must agree."""
+    import asyncio
+
+    from math_verify.metric import math_metric
+    from math_verify.parser import ExprExtractionConfig, LatexExtractionConfig
+    from nemo_gym_corpus import math_corpus
+    from resources_servers.math_with_judge import app
+
+    config = app.LibraryJudgeMathResourcesServerConfig(
+        host="127.0.0.1",
+        port=1,
+        entrypoint="app.py",
+        domain="math",
+        name="math_with_judge",
+        judge_model_server={"type": "responses_api_models", "name": "judge"},
+        judge_responses_create_params={"input": []},
+        should_use_judge=False,
+    )
+    server = app.LibraryJudgeMathResourcesServer.model_construct(config=config, server_client=None)
+    server.model_post_init(None)  # its semaphore and math-verify's log level
+    library = math_metric(
+        gold_extraction_target=(LatexExtractionConfig(),),
+        pred_extraction_target=(ExprExtractionConfig(), LatexExtractionConfig()),
+    )
+    cases = math_corpus()
+    for index, case in enumerate(cases):
+        body = app.LibraryJudgeMathVerifyRequest(
+            responses_create_params=params(case["row"]["question"]),
+            response=response(output_text(case["text"])),
+            **case["row"],
+        )
+        text = "".join(
+            part.text
+            for item in body.response.output
+            if item.type == "message"
+            for part in item.content
+            if part.type == "output_text"
+        )
+        boxed = app._extract_last_boxed_answer(text)
+        reward, extracted = 0.0, None
+        if boxed is not None and boxed.strip():
+            reward, extracted = app._run_math_verify(library, body.expected_answer, text)
+        if index < THROUGH_VERIFY:
+            verified = asyncio.run(server.verify(body))
+            assert (verified.reward, verified.extracted_answer) == (reward, extracted), (case, verified.reward)
+        case["request"] = body.model_dump(mode="json")
+        case["reference_reward"] = reward
+        case["reference_extracted"] = extracted
+    return cases
+
+
+THROUGH_VERIFY = 40
+"""How many math cases also go through the server's ``verify()`` (a forked child each)."""
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "differential":
         ABSENT.discard("reasoning_gym")  # the reasoning_gym server scores with the real release
@@ -319,6 +382,7 @@ if __name__ == "__main__":
         "build": lambda: {"requests": build(), "rollouts": rollouts()},
         "check": lambda: check(json.load(sys.stdin)),
         "differential": differential,
+        "math_differential": math_differential,
     }
     result = commands[command]()
     sys.stdout.write("\n@@JSON@@" + json.dumps(result))

@@ -93,3 +93,13 @@ def test_what_was_read_is_shown_part_by_part() -> None:
         Sample(response="(a) \\boxed{12} (b) \\boxed{14}", reference=TWO_PARTS), MathVerifier.Config()
     )
     assert (result.details["gold"], result.details["answer"], result.score) == ("12; 14", "12; 14", 1.0)
+
+
+def test_a_box_inside_the_reasoning_answers_only_when_the_whole_text_is_read() -> None:
+    """rewardhub's reading skips a leading <think> block; ``strip_think: false`` reads the whole text,
+    as NeMo-Gym's math_with_judge does (its compat route sets it)."""
+    response = "<think>It is \\boxed{904}.</think>\nSo the answer is 904."
+    whole = MathVerifier.Config(anchors=["boxed"], unanchored=False, strip_think=False)
+    after = MathVerifier.Config(anchors=["boxed"], unanchored=False)
+    assert VERIFIER.score(Sample(response=response, reference="904"), whole).score == 1.0
+    assert VERIFIER.score(Sample(response=response, reference="904"), after).score == 0.0

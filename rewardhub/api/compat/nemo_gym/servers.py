@@ -108,8 +108,9 @@ def _field(task: Task, name: str) -> Any:
 
 
 def _math_spec(task: Task) -> VerifierSpec:
-    # The server gives 0 to a response without a \boxed{} before any comparison.
-    return {"name": "math", "config": {"anchors": ["boxed"], "unanchored": False}}
+    # The server gives 0 to a response without a \boxed{} before any comparison, and reads the whole
+    # output text, a <think> block included.
+    return {"name": "math", "config": {"anchors": ["boxed"], "unanchored": False, "strip_think": False}}
 
 
 # --- instruction_following and ifbench: verifiable instructions ------------------------------------
