@@ -78,7 +78,9 @@ def main() -> None:
     in_session = statistics.median(with_spare["in_session"] + without["in_session"])
     for label, times in (("a spare started ahead", with_spare), ("no spare", without)):
         fresh = statistics.median(times["fresh"])
-        print(f"{label:<24} in_session p50 {statistics.median(times['in_session']):7.1f} ms   fresh p50 {fresh:7.1f} ms")
+        print(
+            f"{label:<24} in_session p50 {statistics.median(times['in_session']):7.1f} ms   fresh p50 {fresh:7.1f} ms"
+        )
         rows.append(
             {
                 "case": f"judge a session, {COMMAND} ({label})",

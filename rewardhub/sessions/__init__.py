@@ -14,6 +14,8 @@ A tour, bottom up:
   implementations: ``local`` (:class:`LocalSessions`, a manager used in place), ``client``
   (:class:`SessionClient`, asking a ``host`` in another process) and, with ``execution: celery``,
   :class:`rewardhub.execution.celery_sessions.CelerySessions` (it lives with the Celery engine);
+- ``fresh``: verification in a fresh sandbox, a session judged from its declared artifacts only
+  (copied out after its processes stopped, tested in a new sandbox);
 - ``host``: :class:`SessionHost`, the sessions served to a service's other processes on a unix
   socket; ``wire``: how answers and errors cross it; ``grants``: what lets a verifier judge one
   caller's sessions.

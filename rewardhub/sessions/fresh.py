@@ -132,9 +132,7 @@ def collect(box: SessionSandbox, paths: Sequence[str], max_file_bytes: int, max_
             str(path): (base64.b64decode(entry["base64"]), bool(entry["executable"]))
             for path, entry in answer["files"].items()
         }
-        return Collected(
-            files, [str(p) for p in answer["missing"]], dict(answer["refused"]), dict(answer["left_out"])
-        )
+        return Collected(files, [str(p) for p in answer["missing"]], dict(answer["refused"]), dict(answer["left_out"]))
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise SandboxError(f"unreadable answer from the artifact reader: {exc}") from None
 

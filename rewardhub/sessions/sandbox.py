@@ -332,16 +332,17 @@ class SessionSandbox:
         self.sandbox.close()
 
 
-def test_run(
-    sandbox: WarmSandbox, command: str, limits: Limits, files: Mapping[str, Any] | None = None
-) -> RunResult:
+def test_run(sandbox: WarmSandbox, command: str, limits: Limits, files: Mapping[str, Any] | None = None) -> RunResult:
     """Run a test command in ``sandbox`` with ``files`` written first (text, or bytes as
     :func:`~rewardhub.sandbox.jobs._encoded_bytes` writes them), in :func:`test_environment`; the
     one way a session's tests run, in the session's own sandbox or in a fresh one
     (:mod:`rewardhub.sessions.fresh`)."""
     ours, env, shell = test_environment(sandbox.isolation.scratch[-1])
     given = dict(files or {})
-    encoded = {path: content if isinstance(content, dict) else _encoded({path: content})[path] for path, content in given.items()}
+    encoded = {
+        path: content if isinstance(content, dict) else _encoded({path: content})[path]
+        for path, content in given.items()
+    }
     payload = {"files": {**encoded, **ours}}
     execution = Execution("argv", limits, argv=("/bin/bash", "-c", shell, "bash", command), payload=payload, env=env)
     return sandbox.run(execution)

@@ -52,7 +52,9 @@ def _episode(client: TestClient, sid: str, task: dict, *commands: str) -> dict:
     assert created.status_code == 200, created.text
     try:
         for command in commands:
-            ran = _answer(client.post("/code/call", json={"name": "bash", "input": {"command": command}}, headers=headers).text)
+            ran = _answer(
+                client.post("/code/call", json={"name": "bash", "input": {"command": command}}, headers=headers).text
+            )
             assert ran["ok"], ran
         graded = _answer(client.post("/code/call", json={"name": "submit", "input": {}}, headers=headers).text)
         assert graded["ok"], graded

@@ -43,7 +43,9 @@ REPORTER = {
         "json.dump({'passed': add(2, 3) == 5}, open('report.json', 'w')) if add(2, 3) == 5 else None\n"
     )
 }
-REPORTED = "python3 report.py; python3 -c \"import json, sys; sys.exit(0 if json.load(open('report.json'))['passed'] else 1)\""
+REPORTED = (
+    "python3 report.py; python3 -c \"import json, sys; sys.exit(0 if json.load(open('report.json'))['passed'] else 1)\""
+)
 USER_SITE = 'd=$(python3 -c \'import site; print(site.getusersitepackages())\') && mkdir -p "$d" && cd "$d"'
 EXITS = "import os; os._exit(0)\n"
 
