@@ -37,7 +37,8 @@ GLOB_CHARS = "*?["
 STARTUP_HOOKS = ("conftest.py", "sitecustomize.py", "usercustomize.py", "*.pth")
 """Files that run by themselves when Python or pytest starts: a glob or folder never carries them."""
 MAX_LISTED = 100
-"""Entries of ``left_out`` listed at most (a tree of a million links must not make the answer huge)."""
+"""Entries of ``left_out`` (and of files a glob or folder found past a cap) listed at most: a tree
+of a million links must not make the answer huge."""
 HIDDEN = "a glob or folder never carries dot files nor Python's and pytest's startup files: name it exactly"
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -187,8 +188,9 @@ class _Collection:
             return False
         try:
             self._file(folder_fd, name, path)
-        except OverCap as exc:
-            self.refused[path] = str(exc)
+        except OverCap as exc:  # past the total cap, every later file is: list the first hundred
+            if len(self.refused) < MAX_LISTED:
+                self.refused[path] = str(exc)
             return False
         except Refused as exc:
             self.leave(path, str(exc))
