@@ -10,6 +10,10 @@ differential``); rewardhub scores the same requests through ``/v1/compat/nemo-gy
 of a running service. The agreement and every class of disagreement are printed; below 0.99 fails.
 
 Deliberate differences are :data:`CONVENTIONS`, each named, counted and printed, never silent.
+
+``math_with_judge`` has its own corpus (``nemo_gym_corpus.math_corpus``) and reference, the server's
+library path with its judge off (``nemo_gym_side.math_differential``), and its own conventions
+(:data:`MATH_CONVENTIONS`): rewardhub's math reading where it is deliberately not math-verify's.
 """
 
 from __future__ import annotations
