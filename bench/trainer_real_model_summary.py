@@ -9,7 +9,9 @@ expressions, so a verdict that drifts from the text shows up as two columns that
 - ``last_is_sum``: the last number in the response is the sum (what ``exact``/``last_number`` pays);
 - ``bare``: the response is the number and nothing else (a final "." allowed), as the prompt asks;
 - ``restates``: the response writes the question's operation, "a + b" or "b + a";
-- ``no_number``: the response holds no digit at all.
+- ``no_number``: the response holds no digit at all;
+- ``paid_wrong`` / ``unpaid_right``: the reward (``math``) paid a response whose last number is not
+  the sum / paid nothing for one whose last number is (a hack, a false negative).
 
     python bench/trainer_real_model_summary.py runs/b_seed0_tis runs/b_seed1_tis ... --json bench/results/x.json
 """
@@ -76,8 +78,18 @@ def reading(prompt: Any, response: str) -> dict[str, bool]:
     }
 
 
+def reward_score(row: dict[str, Any]) -> float:
+    """The reward's verdict in a training dump row or an eval dump row."""
+    return float(row["reward_score"] if "reward_score" in row else row["reward"]["score"])
+
+
 def fractions(rows: list[dict[str, Any]]) -> dict[str, float]:
-    readings = [reading(r["prompt"], r["response"]) for r in rows]
+    readings = []
+    for r in rows:
+        x = reading(r["prompt"], r["response"])
+        x["paid_wrong"] = reward_score(r) > 0 and not x["last_is_sum"]
+        x["unpaid_right"] = reward_score(r) == 0 and x["last_is_sum"]
+        readings.append(x)
     return {key: round(statistics.fmean(x[key] for x in readings), 4) for key in readings[0]} if readings else {}
 
 
@@ -114,14 +126,15 @@ def markdown(summary: dict[str, Any]) -> str:
     for label, key in EVAL_COLUMNS:
         out += [f"| {label} | " + " | ".join(fmt(e.get(key)) for e in evals) + " |"]
     for mode in ("greedy", "sampled"):
-        for what in ("has_sum", "last_is_sum", "bare", "restates", "no_number"):
+        for what in ("has_sum", "last_is_sum", "bare", "restates", "no_number", "paid_wrong", "unpaid_right"):
             cells = [fmt(summary["eval_text"].get(e["step"], {}).get(mode, {}).get(what)) for e in evals]
             out += [f"| {mode}: {what} (read here) | " + " | ".join(cells) + " |"]
-    out += ["", "| step | " + " | ".join(c for c, _ in STEP_COLUMNS) + " | has_sum | restates |"]
-    out += ["| --- |" + " --- |" * (len(STEP_COLUMNS) + 2)]
+    read = ("has_sum", "bare", "restates", "unpaid_right", "paid_wrong")
+    out += ["", "| step | " + " | ".join(c for c, _ in STEP_COLUMNS) + " | " + " | ".join(read) + " |"]
+    out += ["| --- |" + " --- |" * (len(STEP_COLUMNS) + len(read))]
     for row in summary["steps"]:
         text = summary["train_text"].get(row["step"], {})
-        cells = [fmt(row.get(key)) for _, key in STEP_COLUMNS] + [fmt(text.get("has_sum")), fmt(text.get("restates"))]
+        cells = [fmt(row.get(key)) for _, key in STEP_COLUMNS] + [fmt(text.get(what)) for what in read]
         out += [f"| {row['step']} | " + " | ".join(cells) + " |"]
     return "\n".join(out)
 
