@@ -21,8 +21,7 @@
 - **Inside the code verifier, what judges a run cannot make one.** Its modules that read tests and
   judge runs (``outcomes``, ``compare``, ``asserts``, ``testcases``, ``lcb``) take of the sandbox only
   its vocabulary (:data:`SANDBOX_VOCABULARY`: a run's result, a language, the wire's values); only
-  ``runs``, ``checkers`` and the verifier itself start sandbox work, and only ``session`` reaches the
-  sessions.
+  the verifier itself and ``checkers`` start sandbox work, and only ``session`` reaches the sessions.
 - **The sandbox is the ground floor of a code sample's path.** Of rewardhub it imports only itself and
   the exception tree (``rewardhub.errors``): its settings are handed down to it by the service's
   settings tree (:func:`rewardhub.sandbox.settings.read_from`), which imports the sandbox's section.
@@ -320,7 +319,7 @@ def test_the_code_verifiers_judges_take_only_the_sandboxs_vocabulary() -> None:
         for module in judges
         if (taken := _names_taken(module, SANDBOX_FACE)) - SANDBOX_VOCABULARY
     }
-    assert not wrong, f"a judge takes runs, it never makes one (start them in rewardhub.verifiers.code.runs): {wrong}"
+    assert not wrong, f"a judge takes runs, it never makes one (the verifier starts them): {wrong}"
 
 
 def test_of_the_code_verifier_only_its_session_module_reaches_the_sessions() -> None:

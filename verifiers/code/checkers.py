@@ -24,11 +24,12 @@ scratch folder with the checker's binary or files, so it cannot rewrite either.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from rewardhub.sandbox import (
     COMPILE_LIMITS,
@@ -38,10 +39,14 @@ from rewardhub.sandbox import (
     Limits,
     RunResult,
     SandboxPool,
+    default_pool,
     language,
 )
 
-__all__ = ["CheckerFailed", "CheckerVerdict", "checker_session", "include_files", "judge_checker_run"]
+from .config import Config, stop_on_failure
+from .testcases import CheckerSpec, StdioTest, TestCase
+
+__all__ = ["CheckerFailed", "CheckerVerdict", "checker_session", "include_files", "judge_checker_run", "run_checker"]
 
 CheckerVerdict = Literal["passed", "wrong_answer", "presentation_error"]
 EXIT_VERDICTS: dict[int, CheckerVerdict] = {0: "passed", 1: "wrong_answer", 2: "presentation_error"}
@@ -120,3 +125,34 @@ def _with_include_path(lang: Language) -> Language:
     if lang.compile and lang.compile[0] in ("gcc", "g++", "cc", "c++", "clang", "clang++"):
         return dataclasses.replace(lang, compile=(*lang.compile, "-I."))
     return lang
+
+
+def run_checker(
+    checker: CheckerSpec,
+    tests: list[TestCase],
+    outcomes: list[dict[str, Any]],
+    config: Config,
+    deadline: float,
+) -> None:
+    """Judge each pending output with the reference's checker, in a sandbox of its own.
+
+    Outputs not judged by the deadline count as failed, as tests not run by then do.
+    """
+    pending = [
+        (test, outcome) for test, outcome in zip(tests, outcomes, strict=True) if outcome["verdict"] == "pending"
+    ]
+    if not pending:
+        return
+    files = {**include_files(default_pool().settings.checker_include_dir), **checker.files}
+    limits = Limits(timeout_s=config.checker_timeout_s, memory_mb=max(config.memory_mb, 256))
+    failed = False
+    with checker_session(default_pool(), checker.language, checker.code, files, limits) as session:
+        for test, outcome in pending:
+            output = outcome.pop("stdout_for_checker")
+            if (failed and stop_on_failure(config)) or time.monotonic() > deadline:
+                outcome.update(verdict="skipped", passed=False)
+                continue
+            assert isinstance(test, StdioTest)
+            verdict = session.judge(test.stdin, output, test.expected)
+            outcome.update(verdict=verdict, passed=verdict == "passed")
+            failed = failed or verdict != "passed"

@@ -6,6 +6,7 @@ session"), through :mod:`rewardhub.sessions`, which checks that the caller owns 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from rewardhub.errors import RewardhubError, VerifierError
 from rewardhub.sandbox import CheckerFailed, SandboxError, SandboxUnavailable
@@ -14,9 +15,9 @@ from rewardhub.sessions import code_tests_with_grant
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import CALLER_FIELD
 
+from .checkers import run_checker
 from .config import Config, budget_s, stop_on_failure
 from .outcomes import judged, result, skipped
-from .runs import run_checker, test_spec
 from .testcases import CheckerSpec, TestCase
 
 __all__ = ["score_in_session"]
@@ -28,11 +29,13 @@ def score_in_session(
     code: str,
     tag: str | None,
     tests: list[TestCase],
+    specs: list[dict[str, Any]],
     checker: CheckerSpec | None,
     config: Config,
 ) -> Result:
     """The tests in a live session of the caller's, each in a fork of its interpreter (its
-    variables and files, the response's code run first when it has some): see :mod:`.verifier`."""
+    variables and files, the response's code run first when it has some): see :mod:`.verifier`.
+    ``specs``: what the session's sandbox learns of each test, never its expected value."""
     if config.language not in ("python", "auto") or (config.language == "auto" and tag not in (None, "python", "py")):
         raise VerifierError(f"tests run in a session are Python's: not {tag or config.language!r}")
     given = sample.metadata.get(CALLER_FIELD)
@@ -42,7 +45,6 @@ def score_in_session(
             "/v1/score, /v1/jobs and /get_reward"
         )
     deadline = time.monotonic() + budget_s(config)
-    specs = [test_spec(test) for test in tests]
     try:
         runs = code_tests_with_grant(
             session_id, given, code, specs, config.test_timeout_s, budget_s(config), stop_on_failure(config)

@@ -61,25 +61,32 @@ from __future__ import annotations
 
 import re
 import time
+from typing import Any
 
 from rewardhub.errors import VerifierError
 from rewardhub.sandbox import (
     CheckerFailed,
+    Job,
+    Language,
+    Limits,
+    RunResult,
     SandboxError,
     SandboxUnavailable,
     UnsupportedLanguage,
     compile_filter,
     default_pool,
+    run_batch,
 )
 from rewardhub.sandbox import language as find_language
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier
 
-from .config import Config, budget_s
-from .outcomes import result
-from .runs import run_checker, run_tests
+from .asserts import WholeCheck
+from .checkers import run_checker
+from .config import Config, budget_s, stop_on_failure
+from .outcomes import judged, result, skipped
 from .session import score_in_session
-from .testcases import StdioTest, parse_reference
+from .testcases import CallTest, StdioTest, TestCase, parse_reference
 
 __all__ = ["CodeVerifier", "last_code_block"]
 
@@ -129,7 +136,8 @@ class CodeVerifier(Verifier):
             return Result.ok(0.0, passed=0, total=len(tests), reason="no fenced code block in the response")
         tag, code = block
         if sample.session_id is not None:
-            return score_in_session(sample, sample.session_id, code, tag, tests, reference.checker, config)
+            specs = [_test_spec(test) for test in tests]
+            return score_in_session(sample, sample.session_id, code, tag, tests, specs, reference.checker, config)
         try:
             chosen = find_language(tag or "python") if config.language == "auto" else find_language(config.language)
         except UnsupportedLanguage as exc:
@@ -140,7 +148,7 @@ class CodeVerifier(Verifier):
             raise VerifierError(f"function-call and assert tests need Python, not {chosen.name}")
         deadline = time.monotonic() + budget_s(config)
         try:
-            outcomes, sandbox = run_tests(chosen, code, tests, config, deadline, reference.checker is not None)
+            outcomes, sandbox = _run_tests(chosen, code, tests, config, deadline, reference.checker is not None)
             if reference.checker is not None:
                 run_checker(reference.checker, tests, outcomes, config, deadline)
         except CheckerFailed as exc:
@@ -150,3 +158,81 @@ class CodeVerifier(Verifier):
         except (SandboxError, SandboxUnavailable) as exc:
             return Result.failed(exc.message, score=config.failure_score, verdict="sandbox_error")
         return result(outcomes, sandbox, chosen, config)
+
+
+def _run_tests(
+    lang: Language,
+    code: str,
+    tests: list[TestCase],
+    config: Config,
+    deadline: float,
+    checked: bool = False,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every test's outcome; with a checker, runs that went well are left ``pending`` with their output."""
+    limits = Limits(timeout_s=config.test_timeout_s, memory_mb=config.memory_mb)
+    stop = stop_on_failure(config)
+    outcomes: list[dict[str, Any]] = []
+    with default_pool().job(lang, code) as job:
+        build_failure = job.setup()
+        if config.batch and build_failure is None:  # a native program's tests are all stdin/stdout
+            return _run_batched(job, tests, limits, config, deadline, checked), job.details
+        for test in tests:
+            failed_before = stop and outcomes and outcomes[-1]["verdict"] not in ("passed", "pending")
+            if build_failure is not None or failed_before or time.monotonic() > deadline:
+                outcomes.append(skipped(build_failure))
+                continue
+            outcome = _run_one(job, test, limits, config, checked)
+            outcomes.append(outcome)
+            if outcome["verdict"] == "compile_error":  # Python's parser: the same for every test
+                build_failure = RunResult("compile_error", None, "", outcome.get("stderr", ""), 0.0)
+        return outcomes, job.details
+
+
+def _run_batched(
+    job: Job,
+    tests: list[TestCase],
+    limits: Limits,
+    config: Config,
+    deadline: float,
+    checked: bool,
+) -> list[dict[str, Any]]:
+    """All the tests in one sandboxed run, each in a fork of its own with its own clock (Python).
+
+    The sandbox stops after a test that surely failed (it timed out, crashed, left no record) when
+    failures stop the run; a wrong answer only this process can see, and the tests after it are
+    then counted as skipped here, as they are when each test is a run of its own.
+    """
+    stop = stop_on_failure(config)
+    specs = [_test_spec(t) for t in tests]
+    series = not config.fresh_process_per_case
+    runs = run_batch(job, specs, limits, deadline - time.monotonic(), stop, last=True, stdio_series=series)
+    outcomes: list[dict[str, Any]] = []
+    for test, run in zip(tests, runs, strict=True):
+        failed_before = stop and outcomes and outcomes[-1]["verdict"] not in ("passed", "pending")
+        if run is None or failed_before:
+            outcomes.append(skipped(None))
+        elif run.verdict == "compile_error":
+            outcomes.append(skipped(run))
+        else:
+            outcomes.append(judged(test, run, config, checked))
+    return outcomes
+
+
+def _test_spec(test: TestCase) -> dict[str, Any]:
+    """What the sandbox needs of a test to run it: never its expected value."""
+    if isinstance(test, StdioTest):
+        return {"kind": "stdio", "stdin": test.stdin}
+    if isinstance(test, CallTest):
+        return {"kind": "call", "fn_name": test.fn_name, "args": test.args}
+    if isinstance(test, WholeCheck):
+        return {"kind": "check", "source": test.source, "names": list(test.names)}
+    return {"kind": "assert", "setup": test.setup, "leaves": list(test.leaves)}
+
+
+def _run_one(job: Job, test: TestCase, limits: Limits, config: Config, checked: bool = False) -> dict[str, Any]:
+    """One test as a run of its own."""
+    spec = _test_spec(test)
+    if isinstance(test, StdioTest):
+        return judged(test, job.run(test.stdin, limits), config, checked)
+    mode = spec.pop("kind")
+    return judged(test, job.run(b"", limits, {"mode": mode, **spec}), config, checked)

@@ -10,7 +10,7 @@ from importlib.metadata import entry_points
 import psutil
 import pytest
 
-import rewardhub.verifiers.code.runs as code_runs
+import rewardhub.verifiers.code.verifier as code_module
 from rewardhub.errors import VerifierError
 from rewardhub.sandbox import RunResult, SandboxSettings, SandboxUnavailable
 from rewardhub.sandbox import language as find_language
@@ -230,7 +230,7 @@ def test_no_sandbox_on_the_machine_is_an_error_status_marked_sandbox_error(monke
     def unavailable():
         raise SandboxUnavailable("code execution is disabled: bubblewrap is not installed")
 
-    monkeypatch.setattr(code_runs, "default_pool", unavailable)
+    monkeypatch.setattr(code_module, "default_pool", unavailable)
     result = score("print(1)\n", DOUBLE)
     assert (result.status, result.details["verdict"]) == ("error", "sandbox_error")
     assert "bubblewrap" in result.error
@@ -254,7 +254,7 @@ class _BrokenSandboxPool:
 
 
 def test_a_sandbox_failure_during_the_tests_masks_the_sample(monkeypatch):
-    monkeypatch.setattr(code_runs, "default_pool", _BrokenSandboxPool)
+    monkeypatch.setattr(code_module, "default_pool", _BrokenSandboxPool)
     result = score("print(1)\n", DOUBLE, failure_score=-1.0)
     assert (result.status, result.score, result.details["verdict"]) == ("error", -1.0, "sandbox_error")
     assert verdicts(result) == ["sandbox_error"] * 3
