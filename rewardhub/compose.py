@@ -41,10 +41,11 @@ class Leaf:
     config: VerifierConfig
     key: str  # name + canonical config: identical leaves are scored once
     traits: VerifierTraits  # what the service needs to know about the verifier with this config
+    leaves: tuple[Leaf, ...] = field(init=False, repr=False, compare=False)
+    """Itself: every node has its distinct leaves to hand, a leaf too."""
 
-    @property
-    def leaves(self) -> tuple[Leaf, ...]:
-        return (self,)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "leaves", (self,))
 
 
 @dataclass(frozen=True)
