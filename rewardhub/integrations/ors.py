@@ -5,8 +5,10 @@ ORS clients (ROLL, SkyRL, slime and the ``ors-sdk`` client) speak to an environm
 ``/delete``. This module is that environment, served by the ORS SDK's own ``ors.Server``: each ORS
 session is one rewardhub session (over HTTP), its task's ``files`` written at setup; the tools are
 ``python`` (state kept across calls), ``bash``, and ``submit``, which runs the task's
-``test_command`` on the session's files and answers ``reward`` 1.0 or 0.0 with ``finished``. A
-sandbox failure is an error of the call, never a reward of 0.
+``test_command`` and answers ``reward`` 1.0 or 0.0 with ``finished``: in a fresh sandbox on the
+task's ``artifacts`` (its working directory's regular files when it names none), or on the
+session's own files for a task with ``"verify": "in_session"``, as ``rewardhub serve``'s own ORS
+surface judges (docs/sessions.md). A sandbox failure is an error of the call, never a reward of 0.
 
     from ors import Server
     from rewardhub.integrations.ors import code_environment
@@ -94,10 +96,14 @@ class _CodeEnvironment:
         if not command:
             raise ValueError("this task has no test_command to judge it by")
         test_files = dict(self.task_spec.get("test_files") or {})
-        answer = await asyncio.to_thread(self._open().test, command, test_files)
+        artifacts = None
+        if self.task_spec.get("verify", "fresh") != "in_session":
+            artifacts = list(self.task_spec.get("artifacts") or ["."])
+        answer = await asyncio.to_thread(self._open().test, command, test_files, 60.0, artifacts)
         if answer.get("reward") is None:
             raise RuntimeError(f"the tests could not run: {answer.get('message') or answer['status']}")
         metadata = {"status": answer["status"], "exit_code": answer["exit_code"]}
+        metadata["verification"] = answer.get("verification", "in_session")
         return ToolOutput(
             blocks=[TextBlock(text=observation(answer))], metadata=metadata, reward=answer["reward"], finished=True
         )
@@ -130,7 +136,8 @@ def code_environment(
     timeout_s: float = 10.0,
 ) -> type:
     """An ``ors.Environment`` class named ``name`` over these tasks by split (each ``{"prompt",
-    "files"?, "test_command"?, "test_files"?}``), its tools run by the rewardhub at ``url``."""
+    "files"?, "test_command"?, "test_files"?, "artifacts"?, "verify"?}``), its tools run by the
+    rewardhub at ``url``."""
     from ors import Environment
     from ors.types import ToolOutput as _ToolOutput
 

@@ -56,9 +56,18 @@ class Session:
             body["stdin"] = stdin
         return self.client.request("POST", f"/v1/sessions/{self._id()}/run", body)
 
-    def test(self, command: str, files: Mapping[str, str] | None = None, timeout_s: float = 60.0) -> dict[str, Any]:
-        """Judge the session's files: ``command`` in a fresh program; the answer carries ``reward``."""
-        body = {"command": command, "files": dict(files or {}), "timeout_s": timeout_s}
+    def test(
+        self,
+        command: str,
+        files: Mapping[str, str] | None = None,
+        timeout_s: float = 60.0,
+        artifacts: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """Judge the session's files: ``command`` in a fresh program; the answer carries ``reward``.
+        With ``artifacts``, in a fresh sandbox on those artifacts alone (docs/sessions.md)."""
+        body: dict[str, Any] = {"command": command, "files": dict(files or {}), "timeout_s": timeout_s}
+        if artifacts:
+            body["artifacts"] = list(artifacts)
         return self.client.request("POST", f"/v1/sessions/{self._id()}/test", body)
 
     def close(self) -> None:

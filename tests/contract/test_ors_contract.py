@@ -95,6 +95,7 @@ def test_an_ors_client_runs_an_episode_and_gets_the_tests_reward(server, request
     assert written.blocks[0].text == "done\n"
     assert crash.metadata["status"] == "runtime_error" and "ZeroDivisionError" in crash.blocks[0].text
     assert (graded.reward, graded.finished, graded.metadata["status"]) == (1.0, True, "ok")
+    assert graded.metadata["verification"] == "fresh"  # both servers judge an episode where the model never was
 
 
 def test_rewardhub_serves_the_task_list_and_refuses_a_wrong_key(rewardhub_ors):
