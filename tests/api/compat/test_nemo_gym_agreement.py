@@ -133,12 +133,14 @@ def math_convention(case: dict[str, Any], answer: dict[str, Any]) -> str | None:
     text, server, ours = case["text"], case["reference_reward"], answer["reward"]
     if family in ("choice_sentence", "choice_label") and (server, ours) == (0.0, 1.0):
         return "math/gold_sentence"
-    if family == "multi_part_boxes" and not shape.startswith("revised"):
-        return "math/parts_in_order"
     if shape.startswith("revised"):
         return "math/last_box_after_correction"
     if shape == "labelled_box" and (server, ours) == (0.0, 1.0):
         return "math/labelled_box"
+    if family == "multi_part_boxes" and (server, ours) == (1.0, 0.0):
+        return "math/parts_in_order"  # the parts out of order (the server: one set)
+    if family == "multi_part_boxes" and shape.startswith("boxed_right") and (server, ours) == (0.0, 1.0):
+        return "math/parts_in_order"  # the parts boxed one by one (the server: its last box)
     if family == "thousands" and "\\," in text and (server, ours) == (0.0, 1.0):
         return "math/thin_space_thousands"
     if family.endswith("interval") and ("<" in text or "\\ge" in text) and (server, ours) == (0.0, 1.0):
