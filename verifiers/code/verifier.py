@@ -138,6 +138,8 @@ class CodeVerifier(Verifier):
         if sample.session_id is not None:
             specs = [_test_spec(test) for test in tests]
             return score_in_session(sample, sample.session_id, code, tag, tests, specs, reference.checker, config)
+        # read off the config before the sandbox is reached, so its part is one stay
+        deadline, stop = time.monotonic() + budget_s(config), stop_on_failure(config)
         try:
             chosen = find_language(tag or "python") if config.language == "auto" else find_language(config.language)
         except UnsupportedLanguage as exc:
@@ -146,9 +148,8 @@ class CodeVerifier(Verifier):
             return Result.ok(0.0, passed=0, total=len(tests), reason=f"cannot run a {tag!r} code block")
         if not chosen.in_process and not all(isinstance(t, StdioTest) for t in tests):
             raise VerifierError(f"function-call and assert tests need Python, not {chosen.name}")
-        deadline = time.monotonic() + budget_s(config)
         try:
-            outcomes, sandbox = _run_tests(chosen, code, tests, config, deadline, reference.checker is not None)
+            outcomes, sandbox = _run_tests(chosen, code, tests, config, deadline, stop, reference.checker is not None)
             if reference.checker is not None:
                 run_checker(reference.checker, tests, outcomes, config, deadline)
         except CheckerFailed as exc:
@@ -166,46 +167,37 @@ def _run_tests(
     tests: list[TestCase],
     config: Config,
     deadline: float,
+    stop: bool,
     checked: bool = False,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Every test's outcome; with a checker, runs that went well are left ``pending`` with their output."""
+    """Every test's outcome, and what the sandbox was; with a checker, runs that went well are left
+    ``pending`` with their output.
+
+    Batched (the default), the sandbox's part is one stay: the job is built, every test runs and the
+    sandbox goes back to its pool before any run is judged. One run per test, each run is judged as
+    it comes back, so a failure (a wrong answer too) can stop the tests after it.
+    """
     limits = Limits(timeout_s=config.test_timeout_s, memory_mb=config.memory_mb)
-    stop = stop_on_failure(config)
-    outcomes: list[dict[str, Any]] = []
     with default_pool().job(lang, code) as job:
         build_failure = job.setup()
-        if config.batch and build_failure is None:  # a native program's tests are all stdin/stdout
-            return _run_batched(job, tests, limits, config, deadline, checked), job.details
-        for test in tests:
-            failed_before = stop and outcomes and outcomes[-1]["verdict"] not in ("passed", "pending")
-            if build_failure is not None or failed_before or time.monotonic() > deadline:
-                outcomes.append(skipped(build_failure))
-                continue
-            outcome = _run_one(job, test, limits, config, checked)
-            outcomes.append(outcome)
-            if outcome["verdict"] == "compile_error":  # Python's parser: the same for every test
-                build_failure = RunResult("compile_error", None, "", outcome.get("stderr", ""), 0.0)
-        return outcomes, job.details
+        sandbox = job.details
+        if not config.batch or build_failure is not None:  # a native program's tests are all stdin/stdout
+            return _run_one_by_one(job, tests, limits, config, deadline, stop, checked, build_failure), sandbox
+        specs = [_test_spec(t) for t in tests]
+        series = not config.fresh_process_per_case
+        runs = run_batch(job, specs, limits, deadline - time.monotonic(), stop, last=True, stdio_series=series)
+    return _judged_batch(tests, runs, config, stop, checked), sandbox
 
 
-def _run_batched(
-    job: Job,
-    tests: list[TestCase],
-    limits: Limits,
-    config: Config,
-    deadline: float,
-    checked: bool,
+def _judged_batch(
+    tests: list[TestCase], runs: list[RunResult | None], config: Config, stop: bool, checked: bool
 ) -> list[dict[str, Any]]:
-    """All the tests in one sandboxed run, each in a fork of its own with its own clock (Python).
+    """The outcomes of a batch (all the tests in one sandboxed run, each with its own clock).
 
     The sandbox stops after a test that surely failed (it timed out, crashed, left no record) when
     failures stop the run; a wrong answer only this process can see, and the tests after it are
     then counted as skipped here, as they are when each test is a run of its own.
     """
-    stop = stop_on_failure(config)
-    specs = [_test_spec(t) for t in tests]
-    series = not config.fresh_process_per_case
-    runs = run_batch(job, specs, limits, deadline - time.monotonic(), stop, last=True, stdio_series=series)
     outcomes: list[dict[str, Any]] = []
     for test, run in zip(tests, runs, strict=True):
         failed_before = stop and outcomes and outcomes[-1]["verdict"] not in ("passed", "pending")
@@ -215,6 +207,30 @@ def _run_batched(
             outcomes.append(skipped(run))
         else:
             outcomes.append(judged(test, run, config, checked))
+    return outcomes
+
+
+def _run_one_by_one(
+    job: Job,
+    tests: list[TestCase],
+    limits: Limits,
+    config: Config,
+    deadline: float,
+    stop: bool,
+    checked: bool,
+    build_failure: RunResult | None,
+) -> list[dict[str, Any]]:
+    """Each test as a run of its own, judged as it comes back (every test skipped after a failed build)."""
+    outcomes: list[dict[str, Any]] = []
+    for test in tests:
+        failed_before = stop and outcomes and outcomes[-1]["verdict"] not in ("passed", "pending")
+        if build_failure is not None or failed_before or time.monotonic() > deadline:
+            outcomes.append(skipped(build_failure))
+            continue
+        outcome = _run_one(job, test, limits, config, checked)
+        outcomes.append(outcome)
+        if outcome["verdict"] == "compile_error":  # Python's parser: the same for every test
+            build_failure = RunResult("compile_error", None, "", outcome.get("stderr", ""), 0.0)
     return outcomes
 
 
