@@ -1,9 +1,11 @@
 """What a ``code`` sample's scoring may be told: language, scoring, limits, batching, comparison.
 
 The ``Config`` of :class:`~rewardhub.verifiers.code.CodeVerifier` (its JSON schema is what ``GET
-/v1/verifiers`` shows for ``code``). It has a module of its own because every step of the scoring
-reads it: the verifier, the runs in the sandbox (:mod:`.runs`), their outcomes (:mod:`.outcomes`)
-and the way through a session (:mod:`.session`).
+/v1/verifiers`` shows for ``code``), with the two things read off it before any test runs: the time
+there is to start tests in and whether a failure stops them. It has a module of its own because
+every step of the scoring reads it: the verifier, the checker's session (:mod:`.checkers`), the
+outcomes (:mod:`.outcomes`) and the way through a session (:mod:`.session`), none of which imports
+another's module to reach it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pydantic import Field
 
 from rewardhub.verifier import VerifierConfig
 
-__all__ = ["Config"]
+__all__ = ["Config", "budget_s", "stop_on_failure"]
 
 
 class Config(VerifierConfig):
