@@ -26,7 +26,9 @@ def test_a_tree_knows_its_distinct_leaves_in_first_seen_order():
     a leaf named twice once (the pipeline and the scorer read ``node.leaves`` for every request)."""
     spec = {
         "gate": "exact",
-        "then": {"sum": [{"verifier": "length"}, {"verifier": "exact"}, {"verifier": {"gate": "format", "then": "f1"}}]},
+        "then": {
+            "sum": [{"verifier": "length"}, {"verifier": "exact"}, {"verifier": {"gate": "format", "then": "f1"}}]
+        },
     }
     node = resolve(spec, REGISTRY)
     assert [leaf.name for leaf in node.leaves] == ["exact", "length", "format", "f1"]
