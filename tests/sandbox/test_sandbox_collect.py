@@ -89,3 +89,12 @@ def test_a_tree_too_large_to_walk_is_refused_not_walked(tmp_path, capfd):
 @pytest.mark.parametrize("path", ["/etc/passwd", "../up", "a/../b", ""])
 def test_a_path_that_is_not_plain_and_relative_is_refused(tmp_path, capfd, path):
     assert "not a plain path" in _collected(tmp_path, [path], capfd)["refused"][path]
+
+
+def test_a_name_that_is_not_utf8_is_left_out_and_shown_readably(tmp_path, capfd):
+    with open(os.path.join(os.fsencode(tmp_path), b"bad\xff.py"), "w") as handle:
+        handle.write("x")
+    (tmp_path / "solution.py").write_text("s")
+    answer = _collected(tmp_path, ["*.py", "."], capfd)
+    assert set(answer["files"]) == {"solution.py"}
+    assert answer["left_out"] == {"bad\ufffd.py": "a name that is not UTF-8"}

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from session_support import SMALL, descendants, mount_namespaces_in_use
+from session_support import SMALL, descendants
 
 from rewardhub.sessions import LocalSessions, SessionHost, SessionManager
 from rewardhub.types import Result, Sample
@@ -301,8 +301,9 @@ def test_a_fresh_sandbox_keeps_the_artifacts_folders_and_executable_bits(manager
 
 
 def test_fresh_verification_leaves_the_host_as_it_was(tmp_path: Path):
-    """No process of the fresh sandbox (nor of the session's, stopped) outlives it, no mount namespace
-    stays, and a host file the session names is never read nor written."""
+    """No process of the fresh sandbox (nor of the session's, stopped) outlives it, and a host file
+    the session names is never read nor written. (Mount namespaces are not counted: on a shared host
+    other sandboxes come and go meanwhile; a process of the fresh sandbox's own user id would be there.)"""
     canary = tmp_path / "canary.txt"
     canary.write_text("unchanged\n")
     settings = SMALL.model_copy(update={"spares": 0})
@@ -311,7 +312,6 @@ def test_fresh_verification_leaves_the_host_as_it_was(tmp_path: Path):
         session = manager.create(OWNER, "python", {"solution.py": RIGHT}).id
         plant = f"ln -s {canary} answer.txt; setsid sh -c 'sleep 300' >/dev/null 2>&1 </dev/null &"
         assert manager.run(session, OWNER, {"command": plant}).verdict == "ok"
-        namespaces = mount_namespaces_in_use()
         assert _processes_of(manager.get(session, OWNER).box.uid) != []  # its kernel and its daemon, for now
         refused = manager.run_tests_fresh(session, OWNER, "cat answer.txt", 30.0, {}, ["answer.txt"])
         assert refused.verdict == "runtime_error" and "symbolic link" in refused.stderr, refused
@@ -322,7 +322,6 @@ def test_fresh_verification_leaves_the_host_as_it_was(tmp_path: Path):
         assert fresh_uid != session_uid  # a sandbox of its own, under a user id of its own
         assert _processes_of(fresh_uid) == [] and _processes_of(session_uid) == []  # servers run as root
         assert not [pid for pid in descendants(os.getpid()) if f"--program-uid {fresh_uid} " in _cmdline(pid)]
-        assert mount_namespaces_in_use() <= namespaces
         assert canary.read_text() == "unchanged\n"
     finally:
         manager.close()

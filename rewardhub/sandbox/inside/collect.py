@@ -85,11 +85,17 @@ class _Collection:
         if len(self.left_out) < MAX_LISTED:
             self.left_out[path] = reason
 
-    def look(self) -> None:
-        """Count one folder entry examined: a tree too large to walk is refused, not a slow fetch."""
-        self.examined += 1
-        if self.examined > self.max_files * 10:
-            raise Refused(f"more than {self.max_files * 10} entries to look through")
+    def listing(self, folder_fd: int) -> list[str]:
+        """A folder's names, sorted, each counted as it is read: a tree too large to walk is refused
+        (before the whole of a huge folder is read), not a slow fetch."""
+        names = []
+        with os.scandir(folder_fd) as entries:
+            for entry in entries:
+                self.examined += 1
+                if self.examined > self.max_files * 10:
+                    raise Refused(f"more than {self.max_files * 10} entries to look through")
+                names.append(entry.name)
+        return sorted(names)
 
     def _walk(self, folder_fd: int, prefix: str, declared: str) -> None:
         try:
@@ -198,9 +204,11 @@ class _Collection:
         return True
 
     def _folder(self, folder_fd: int, prefix: str) -> None:
-        for name in sorted(os.listdir(folder_fd)):
-            self.look()
+        for name in self.listing(folder_fd):
             path = f"{prefix}/{name}" if prefix else name
+            if not _utf8(name):
+                self.leave(_shown(path), "a name that is not UTF-8")
+                continue
             if name.startswith("."):
                 self.leave(path, HIDDEN)
                 continue
@@ -221,11 +229,13 @@ class _Collection:
     def _glob(self, folder_fd: int, done: list[str], parts: list[str]) -> int:
         """What ``parts`` match below ``folder_fd`` (reached through ``done``): how many files were taken."""
         head, rest = parts[0], parts[1:]
-        names = sorted(os.listdir(folder_fd)) if any(c in head for c in GLOB_CHARS) else [head]
+        names = self.listing(folder_fd) if any(c in head for c in GLOB_CHARS) else [head]
         taken = 0
         for name in names:
-            self.look()
             if not fnmatch.fnmatchcase(name, head):
+                continue
+            if not _utf8(name):
+                self.leave(_shown("/".join([*done, name])), "a name that is not UTF-8")
                 continue
             path = "/".join([*done, name])
             try:
@@ -264,6 +274,20 @@ def _open_folder(root_fd: int, parts: list[str]) -> int:
                 os.close(fd)
         fd = following
     return fd
+
+
+def _utf8(name: str) -> bool:
+    """Whether a file name is text: one that is not (undecodable bytes) could not be written back,
+    nor shown in a JSON answer."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(path: str) -> str:
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _kind(mode: int) -> str:
