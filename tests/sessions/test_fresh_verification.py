@@ -362,3 +362,24 @@ def test_a_sample_that_declares_no_artifacts_for_a_fresh_verification_is_refused
     assert SessionTestsVerifier.Config(command="true", fresh=True, artifacts=["a.py"]).mode == "fresh"
     assert SessionTestsVerifier.Config(command="true", artifacts=["a.py"]).mode == "fresh"
     assert SessionTestsVerifier.Config(command="true").mode == "in_session"
+
+
+def test_the_test_route_verifies_fresh_when_given_artifacts(client):
+    made = client.post("/v1/sessions", json={"runtime": "python", "files": {"solution.py": WRONG}})
+    session = made.json()["session_id"]
+    try:
+        assert client.post(f"/v1/sessions/{session}/run", json={"command": "echo 1 > reward.txt"}).status_code == 200
+        body = {"command": GRADED, "files": GRADER}
+        fresh = client.post(f"/v1/sessions/{session}/test", json={**body, "artifacts": ["solution.py"]}).json()
+        assert (fresh["reward"], fresh["verification"], fresh["artifacts"]["copied"]) == (
+            0.0,
+            "fresh",
+            {"solution.py": len(WRONG)},
+        )
+        in_session = client.post(f"/v1/sessions/{session}/test", json=body).json()
+        assert (in_session["reward"], in_session["verification"]) == (1.0, "in_session")
+        for bad in ({"verify": "fresh"}, {"artifacts": ["../x"]}, {"verify": "in_session", "artifacts": ["a"]}):
+            refused = client.post(f"/v1/sessions/{session}/test", json={**body, **bad})
+            assert refused.status_code == 422, refused.text
+    finally:
+        client.delete(f"/v1/sessions/{session}")
