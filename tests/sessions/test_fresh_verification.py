@@ -383,3 +383,13 @@ def test_the_test_route_verifies_fresh_when_given_artifacts(client):
             assert refused.status_code == 422, refused.text
     finally:
         client.delete(f"/v1/sessions/{session}")
+
+
+def test_the_tests_files_win_a_name_the_agent_also_used(manager, host):
+    """With the whole working directory as artifacts, the agent's own ``check.py`` travels too; the
+    tests' ``check.py`` is written over it."""
+    plant = "printf 'print(\"ok\")\\n' > check.py"
+    config = SessionTestsVerifier.Config(command="python3 check.py", files=CHECK, artifacts=["."])
+    result = _judged(manager, host, WRONG, plant, config)
+    assert (result.status, result.score) == ("ok", 0.0), result
+    assert "check.py" in result.details["artifacts"]["copied"]
