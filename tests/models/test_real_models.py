@@ -27,6 +27,7 @@ from rewardhub.calls import Call, run_call
 from rewardhub.cli import main
 from rewardhub.models import ImplicitPRM, Judge, PairwiseJudge, ProcessRM, RubricJudge, kit
 from rewardhub.models.backends import get_backend
+from rewardhub.models.base import model_precision
 from rewardhub.models.config import backend_spec
 from rewardhub.registry import Registry
 from rewardhub.types import Sample
@@ -70,7 +71,8 @@ def perturbed(folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("perturbed")
     generator = torch.Generator().manual_seed(0)
     state = {
-        name: t + 0.02 * t.std() * torch.randn(t.shape, generator=generator) for name, t in model.state_dict().items()
+        name: t + 0.02 * t.float().std().item() * torch.randn(t.shape, generator=generator).to(t.device, t.dtype)
+        for name, t in model.state_dict().items()
     }
     model.save_pretrained(out, state_dict=state)
     for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
@@ -144,22 +146,28 @@ def test_the_verdict_key_names_the_precision_auto_resolves_to_on_this_host(
     folder.mkdir()
     (folder / "model.safetensors").write_bytes(b"weights")
     (folder / "config.json").write_text('{"torch_dtype": "bfloat16"}')
-    on_cpu = Judge.verdict_key(judge_config(model=str(folder)))
-    assert on_cpu["precision"] == "float32"
-    assert Judge.verdict_key(judge_config(model=str(folder), dtype="bfloat16"))["precision"] == "bfloat16"
-    assert Judge.verdict_key(judge_config(model=str(folder), backend="vllm"))["precision"] == "auto(bfloat16,cpu)"
-
-    import torch
 
     from rewardhub.models import base
 
-    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
-    base._auto_precision.cache_clear()
-    try:
-        on_gpu = Judge.verdict_key(judge_config(model=str(folder)))
-    finally:
+    def keys_on(cuda_devices: int) -> tuple[dict[str, str], dict[str, str]]:
+        """The transformers and vLLM keys on a host with this many GPUs (this host's torch, patched)."""
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: cuda_devices)
+        monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
         base._auto_precision.cache_clear()
+        try:
+            return (
+                Judge.verdict_key(judge_config(model=str(folder))),
+                Judge.verdict_key(judge_config(model=str(folder), backend="vllm")),
+            )
+        finally:
+            base._auto_precision.cache_clear()
+
+    on_cpu, vllm_on_cpu = keys_on(0)
+    assert on_cpu["precision"] == "float32"
+    assert Judge.verdict_key(judge_config(model=str(folder), dtype="bfloat16"))["precision"] == "bfloat16"
+    assert vllm_on_cpu["precision"] == "auto(bfloat16,cpu)"
+    on_gpu, vllm_on_gpu = keys_on(1)
+    assert vllm_on_gpu["precision"] == "auto(bfloat16,cuda)"
     assert on_gpu["precision"] == "bfloat16"
     assert on_gpu["config_hash"] != on_cpu["config_hash"]  # the reward cache addresses by config_hash
 
@@ -186,7 +194,8 @@ def test_judge_verify_reads_p_true_and_names_the_model(folder: Path) -> None:
         model = result.details["model"]
         assert model["name"] == NAME and model["model"] == str(folder)
         assert model["weights"] == manifest["weights_sha256"][:16]
-        assert (model["backend"], model["dtype"], model["device"]) == ("transformers", "float32", "cpu")
+        on_this_host = ("transformers", model_precision(judge_config()), "cuda" if torch.cuda.is_available() else "cpu")
+        assert (model["backend"], model["dtype"], model["device"]) == on_this_host  # float32 on a CPU, bf16 on a GPU
         assert model["decoding"] == {"verdict": "logprobs", "temperature": 0.0, "max_tokens": 1, "top_logprobs": 20}
     assert Judge.verdict_key(judge_config(verdict="logprobs"))["weights"] == manifest["weights_sha256"][:16]
 
@@ -252,7 +261,8 @@ def test_implicit_prm_policy_equal_to_reference_is_exactly_zero(folder: Path) ->
 
 def test_implicit_prm_is_beta_log_ratio_per_token(folder: Path, perturbed: Path) -> None:
     beta = 0.05
-    config = ImplicitPRM.Config(model=str(perturbed), ref_model=NAME, beta=beta)
+    # float32 on any device: compared with a direct forward pass to 1e-5, which bfloat16 would not keep
+    config = ImplicitPRM.Config(model=str(perturbed), ref_model=NAME, beta=beta, dtype="float32")
     [result] = ImplicitPRM().score_batch([STEPS], config)
     show("implicit_prm perturbed policy", [result])
     policy = get_backend(backend_spec(config))
@@ -277,9 +287,12 @@ def _response_logprobs(backend, sample: Sample) -> list[float]:
         [{"role": "user", "content": sample.prompt}], tokenize=False, add_generation_prompt=True
     )
     prompt_ids = tokenizer(head, add_special_tokens=False).input_ids
-    ids = torch.tensor([prompt_ids + tokenizer(sample.response, add_special_tokens=False).input_ids])
+    model = backend.model("causal")
+    ids = torch.tensor(
+        [prompt_ids + tokenizer(sample.response, add_special_tokens=False).input_ids], device=model.device
+    )
     with torch.inference_mode():
-        logits = backend.model("causal")(ids).logits[0, :-1].float()
+        logits = model(ids).logits[0, :-1].float()
     return logits.log_softmax(-1).gather(-1, ids[0, 1:, None])[len(prompt_ids) - 1 :, 0].tolist()
 
 
@@ -320,12 +333,12 @@ def test_self_certainty_agrees_with_lm_polygraph_on_smollm2(folder: Path, polygr
     for question in ("What is 7 + 5?", "What is 9 * 3?"):
         ids = tokenizer.apply_chat_template(
             [{"role": "user", "content": question}], add_generation_prompt=True, return_tensors="pt", return_dict=True
-        )
+        ).to(model.device)
         with torch.inference_mode():
             out = model.generate(
                 **ids, max_new_tokens=6, do_sample=False, output_logits=True, return_dict_in_generate=True
             )
-        per_response.append([step[0].float().log_softmax(-1).numpy() for step in out.logits])
+        per_response.append([step[0].float().log_softmax(-1).cpu().numpy() for step in out.logits])
         print(f"self_certainty: {question!r} -> {tokenizer.decode(out.sequences[0, ids['input_ids'].shape[1] :])!r}")
     theirs = polygraph_self_certainty({"greedy_log_probs": per_response})
     verifier, config = SelfCertaintyVerifier(), SelfCertaintyVerifier.Config()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -41,19 +42,32 @@ def run(*args: str, out: Path) -> tuple[int, list[dict], str]:
 @pytest.mark.slow
 @pytest.mark.integration  # trainings and a service, each in its own process
 def test_the_quick_cpu_run_passes_every_stage_and_writes_the_table(tmp_path: Path) -> None:
+    from rewardhub.models import kit
+
+    if kit.installed_manifest("smollm2-135m-instruct") is None:  # .ci/run installs it
+        message = "smollm2-135m-instruct is not installed: run `rewardhub models install smollm2-135m-instruct`"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
     code, rows, output = run("--device", "cpu", "--quick", out=tmp_path)
     assert code == 0, output[-3000:]
     checks = [row["check"] for row in rows]
     assert checks == [
         "environment",
         "model verifier + rollout tests (gpu-marked)",
+        "real-model tests (model kit)",
+        "SmolLM2 recipe, vLLM rollouts, sleep/wake",
         "rm_throughput",
         "toy trainer, lean decoder rollouts",
         "toy trainer, transformers rollouts",
     ]
-    tests, bench, lean, hf = rows[1:]
+    tests, real, recipe, bench, lean, hf = rows[1:]
     assert tests["numbers"]["failures"] == tests["numbers"]["errors"] == 0
     assert tests["numbers"]["tests"] - tests["numbers"]["skipped"] >= 15  # the device tests ran, on the CPU
+    installed = real["numbers"]["models"]
+    assert real["numbers"]["failures"] == real["numbers"]["errors"] == 0
+    assert real["numbers"]["tests"] - real["numbers"]["skipped"] == sum(installed.values())  # one verdict each
+    assert recipe["ok"] and recipe["result"] == "config ok (no engine on this device)"  # no sleep mode on a CPU
     assert bench["numbers"]["pair_order_agreement"] == 1.0 and bench["numbers"]["max_abs_diff"] < 1e-4
     assert bench["numbers"]["service_sps"] > 0 and bench["numbers"]["baseline_sps"] > 0
     for trainer in (lean, hf):
@@ -109,3 +123,79 @@ def test_the_full_plan_sizes_each_stage_for_a_gpu() -> None:
     quick = gpu_check.Plan.from_args(parse(device="cpu", quick=True, out="o", budget_s=420.0, steps=100))
     assert quick.train_steps == 3 and "--repeats" in quick.bench_args
     assert "reward.embedded_in=thread" in quick.train_overrides  # no service process to start per quick run
+
+
+def test_the_real_model_tier_runs_the_files_whose_kit_model_is_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gpu_check = load_module()
+    asked: list[list[str]] = []
+
+    def pytest_row(plan, name, label, args, limit, detail):  # noqa: ANN001, ANN202
+        asked.append(args)
+        return gpu_check.Row(name, plan.device, True, "ran", detail)
+
+    monkeypatch.setattr(gpu_check, "pytest_row", pytest_row)
+    monkeypatch.setattr(gpu_check, "installed_models", lambda: {"gemma3-270m": False, "smollm2-135m-instruct": True})
+    parse = argparse.Namespace
+    plan = gpu_check.Plan.from_args(parse(device="cuda", quick=False, out=str(tmp_path), budget_s=60.0, steps=1))
+    row = gpu_check.check_real_models(plan, gpu_check.Budget(60.0))
+    assert [Path(a).relative_to(ROOT).as_posix() for a in asked[0]] == [
+        "tests/models/test_real_models.py",
+        "tests/models/test_vllm_real.py",
+        "tests/trainer/test_real_model_vllm.py",
+    ]
+    assert row.ok and row.detail == "not installed, skipped: gemma3-270m"
+    quick = gpu_check.Plan.from_args(parse(device="cpu", quick=True, out=str(tmp_path), budget_s=60.0, steps=1))
+    gpu_check.check_real_models(quick, gpu_check.Budget(60.0))
+    assert asked[1][:2] == ["-k", gpu_check.QUICK_REAL_MODEL_TESTS] and len(asked[1]) == 3  # no vLLM engine
+    monkeypatch.setattr(gpu_check, "installed_models", lambda: {"gemma3-270m": False, "smollm2-135m-instruct": False})
+    row = gpu_check.check_real_models(plan, gpu_check.Budget(60.0))
+    assert not row.ok and row.result == "no kit model installed" and "WHEELHOUSE" in row.detail
+
+
+def test_the_recipe_row_counts_the_engines_sleeps_and_bounds_the_mismatch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a CUDA run of the SmolLM2 recipe would report, from its log and metrics (no GPU here)."""
+    gpu_check = load_module()
+    monkeypatch.setattr(gpu_check, "installed_models", lambda: {"smollm2-135m-instruct": True, "gemma3-270m": True})
+    monkeypatch.setattr(gpu_check.importlib.util, "find_spec", lambda name: object())  # vLLM "installed"
+    sleeps = {"count": 4, "kl": 0.002}
+
+    def run_logged(command, log, timeout_s, env=None):  # noqa: ANN001, ANN202
+        assert "rollout.sleep_between_steps=true" in command and "device=cuda" in command
+        run_dir = Path(next(c for c in command if c.startswith("output_dir=")).split("=", 1)[1])
+        run_dir.mkdir(parents=True, exist_ok=True)
+        rows = [{"time/step_s": 2.0, "rollout/mismatch_kl": sleeps["kl"], "reward/mean": 0.2}] * 4
+        (run_dir / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("INFO Sleep mode freed 0.31 GiB memory, 1.02 GiB memory is still in use.\n" * sleeps["count"])
+        return 0
+
+    monkeypatch.setattr(gpu_check, "run_logged", run_logged)
+    plan = gpu_check.Plan.from_args(
+        argparse.Namespace(device="cuda", quick=False, out=str(tmp_path), budget_s=600.0, steps=1)
+    )
+    row = gpu_check.check_smollm2_trainer(plan, gpu_check.Budget(600.0))
+    assert row.ok and row.numbers["sleeps"] == 4 and row.numbers["steps"] == 4
+    sleeps["count"] = 0  # the engine never slept: sleep mode did not take
+    assert not gpu_check.check_smollm2_trainer(plan, gpu_check.Budget(600.0)).ok
+    sleeps.update(count=4, kl=0.9)  # woken with stale or wrong weights: the engine samples another policy
+    assert not gpu_check.check_smollm2_trainer(plan, gpu_check.Budget(600.0)).ok
+
+
+def test_without_a_gpu_the_recipe_row_checks_its_config_and_fails_on_one_that_does_not_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gpu_check = load_module()
+    monkeypatch.setattr(gpu_check, "installed_models", lambda: {"smollm2-135m-instruct": True, "gemma3-270m": True})
+    plan = gpu_check.Plan.from_args(
+        argparse.Namespace(device="cpu", quick=True, out=str(tmp_path), budget_s=60.0, steps=1)
+    )
+    assert gpu_check.check_smollm2_trainer(plan, gpu_check.Budget(60.0)).ok
+    renamed = tmp_path / "recipe.yaml"
+    renamed.write_text(gpu_check.SMOLLM2_CONFIG.read_text().replace("max_new_tokens:", "max_new_tokenz:"))
+    monkeypatch.setattr(gpu_check, "SMOLLM2_CONFIG", renamed)  # a key the trainer no longer knows
+    row = gpu_check.check_smollm2_trainer(plan, gpu_check.Budget(60.0))
+    assert not row.ok and row.result == "the recipe's config does not load"
