@@ -82,7 +82,7 @@ def test_the_verdict_names_gemmas_weights_and_the_plain_prompt(folder: Path) -> 
     assert model["decoding"]["prompt"] == "plain"
     key = Judge.verdict_key(config)
     assert key["weights"] == model["weights"]
-    assert key["config_hash"] != Judge.verdict_key(plain(verdict="choices"))["config_hash"]
+    assert key["config_hash"] != Judge.verdict_key(plain(chat_template=True))["config_hash"]  # asked another way
 
 
 def test_asked_through_a_chat_template_it_has_not_got_gemma_gives_an_error_never_a_verdict(folder: Path) -> None:
