@@ -149,6 +149,18 @@ def test_pairwise_verdicts_equal_transformers(model_dir: str) -> None:
     assert verdicts(runs[0]) == verdicts(runs[1])
 
 
+@pytest.mark.parametrize("verdict", ["logprobs", "choices"])
+def test_a_plain_prompt_is_continued_by_the_engine_as_transformers_continues_it(model_dir: str, verdict: str) -> None:
+    """``chat_template: false`` (a base model's judge): ``LLM.generate`` on the plain text, the
+    tokenizer's own specials added, as the transformers backend tokenizes it."""
+    hf, vl = both(Judge(), VERIFY, model_dir, verdict=verdict, chat_template=False)
+    worst = max(abs(a.score - b.score) for a, b in zip(hf, vl, strict=True))
+    print(f"plain prompt, {verdict}: max |transformers - vllm| = {worst:.4f}")
+    assert all(a.status == b.status == "ok" for a, b in zip(hf, vl, strict=True))
+    assert worst <= SCORE_TOL if verdict == "logprobs" else verdicts(hf) == verdicts(vl)
+    assert vl[0].details["model"]["decoding"]["prompt"] == "plain"
+
+
 def test_an_overlong_prompt_is_that_samples_error_and_the_engine_keeps_serving(model_dir: str) -> None:
     """vLLM refuses a prompt past the model's context for the whole ``LLM.chat`` call; the backend
     asks again one request at a time, so only that sample fails."""
@@ -309,6 +321,23 @@ def test_openai_backend_on_a_vllm_server_matches_the_engine(model_dir: str, vllm
     else:
         assert verdicts(engine) == verdicts(served)
     assert served[0].details["model"]["backend"] == "openai"
+
+
+@pytest.mark.parametrize("verdict", ["logprobs", "choices"])
+def test_a_plain_prompt_on_the_server_is_a_completion_matching_the_engine(
+    model_dir: str, vllm_server: str, verdict: str
+) -> None:
+    """The openai backend sends a plain prompt to ``/v1/completions`` (the server applies no chat
+    template there) and reads the legacy protocol's top log-probabilities."""
+    extra = {"verdict": verdict, "chat_template": False}
+    engine = Judge().score_batch(VERIFY, Judge.Config(**common(model_dir, "vllm"), **extra))
+    served = Judge().score_batch(
+        VERIFY, Judge.Config(model=MODEL, backend="openai", base_url=vllm_server, api_key_env=None, **extra)
+    )
+    worst = max(abs(a.score - b.score) for a, b in zip(engine, served, strict=True))
+    print(f"plain prompt on the server, {verdict}: max |engine - server| = {worst:.4f}; {[b.error for b in served]}")
+    assert all(b.status == "ok" for b in served)
+    assert worst <= SCORE_TOL if verdict == "logprobs" else verdicts(engine) == verdicts(served)
 
 
 def test_backend_names_the_vllm_engine_it_built(model_dir: str) -> None:
