@@ -10,6 +10,8 @@ expressions, so a verdict that drifts from the text shows up as two columns that
 - ``bare``: the response is the number and nothing else (a final "." allowed), as the prompt asks;
 - ``restates``: the response writes the question's operation, "a + b" or "b + a";
 - ``no_number``: the response holds no digit at all;
+- ``carry`` / ``no_carry`` (greedy): the service's accuracy on the pairs whose units digits carry
+  (25 of the 64 held-out pairs) and on the others;
 - ``paid_wrong`` / ``unpaid_right``: the reward (``math``) paid a response whose last number is not
   the sum / paid nothing for one whose last number is (a hack, a false negative).
 
@@ -93,6 +95,17 @@ def fractions(rows: list[dict[str, Any]]) -> dict[str, float]:
     return {key: round(statistics.fmean(x[key] for x in readings), 4) for key in readings[0]} if readings else {}
 
 
+def by_carry(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The accuracy verdict's mean over the pairs whose units carry, and over the others."""
+    split: dict[str, list[float]] = {"carry": [], "no_carry": []}
+    for r in rows:
+        a, b = (int(x) for x in OPERANDS.search(prompt_text(r["prompt"])).groups())
+        verdict = r["metrics"].get("accuracy", {}).get("score")
+        if verdict is not None:
+            split["carry" if a % 10 + b % 10 >= 10 else "no_carry"].append(float(verdict))
+    return {key: round(statistics.fmean(v), 4) for key, v in split.items() if v}
+
+
 def summarise(run: Path) -> dict[str, Any]:
     steps = read_jsonl(run / "metrics.jsonl")
     evals = read_jsonl(run / "eval.jsonl")
@@ -106,6 +119,7 @@ def summarise(run: Path) -> dict[str, Any]:
         rows = read_jsonl(path)
         step = int(path.stem.rsplit("_", 1)[1])
         eval_text[step] = {mode: fractions([r for r in rows if r["mode"] == mode]) for mode in ("greedy", "sampled")}
+        eval_text[step]["greedy"].update(by_carry([r for r in rows if r["mode"] == "greedy"]))
         eval_text[step]["examples"] = [r["response"] for r in rows if r["mode"] == "greedy"][:8]
     return {"run": str(run), "steps": steps, "evals": evals, "train_text": train_text, "eval_text": eval_text}
 
@@ -126,7 +140,8 @@ def markdown(summary: dict[str, Any]) -> str:
     for label, key in EVAL_COLUMNS:
         out += [f"| {label} | " + " | ".join(fmt(e.get(key)) for e in evals) + " |"]
     for mode in ("greedy", "sampled"):
-        for what in ("has_sum", "last_is_sum", "bare", "restates", "no_number", "paid_wrong", "unpaid_right"):
+        whats = ("has_sum", "last_is_sum", "bare", "restates", "no_number", "paid_wrong", "unpaid_right")
+        for what in (("carry", "no_carry") if mode == "greedy" else ()) + whats:
             cells = [fmt(summary["eval_text"].get(e["step"], {}).get(mode, {}).get(what)) for e in evals]
             out += [f"| {mode}: {what} (read here) | " + " | ".join(cells) + " |"]
     read = ("has_sum", "bare", "restates", "unpaid_right", "paid_wrong")
