@@ -14,14 +14,17 @@ The labelled set is 40 cases a careful reader gets right every time:
   question that was asked.", ten questions each with an on-topic answer (True) and an unrelated
   true statement (False).
 
-Each judge runs greedy on the transformers backend (float32 on a CPU) with ``verdict: logprobs``
-(P(True), the verdict True at 0.5) and ``verdict: choices`` (the likelier of the two words). The
+The judges: Gemma plain, SmolLM2 through its chat template, SmolLM2 plain, and Gemma plain with four
+worked verdicts (``EXAMPLES``, on other questions) as its system prompt, the way a base model is
+usually shown a task. Each runs greedy on the transformers backend (float32 on a CPU) with
+``verdict: logprobs`` (P(True), the verdict True at 0.5) and ``verdict: choices`` (the likelier of
+the two words). The
 report gives per judge and mode: accuracy against the labels, how often it says True (a judge
 that always says one word scores 0.5 here), the share of the 20 (right, wrong) pairs whose right
 member gets the higher P(True) (ties half: 0.5 is chance), errors; and the agreement of the judges'
 verdicts with each other. Nothing here is timed.
 
-    python bench/judge_families.py [--json bench/results/judge_families.json]
+    python bench/judge_families.py [--json bench/results/judge_families.json] [--only LABEL ...]
 """
 
 from __future__ import annotations
@@ -68,10 +71,18 @@ TOPIC = [  # question, an on-topic answer, an unrelated true statement
     ("What gas do plants take in from the air?", "Plants take in carbon dioxide.", "The Nile is a river in Africa."),
 ]
 CRITERION = "The response answers the question that was asked."
-JUDGES = {  # label: (kit model, chat template)
-    "gemma3-270m (plain)": ("gemma3-270m", False),
-    "smollm2-135m-instruct (chat)": ("smollm2-135m-instruct", True),
-    "smollm2-135m-instruct (plain)": ("smollm2-135m-instruct", False),
+EXAMPLES = """\
+Examples of judged answers (questions not among those judged below):
+Question: What is 2 + 2? Ground truth: 4. Model answer: 4. Correct: True
+Question: What is 9 - 3? Ground truth: 6. Model answer: 5. Correct: False
+Question: What is the capital of Italy? Response: Rome is the capital of Italy. Answers the question: True
+Question: What is the capital of Spain? Response: Giraffes have long necks. Answers the question: False"""
+"""Four worked verdicts for a base model, sent as the system prompt (the plain prompt's first part)."""
+JUDGES = {  # label: (kit model, chat template, system prompt)
+    "gemma3-270m (plain)": ("gemma3-270m", False, None),
+    "smollm2-135m-instruct (chat)": ("smollm2-135m-instruct", True, None),
+    "smollm2-135m-instruct (plain)": ("smollm2-135m-instruct", False, None),
+    "gemma3-270m (plain, 4 examples)": ("gemma3-270m", False, EXAMPLES),
 }
 MODES = ("logprobs", "choices")
 
@@ -89,10 +100,11 @@ def labelled_cases() -> tuple[list[Sample], list[Sample], list[bool]]:
     return verify, topic, labels
 
 
-def judge_all(model: str, chat_template: bool, verdict: str) -> list[dict[str, Any]]:
+def judge_all(model: str, chat_template: bool, system_prompt: str | None, verdict: str) -> list[dict[str, Any]]:
     """Every case's P(True) (or 1/0 for choices) and status, in label order."""
     verify, topic, _ = labelled_cases()
     options = {"model": model, "backend": "transformers", "verdict": verdict, "chat_template": chat_template}
+    options["system_prompt"] = system_prompt
     results = Judge().score_batch(verify, Judge.Config(**options))
     for result in RubricJudge().score_batch(topic, RubricJudge.Config(**options)):
         satisfied = result.details.get("criteria", [{}])[0].get("satisfied") if result.status == "ok" else None
@@ -133,34 +145,49 @@ def agreement(a: list[bool | None], b: list[bool | None]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, default=RESULTS / "judge_families.json")
+    parser.add_argument(
+        "--only", nargs="+", choices=list(JUDGES), help="run these judges and keep the others' rows from --json"
+    )
     args = parser.parse_args()
-    for model, _ in JUDGES.values():
+    judges = {label: JUDGES[label] for label in args.only or JUDGES}
+    for model, _, _ in judges.values():
         kit.resolve_model(model)  # a judge that is not installed stops here, naming its install command
     _, _, labels = labelled_cases()
-    report: dict[str, Any] = {"cases": len(labels), "judges": {}, "agreement": {}}
+    report: dict[str, Any] = {"cases": len(labels), "judges": {}}
+    if args.only and args.json.exists():
+        report["judges"] = json.loads(args.json.read_text())["judges"]
     for verdict in MODES:
-        for label, (model, chat_template) in JUDGES.items():
+        for label, (model, chat_template, system_prompt) in judges.items():
             started = time.perf_counter()
-            summary = summarise(judge_all(model, chat_template, verdict), labels)
+            summary = summarise(judge_all(model, chat_template, system_prompt, verdict), labels)
             summary["weights"] = kit.weights_hash(kit.resolve_model(model))
             report["judges"][f"{label}, {verdict}"] = summary
             print(
-                f"{label:<30} {verdict:<8}  accuracy {summary['accuracy']:.3f} (arithmetic "
+                f"{label:<32} {verdict:<8}  accuracy {summary['accuracy']:.3f} (arithmetic "
                 f"{summary['accuracy_arithmetic']:.3f}, topic {summary['accuracy_topic']:.3f}), says True "
                 f"{summary['says_true']:.3f}, pairs ordered {summary['pairs_ordered']}, errors {summary['errors']}"
                 f"  [{time.perf_counter() - started:.0f} s]",
                 flush=True,
             )
-        gemma, smol_chat, smol_plain = (report["judges"][f"{label}, {verdict}"]["verdicts"] for label in JUDGES)
-        report["agreement"][verdict] = {
-            "gemma plain vs smollm2 chat": agreement(gemma, smol_chat),
-            "gemma plain vs smollm2 plain": agreement(gemma, smol_plain),
-            "smollm2 chat vs smollm2 plain": agreement(smol_chat, smol_plain),
-        }
-        print(f"agreement ({verdict}): {json.dumps(report['agreement'][verdict])}", flush=True)
+    report["agreement"] = agreements(report["judges"])
+    for verdict, pairs in report["agreement"].items():
+        print(f"agreement ({verdict}): {json.dumps(pairs)}", flush=True)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=1))
     print(f"written to {args.json}")
+
+
+def agreements(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per verdict mode, the share of cases on which each two judges give the same verdict."""
+    out: dict[str, dict[str, float]] = {}
+    for verdict in MODES:
+        present = [label for label in JUDGES if f"{label}, {verdict}" in rows]
+        out[verdict] = {
+            f"{a} vs {b}": agreement(rows[f"{a}, {verdict}"]["verdicts"], rows[f"{b}, {verdict}"]["verdicts"])
+            for n, a in enumerate(present)
+            for b in present[n + 1 :]
+        }
+    return out
 
 
 if __name__ == "__main__":
