@@ -69,7 +69,10 @@ def test_the_verdict_is_the_base_models_next_token_after_its_bos_and_the_plain_p
             for w in ("True", "False")
         }
         assert mass["True"] + mass["False"] > 0
-        assert result.score == pytest.approx(mass["True"] / (mass["True"] + mass["False"]), abs=1e-4)
+        # float32 (a CPU): the batch's left padding changes nothing; bfloat16 (a GPU) rounds a padded
+        # batch and a lone sequence differently
+        tolerance = 1e-4 if model.dtype == torch.float32 else 2e-2
+        assert result.score == pytest.approx(mass["True"] / (mass["True"] + mass["False"]), abs=tolerance)
 
 
 def test_the_verdict_names_gemmas_weights_and_the_plain_prompt(folder: Path) -> None:

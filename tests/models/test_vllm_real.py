@@ -33,7 +33,7 @@ import pytest
 
 pytest.importorskip("vllm", reason="vLLM is not installed: scripts/install_vllm.sh installs it (CI does)")
 
-from rewardhub.models.backends import ChatRequest, get_backend  # noqa: E402
+from rewardhub.models.backends import ChatRequest, get_backend, vllm_backend  # noqa: E402
 from rewardhub.models.backends.vllm_backend import VLLMBackend  # noqa: E402
 from rewardhub.models.config import BackendSpec  # noqa: E402
 from rewardhub.models.implicit_prm import ImplicitPRM  # noqa: E402
@@ -282,6 +282,8 @@ def vllm_server(model_dir: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
     command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", model_dir]
     command += ["--served-model-name", MODEL, "--dtype", "float32", "--enforce-eager", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--max-model-len", "2048"]
+    if not vllm_backend._runs_on_cpu():  # beside the in-process engine's 0.4 of the GPU (vLLM's default is 0.9)
+        command += ["--gpu-memory-utilization", "0.3"]
     with log.open("wb") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
@@ -344,5 +346,5 @@ def test_backend_names_the_vllm_engine_it_built(model_dir: str) -> None:
     backend = get_backend(spec(model_dir, "vllm"))
     assert isinstance(backend, VLLMBackend)
     identity = backend.describe()
-    assert identity["dtype"] == "float32" and identity["device"] == "cpu"
+    assert identity["dtype"] == "float32" and identity["device"] == ("cpu" if vllm_backend._runs_on_cpu() else "cuda")
     assert identity["weights"] == weights_hash(model_dir) and identity["engine"].startswith("vllm ")
