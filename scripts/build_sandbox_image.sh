@@ -11,7 +11,8 @@
 # list and RECIPE below: when an image with that tag exists, the run only re-tags it (seconds).
 # Downloaded .debs are kept in $REWARDHUB_DEBOOTSTRAP_CACHE (default /var/cache/rewardhub/debootstrap),
 # so a rebuild after a change of the list fetches only what is new. Needs root, debootstrap and a
-# running Docker engine. Prints "image: NAME:HASH (built in Ns | cached)" on its last line.
+# running Docker engine. Prints "image: NAME:HASH (built in Ns | cached)" on its last line. Two
+# runs for one tag at once build it once (a lock file per tag): the second waits, then re-tags.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -44,6 +45,14 @@ tag="$IMAGE:$hash"
 if ! docker info >/dev/null 2>&1; then
     echo "no Docker engine answers here (start dockerd first; see .ci/run)" >&2
     exit 1
+fi
+# One build of a tag at a time: .ci/run starts the builds early, in the background, and a docker
+# test that finds its image missing runs this script too; the second caller waits here, then finds
+# the tag. (The lock is held until this script exits.)
+if command -v flock >/dev/null 2>&1; then
+    mkdir -p /run/lock
+    exec 9>"/run/lock/rewardhub-image-$IMAGE-$hash.lock"
+    flock 9
 fi
 if docker image inspect "$tag" >/dev/null 2>&1; then
     docker tag "$tag" "$IMAGE:latest"

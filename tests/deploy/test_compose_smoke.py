@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from image_builds import image_missing
 
 ROOT = Path(__file__).parents[2]
 DEPLOY = ROOT / "deploy"
@@ -180,8 +181,9 @@ def test_the_compose_deployment_scores_survives_a_killed_worker_and_leaves_nothi
     compose = compose_command()
     if compose is None or subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
         pytest.skip("no Docker engine or no compose here (scripts/install_system_deps.sh, .ci/run)")
-    if subprocess.run(["docker", "image", "inspect", BASE], capture_output=True).returncode != 0:
-        pytest.skip(f"no {BASE} (scripts/build_sandbox_image.sh --base builds it)")
+    missing = image_missing(BASE, "--base")
+    if missing is not None:
+        pytest.skip(missing)
     wheels = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--wheel-dir", str(DEPLOY / "wheels"), "--find-links",
          str(DEPLOY / "wheels"), ".[celery]", "setuptools>=68", "wheel", *BELOW_3_11_3],

@@ -1,8 +1,9 @@
 """The real Docker engine for the ``docker`` tests: whether it is here, and a warm pool on it.
 
-The tests need a running engine and the runtime image that ``scripts/build_sandbox_image.sh``
-builds (``.ci/run`` does both); without either they skip, saying which is missing and how to get
-it, so a machine without Docker still runs the rest of the suite.
+The tests need a running engine (``.ci/run`` starts one) and the runtime image, which
+``scripts/build_sandbox_image.sh`` builds on the first docker test that finds it missing
+(:mod:`image_builds`); without an engine, or when the build fails, they skip, saying which and how
+to get it, so a machine without Docker still runs the rest of the suite.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 
 import pytest
+from image_builds import image_missing, runtime_tier
 
 from rewardhub.sandbox import SandboxPool, SandboxSettings
 
@@ -31,12 +33,9 @@ def docker_missing() -> str | None:
         info = subprocess.run(["docker", "info"], capture_output=True, timeout=30)
         if info.returncode != 0:
             return "no Docker engine answers (.ci/run starts dockerd --bridge=none --iptables=false ...)"
-        image = subprocess.run(["docker", "image", "inspect", IMAGE], capture_output=True, timeout=30)
+        return image_missing(IMAGE, "--tier", runtime_tier())
     except (OSError, subprocess.SubprocessError) as exc:
         return f"the docker client failed: {exc}"
-    if image.returncode != 0:
-        return f"no image {IMAGE} (scripts/build_sandbox_image.sh builds it)"
-    return None
 
 
 def require_docker() -> None:

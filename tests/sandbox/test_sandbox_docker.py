@@ -131,7 +131,7 @@ def test_a_frozen_container_is_replaced_after_the_run_it_froze():
 
 SERVICE = textwrap.dedent("""
     import sys, threading
-    sys.path.insert(0, "tests/sandbox")
+    sys.path[:0] = ["tests/sandbox", "tests"]
     from docker_support import docker_pool
     from rewardhub.sandbox import Limits
     with docker_pool(concurrency=2) as pool:
