@@ -41,6 +41,7 @@ import argparse
 import importlib.util
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -139,19 +140,47 @@ class Budget:
 
 def run_logged(command: list[str], log: Path, timeout_s: float, env: dict[str, str] | None = None) -> int | None:
     """Run ``command`` from the repository root with its output in ``log``; the exit code, or None
-    when it ran out of time (it is killed then)."""
+    when it ran out of time. It runs in a process group of its own, and the whole group is killed
+    then: a stage's pytest, its service and its vLLM engine must not outlive the check."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as out:
         out.write("$ " + " ".join(command) + "\n")
         out.flush()
+        stage = subprocess.Popen(
+            command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **OFFLINE, **(env or {})},
+            start_new_session=True,
+        )  # fmt: skip
+        LIVE_STAGES.add(stage)
         try:
-            return subprocess.run(
-                command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **OFFLINE, **(env or {})},
-                timeout=timeout_s,
-            ).returncode  # fmt: skip
+            return stage.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
+            kill_group(stage)
             out.write(f"\n[gpu_check] killed after {timeout_s:.0f} s\n")
             return None
+        finally:
+            if stage.poll() is None:  # the check itself is stopping (an exception, ^C): take the stage along
+                kill_group(stage)
+            LIVE_STAGES.discard(stage)
+
+
+LIVE_STAGES: set[subprocess.Popen] = set()
+"""The stages running now (the quick run starts them together, each in a thread)."""
+
+
+def stop_on_sigterm(signum: int, _frame: object) -> None:
+    """A SIGTERM (a CI timeout, ``timeout``) takes every running stage's process group along."""
+    for stage in list(LIVE_STAGES):
+        kill_group(stage)
+    os._exit(128 + signum)
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL ``process``'s whole process group (it leads one: ``start_new_session``) and reap it."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
 
 
 def tail(log: Path, lines: int = 3) -> str:
@@ -438,6 +467,7 @@ def table(rows: list[Row], plan: Plan, total_s: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, stop_on_sigterm)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cuda", help="cuda, cuda:N or cpu")
     parser.add_argument("--quick", action="store_true", help="a shortened run (about a minute on a CPU)")

@@ -27,16 +27,22 @@ def load_module():
 
 
 def run(*args: str, out: Path) -> tuple[int, list[dict], str]:
-    done = subprocess.run(
+    check = subprocess.Popen(
         [str(SCRIPT), *args, "--out", str(out)],
         cwd=ROOT,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
-        timeout=600,
         env={"PYTHON": sys.executable, "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin"},
     )
+    try:
+        output, _ = check.communicate(timeout=600)
+    except subprocess.TimeoutExpired:  # SIGTERM first: the check then kills its stages' process groups
+        check.terminate()
+        output, _ = check.communicate(timeout=60)
+        pytest.fail(f"the GPU check ran over 600 s: {output[-2000:]}")
     rows = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else []
-    return done.returncode, rows, done.stdout + done.stderr
+    return check.returncode, rows, output
 
 
 @pytest.mark.slow
@@ -199,3 +205,27 @@ def test_without_a_gpu_the_recipe_row_checks_its_config_and_fails_on_one_that_do
     monkeypatch.setattr(gpu_check, "SMOLLM2_CONFIG", renamed)  # a key the trainer no longer knows
     row = gpu_check.check_smollm2_trainer(plan, gpu_check.Budget(60.0))
     assert not row.ok and row.result == "the recipe's config does not load"
+
+
+def test_a_stage_past_its_time_is_killed_with_every_process_it_started(tmp_path: Path) -> None:
+    """A stage's pytest starts services and engines: when its time runs out, its whole process
+    group goes, not only the process the check started (which left a stage's children running)."""
+    gpu_check = load_module()
+    pid_file = tmp_path / "grandchild.pid"
+    stage = [sys.executable, "-c", f"import subprocess, time\np = subprocess.Popen(['sleep', '300'])\n"
+             f"open({str(pid_file)!r}, 'w').write(str(p.pid))\ntime.sleep(300)"]  # fmt: skip
+    assert gpu_check.run_logged(stage, tmp_path / "stage.log", timeout_s=3.0) is None
+    grandchild = int(pid_file.read_text())
+    if running(grandchild):
+        os.kill(grandchild, 9)
+        pytest.fail("the stage's child outlived the stage's timeout")
+    assert "killed after 3 s" in (tmp_path / "stage.log").read_text()
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting for its reaper is not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
