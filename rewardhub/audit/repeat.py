@@ -14,6 +14,7 @@ path (:mod:`rewardhub.audit.run`), never around it.
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections.abc import Awaitable, Callable, Sequence
@@ -22,7 +23,15 @@ from typing import Any
 from rewardhub.audit.cases import AuditCase
 from rewardhub.types import OK, Result, Sample, VerifierSpec
 
-__all__ = ["Z_95", "RepeatScoreFn", "repeat_report", "repeat_text", "repeats_for_precision", "run_repeats"]
+__all__ = [
+    "Z_95",
+    "RepeatScoreFn",
+    "judges_of",
+    "repeat_report",
+    "repeat_text",
+    "repeats_for_precision",
+    "run_repeats",
+]
 
 Z_95 = 1.959964
 """The two-sided 95% normal quantile: a mean of ``n`` draws with spread ``sd`` is within
@@ -48,6 +57,19 @@ def repeats_for_precision(sd: float, precision: float) -> int:
     if precision <= 0:
         raise ValueError("precision must be positive")
     return max(1, math.ceil((Z_95 * sd / precision) ** 2))
+
+
+def judges_of(table: Sequence[Sequence[Result]]) -> list[dict[str, Any]]:
+    """Each distinct judge that gave the rounds' verdicts: its verdict key and ``details.model``
+    (name, weights, dtype, backend, decoding). A spread means nothing without the decoding that
+    made it (greedy must be 0, a temperature of 1 may not), and two judges in one table would
+    be a spread between judges, not a judge's own."""
+    seen: dict[str, dict[str, Any]] = {}
+    for result in (r for round_results in table for r in round_results):
+        judge = {k: result.details[k] for k in ("verdict_key", "model") if k in result.details}
+        if judge:
+            seen.setdefault(json.dumps(judge, sort_keys=True, default=str), judge)
+    return list(seen.values())
 
 
 def repeat_report(
@@ -86,6 +108,7 @@ def repeat_report(
         "verdict_flips": sum(1 for c in cases if c["verdict_flips"]),
         "precision": precision,
         "rounds_for_precision": repeats_for_precision(max(sds), precision),
+        "judges": judges_of(table),
         "cases": cases,
     }
 
@@ -97,6 +120,13 @@ def repeat_text(report: dict[str, Any]) -> str:
         f"{report['cases_that_moved']} cases moved, {report['verdict_flips']} flipped accept/reject",
         f"  a mean within ±{report['precision']} at 95% needs {report['rounds_for_precision']} rounds",
     ]
+    for judge in report.get("judges", []):
+        model, key = judge.get("model", {}), judge.get("verdict_key", {})
+        lines.append(
+            f"  judge {model.get('name', key.get('verifier'))} on {model.get('backend', '?')} "
+            f"({model.get('dtype', key.get('precision', '?'))}), decoding {json.dumps(model.get('decoding'))}, "
+            f"verdict key {key.get('config_hash', '?')}"
+        )
     for case in report["cases"]:
         if case["spread"] > 0 or case["errors"]:
             shown = ", ".join(f"{s:.3f}" for s in case["scores"])

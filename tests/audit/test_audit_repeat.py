@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rewardhub.audit.repeat import repeat_report, repeats_for_precision
+from rewardhub.audit.repeat import repeat_report, repeat_text, repeats_for_precision
 from rewardhub.cli import main
 from rewardhub.types import Result
 
@@ -79,6 +79,29 @@ def test_a_round_that_errs_is_shown_and_counts_as_movement() -> None:
     assert repeat_report(["x"], table)["cases_that_moved"] == 1
 
 
+def judged(score: float, temperature: float) -> Result:
+    """A verdict as a model judge signs it: its verdict key and ``details.model`` with the decoding."""
+    decoding = {"verdict": "last_line", "temperature": temperature, "max_tokens": 32}
+    model = {"name": "smollm2-135m-instruct", "backend": "transformers", "dtype": "float32", "decoding": decoding}
+    key = {"verifier": "judge", "version": "1", "config_hash": f"t{temperature}"}
+    return Result.ok(score, model=model, verdict_key=key)
+
+
+def test_the_report_names_the_judge_and_its_decoding_once_however_many_rounds() -> None:
+    table = [[judged(1.0, 1.0), judged(0.0, 1.0)] for _ in range(3)]
+    report = repeat_report(["a", "b"], table)
+    [judge] = report["judges"]
+    assert judge["model"]["decoding"]["temperature"] == 1.0 and judge["verdict_key"]["config_hash"] == "t1.0"
+    assert '"temperature": 1.0' in repeat_text(report)
+
+
+def test_two_decodings_in_one_table_show_as_two_judges() -> None:
+    """A spread between a greedy and a sampled judge is not one judge's spread: the report shows both."""
+    table = [[judged(1.0, 0.0)], [judged(0.0, 1.0)]]
+    decodings = [j["model"]["decoding"]["temperature"] for j in repeat_report(["a"], table)["judges"]]
+    assert decodings == [0.0, 1.0]
+
+
 # ---- through the service's scoring path -------------------------------------------------------
 
 
@@ -96,6 +119,7 @@ def test_repeat_runs_with_the_cache_off_even_where_the_settings_cache_the_verifi
     assert all(len(case["scores"]) == 3 for case in report["cases"])
     assert report["cases_that_moved"] == 3  # a cached verdict would have come back unchanged
     assert report["rounds_for_precision"] > 1
+    assert [judge["verdict_key"]["verifier"] for judge in report["judges"]] == ["coin"]
 
 
 @pytest.mark.parametrize("args", [("--repeat", "3"), ("--repeat", "1", "--cases", "CASES")])
