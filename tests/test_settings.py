@@ -9,6 +9,7 @@ land on.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,8 @@ def test_a_config_file_nests_sections_and_the_environment_overrides_them_key_by_
         "ors: {environment: swe}\n"
         "models: {dir: /models, vllm_cpu_kv_cache_gib: 1.5}\n"
     )
+    for name in [name for name in os.environ if name.startswith("REWARDHUB_")]:  # the host's own (a CI's models dir)
+        monkeypatch.delenv(name)
     monkeypatch.setenv("REWARDHUB_SANDBOX_SCRATCH_MB", "128")
     settings = Settings.load(config)
     assert (settings.sandbox.backend, settings.sandbox.scratch_mb) == ("unsafe", 128)

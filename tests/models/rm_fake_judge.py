@@ -78,6 +78,7 @@ class FakeJudge:
     def reset(self, responder: Responder) -> None:
         self.responder = responder
         self.requests.clear()
+        self.paths.clear()
 
     def close(self) -> None:
         self.server.shutdown()
