@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -216,6 +217,9 @@ def test_a_stage_past_its_time_is_killed_with_every_process_it_started(tmp_path:
              f"open({str(pid_file)!r}, 'w').write(str(p.pid))\ntime.sleep(300)"]  # fmt: skip
     assert gpu_check.run_logged(stage, tmp_path / "stage.log", timeout_s=3.0) is None
     grandchild = int(pid_file.read_text())
+    deadline = time.monotonic() + 10.0  # SIGKILL is delivered at once, but a process takes a moment to die
+    while running(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
     if running(grandchild):
         os.kill(grandchild, 9)
         pytest.fail("the stage's child outlived the stage's timeout")
