@@ -36,12 +36,15 @@ IFBENCH_VERSION = "26.3"
 STOPWORDS = Path(__file__).parent / "data" / "nltk_stopwords_english"
 
 
-def _stand_in(name: str, **attributes: Any) -> None:
+def _stand_in(name: str, **attributes: Any) -> bool:
+    """Put a stand-in module ``name`` in ``sys.modules`` where there is no real one; whether it did."""
     top = name.split(".")[0]
     if name not in sys.modules and (top in sys.modules or find_spec(top) is None):
         module = types.ModuleType(name)
         module.__dict__.update(attributes)
         sys.modules[name] = module
+        return True
+    return False
 
 
 def load(data_root: Path) -> types.ModuleType:
@@ -58,12 +61,17 @@ def load(data_root: Path) -> types.ModuleType:
     stopwords = root / "corpora" / "stopwords"
     stopwords.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(STOPWORDS, stopwords / "english")
-    _stand_in("spacy")
-    _stand_in("spacy.cli", download=lambda *args, **kwargs: None)
-    import emoji  # noqa: F401 (ImportError here: the ifbench extra is missing)
-    import syllapy  # noqa: F401
+    stand_ins = [name for name in ("spacy", "spacy.cli") if _stand_in(name, download=lambda *args, **kwargs: None)]
+    try:
+        import emoji  # noqa: F401 (ImportError here: the ifbench extra is missing)
+        import syllapy  # noqa: F401
 
-    return importlib.import_module("ifbench.instructions_registry")
+        return importlib.import_module("ifbench.instructions_registry")
+    finally:
+        # IFBench's modules keep the stand-ins they imported; nothing else in this process may find
+        # them (datasets' pickler checks "spacy" in sys.modules and then reads spacy.Language)
+        for name in stand_ins:
+            sys.modules.pop(name, None)
 
 
 def test_set() -> list[tuple[dict[str, Any], str]]:
