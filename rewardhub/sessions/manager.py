@@ -29,7 +29,8 @@ import secrets
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -335,17 +336,8 @@ class SessionManager:
     ) -> RunResult:
         """Judge the session's final state: ``command`` on its files, in a fresh program (the kernel stops).
         ``wait_s``: how long to wait for a call in flight (a verifier's samples of one session take turns)."""
-        session = self.get(session_id, owner)
-        acquired = session.lock.acquire(timeout=wait_s) if wait_s > 0 else session.lock.acquire(blocking=False)
-        if not acquired:
-            raise SessionBusy(f"session {session_id!r} is running another call")
-        try:
-            session.busy = True
+        with self._judging(session_id, owner, wait_s) as session:
             return session.box.run_tests(command, min(timeout_s, self.settings.max_call_timeout_s), files)
-        finally:
-            session.busy = False
-            session.last_used = time.monotonic()
-            session.lock.release()
 
     def run_tests_fresh(
         self,
@@ -368,12 +360,7 @@ class SessionManager:
             raise InvalidRequest(str(exc)) from None
         if not declared:
             raise InvalidRequest("a fresh verification needs the session's artifacts declared: none were")
-        session = self.get(session_id, owner)
-        acquired = session.lock.acquire(timeout=wait_s) if wait_s > 0 else session.lock.acquire(blocking=False)
-        if not acquired:
-            raise SessionBusy(f"session {session_id!r} is running another call")
-        try:
-            session.busy = True
+        with self._judging(session_id, owner, wait_s) as session:
             started = time.monotonic()
             try:
                 collected = collect(session.box, declared, max_file_bytes, max_total_bytes)
@@ -384,6 +371,18 @@ class SessionManager:
             timeout_s = min(timeout_s, self.settings.max_call_timeout_s)
             spare = self._take_spare(session.limits)  # started ahead, never used by any session
             return run_fresh(self.sandbox_settings, session.limits, command, timeout_s, files, collected, spare)
+
+    @contextmanager
+    def _judging(self, session_id: str, owner: str, wait_s: float) -> Iterator[LiveSession]:
+        """The session, held for a judgement: its lock (waiting at most ``wait_s`` for a call in
+        flight), marked busy, and its idle clock restarted when the judgement ends."""
+        session = self.get(session_id, owner)
+        acquired = session.lock.acquire(timeout=wait_s) if wait_s > 0 else session.lock.acquire(blocking=False)
+        if not acquired:
+            raise SessionBusy(f"session {session_id!r} is running another call")
+        try:
+            session.busy = True
+            yield session
         finally:
             session.busy = False
             session.last_used = time.monotonic()
