@@ -6,7 +6,8 @@ The final answer is found by the reader every verifier shares
 ``values``; plain ``numbers`` without sympy, math-verify's LaTeX parser for the other leaves),
 ``compare`` and ``symbolic`` (equivalence under a policy; ``closed_form`` decides constants with
 huge powers, exactly on square roots or numerically at a precision that sees every term), ``verifier`` (the
-:class:`MathVerifier` the registry loads).
+:class:`MathVerifier` the registry loads), and ``reference``: Math-Verify's own verdict, for a request that
+asks for its reading (``reading: "math_verify"``).
 """
 
 from .compare import Incomparable, Policy, equivalent

@@ -23,6 +23,10 @@ by a cheap pre-screen before sympy runs, while a closed form whose powers sympy 
 (``reason: incomparable``). math-verify's signal-based timeouts are never armed (we call its
 LaTeX normalization and parser directly, not ``parse``/``verify`` with their ``timeout`` wrappers:
 ``signal.alarm`` breaks off the main thread); the execution pool's hard per-sample limit covers us.
+
+All of this is rewardhub's reading. A request that asks for the reference's reading where rewardhub
+deliberately differs from it (``reading: "math_verify"``) gets Math-Verify's own verdict, behind the
+same pre-screen (``reference``); ``details.reading`` names the reading used.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import re
 from functools import lru_cache
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
@@ -43,6 +47,7 @@ from .compare import Incomparable, Policy, equivalent
 from .gold import answer_in_sentence, answer_parts
 from .normalize import normalize, repair_escapes
 from .parse import CACHE_SIZE, Unparseable, parse_normalized
+from .reference import Settings, math_verify_verdict, reference_version
 from .screen import Limits, TooComplex, screen
 from .values import Items, Value
 
@@ -144,6 +149,31 @@ class MathVerifier(Verifier):
             description="A verifier (a name, or {'name': ..., 'config': {...}}) consulted when this rule judges a "
             "sample wrong (status ok, score < 1), e.g. a model judge; the service records both results in details.",
         )
+        reading: Literal["rewardhub", "math_verify"] = Field(
+            "rewardhub",
+            description="Whose reading decides. rewardhub: the reading above (the safest for RL rewards). math_verify: "
+            "Math-Verify's own verdict where rewardhub deliberately differs from it (a false chain of constants read as "
+            "its right side, a gold taken exactly as written, its parser's own readings): its parse and verify on the "
+            "gold and the response as written, with bare_numbers, decimal_places (float_rounding), rename_variables "
+            "('always' is strict=False) and relations_as_sets (allow_set_relation_comp, false unless set) mapped onto "
+            "its settings; the other policy fields do not apply and are refused. details.reading names the reading.",
+        )
+
+        @model_validator(mode="before")
+        @classmethod
+        def _defaults_of_the_reading(cls, data: Any) -> Any:
+            """Math-Verify compares no relation with a set unless asked: under its reading an unset
+            relations_as_sets is false, written into the config so its hash (the verdict key) says so."""
+            if isinstance(data, dict) and data.get("reading") == "math_verify" and "relations_as_sets" not in data:
+                return {**data, "relations_as_sets": False}
+            return data
+
+        @model_validator(mode="after")
+        def _fields_of_the_reading(self) -> MathVerifier.Config:
+            ignored = sorted(set(self.model_fields_set) & REWARDHUB_ONLY)
+            if self.reading == "math_verify" and ignored:
+                raise ValueError(f"{', '.join(ignored)} apply to reading rewardhub, not math_verify")
+            return self
 
     @classmethod
     def warm_up(cls) -> None:
@@ -154,6 +184,8 @@ class MathVerifier(Verifier):
             verifier.score(Sample(response=response, reference=reference), config)
 
     def score(self, sample: Sample, config: MathVerifier.Config) -> Result:
+        if config.reading == "math_verify":  # the gold exactly as written: no escape repaired
+            return _score_as_math_verify(sample.response, _gold_text(sample.reference, repair=False), config)
         gold_text = _gold_text(sample.reference)
         candidates = read_final_answer(
             sample.response,
@@ -163,6 +195,7 @@ class MathVerifier(Verifier):
             strip_think=config.strip_think,
         )
         details: dict[str, Any] = {
+            "reading": "rewardhub",
             "gold": gold_text,
             "extracted": _shown(candidates[0].text) if candidates else None,
             "anchor": candidates[0].anchor if candidates else None,
@@ -198,6 +231,48 @@ class MathVerifier(Verifier):
         if how is None:
             return Result.ok(0.0, **details, reason="not_equivalent")
         return Result.ok(1.0, **details, reason="equivalent", rule=how)
+
+
+REWARDHUB_ONLY = frozenset(
+    {"anchors", "unanchored", "percent", "gold_precision", "rounded_digits", "relative_tolerance", "order", "strict"}
+    | {"restated", "max_answer_chars"}
+)
+"""The policy fields of rewardhub's reading that Math-Verify has no setting for."""
+
+
+def _score_as_math_verify(response: str, gold_text: str, config: MathVerifier.Config) -> Result:
+    """Math-Verify's verdict (``reference``), after our pre-screen of the gold and of the answer our
+    reader finds: an answer too expensive to evaluate is an error here too, never a hang."""
+    if config.strip_think and "</think>" in response:
+        response = response.rsplit("</think>", 1)[1]
+    details: dict[str, Any] = {"reading": "math_verify", "reference": reference_version()}
+    limits = Limits(max_chars=100_000)  # Math-Verify reads answers of any length: only what would hang is refused
+    candidates = read_final_answer(response, ANCHORS, True, config.bare_numbers, strip_think=False)
+    for text, side in ((extract_gold(gold_text).text, "gold"), (candidates[0].text if candidates else "", "answer")):
+        try:
+            screen(normalize(text), limits)
+        except TooComplex as exc:
+            return Result.failed(
+                f"too complex {side}: {exc.reason}", score=config.failure_score, **details, reason="too_complex"
+            )
+    settings = Settings(
+        expressions=config.bare_numbers,
+        float_rounding=config.decimal_places,
+        strict=config.rename_variables != "always",
+        allow_set_relation_comp=config.relations_as_sets,
+    )
+    verdict = math_verify_verdict(gold_text, response, settings)
+    if verdict is None:
+        return Result.failed(
+            "gold answer is unparseable: math-verify reads nothing in it",
+            score=config.failure_score,
+            **details,
+            reason="gold_unparseable",
+        )
+    details.update(gold=verdict.gold, answer=verdict.answer)
+    if verdict.answer is None:
+        return Result.ok(0.0, **details, reason="no_answer")
+    return Result.ok(float(verdict.match), **details, reason="equivalent" if verdict.match else "not_equivalent")
 
 
 # (response, reference) pairs that reach the lazy corners: polynomials, roots, pi, matrices,
@@ -286,19 +361,19 @@ def _shown(text: str) -> str:
 MathConfig = MathVerifier.Config
 
 
-def _gold_text(reference: Any) -> str:
+def _gold_text(reference: Any, repair: bool = True) -> str:
     if reference is None or isinstance(reference, bool):
         raise VerifierError("math needs the gold answer as the sample's reference")
     if isinstance(reference, int | float):
         return repr(reference) if isinstance(reference, float) else str(reference)
     if isinstance(reference, list | tuple):
-        return ", ".join(_gold_text(item) for item in reference)
+        return ", ".join(_gold_text(item, repair) for item in reference)
     if isinstance(reference, dict):
         for key in ("answer", "gold", "solution"):
             if key in reference:
-                return _gold_text(reference[key])
+                return _gold_text(reference[key], repair)
         raise VerifierError(f"math reference object needs an 'answer' field, got {json.dumps(reference)[:200]}")
-    text = repair_escapes(str(reference))  # a gold that went through a JSON or Python escape
+    text = repair_escapes(str(reference)) if repair else str(reference)  # a gold that went through an escape
     if not text.strip():
         raise VerifierError("math reference (gold answer) is empty")
     return text

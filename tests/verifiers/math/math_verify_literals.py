@@ -42,18 +42,20 @@ _COMPARE_DEFAULTS = {"match_types": ["latex", "expr"], "precision": 6, "strict":
 _SETTINGS = ("match_types", "precision", "strict", "allow_set_relation_comp")
 
 
-# Math-Verify's conventions that ``math`` deliberately does not follow, by the literal that shows each.
+# Math-Verify's conventions that ``math`` deliberately does not follow under its default reading, by the
+# literal that shows each; ``reading: "math_verify"`` asks for Math-Verify's verdict and follows them all.
 CONVENTIONS = {
     "huggingface/Math-Verify@pypi-0.9.0/tests/test_all.py:138": (
         "'\\frac{1}{2} \\$ = \\frac{10}{9}' read as its right-hand side by Math-Verify; to us a chain of constants "
         "whose sides differ is a false equation that states nothing (falsepass's P15 paid '\\boxed{49 = 42}' for 42)"
     ),
     "huggingface/Math-Verify@pypi-0.9.0/tests/test_all.py:957": (
-        "\\text{13} is a string to Math-Verify, never the number 13 (its issue 37); to us a number in "
-        "\\text{} is the number, as it reads"
+        "the gold is the Python literal \"$\\text{13}$\", whose \\t is a tab: Math-Verify reads the tab and 'ext{13}' "
+        "(E*x*t*13, not 13); we repair an escape that ate a command's backslash and read \\text{13}, the number 13"
     ),
     "huggingface/Math-Verify@pypi-0.9.0/tests/test_yujianll.py:28": (
-        "1 - 1/e equal to 1 + 1/e: Math-Verify's test asserts it; they differ by 2/e, and we keep refusing"
+        "1 - 1/e equal to 1 + 1/e: Math-Verify's parser stops at \\frac{1}{\\mathrm{e}} and reads 1 on both sides, "
+        "and its test asserts the match; they differ by 2/e, and we keep refusing"
     ),
 }
 
@@ -161,9 +163,10 @@ def _case(
 # -- measure ---------------------------------------------------------------------------------------
 
 
-def our_config(harness: dict[str, Any]) -> dict[str, Any]:
-    """The settings a row's test used, in the ``math`` config's terms (as bench/math_accuracy.py)."""
-    config: dict[str, Any] = {}
+def our_config(harness: dict[str, Any], reading: str = "rewardhub") -> dict[str, Any]:
+    """The settings a row's test used, in the ``math`` config's terms (as bench/math_accuracy.py),
+    under ``reading`` (``rewardhub`` or ``math_verify``)."""
+    config: dict[str, Any] = {"reading": reading}
     if harness.get("harness", "").startswith("math_verify."):
         if "expr" not in harness.get("match_types", ["latex", "expr"]):
             config["bare_numbers"] = False
@@ -171,22 +174,22 @@ def our_config(harness: dict[str, Any]) -> dict[str, Any]:
             config["decimal_places"] = harness["precision"]
         if "strict" in harness:
             # strict=True still equates W(n) = 1 with W(x) = 1 (test_numina_cases) and keeps f(x) apart
-            # from f(y) (test_strict): our "bound" renaming; strict=False renames anything
+            # from f(y) (test_strict): our "bound" renaming (math_verify: strict=True); strict=False renames anything
             config["rename_variables"] = "bound" if harness["strict"] else "always"
         if "allow_set_relation_comp" in harness:
             config["relations_as_sets"] = harness["allow_set_relation_comp"]
     return config
 
 
-def score(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Our verdict on each case: ``{"match": bool, "result": ...}``."""
+def score(cases: list[dict[str, Any]], reading: str = "rewardhub") -> list[dict[str, Any]]:
+    """Our verdict on each case under ``reading``: ``{"match": bool, "result": ...}``."""
     from rewardhub.types import Sample
     from rewardhub.verifiers.math import MathVerifier
 
     verifier = MathVerifier()
     verdicts = []
     for case in cases:
-        config = MathVerifier.Config(**our_config(case.get("harness", {})))
+        config = MathVerifier.Config(**our_config(case.get("harness", {}), reading))
         result = verifier.score(Sample(response=case["response"], reference=case["gold"]), config)
         verdicts.append({"match": result.status == "ok" and result.score == 1.0, "result": result})
     return verdicts
