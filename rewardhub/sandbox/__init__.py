@@ -26,7 +26,7 @@ processes, file size, open files, CPU and wall-clock limits, output caps, a syst
 loading). What it does not: defence against kernel exploits through the calls that stay allowed.
 """
 
-from rewardhub.sandbox.batch import run_batch
+from rewardhub.sandbox.batch import BatchRuns, run_batch
 from rewardhub.sandbox.errors import CheckerFailed, SandboxError, SandboxUnavailable, UnsupportedLanguage
 from rewardhub.sandbox.inside.wire import decode_value
 from rewardhub.sandbox.jobs import Job
@@ -37,6 +37,7 @@ from rewardhub.sandbox.settings import SandboxSettings
 from rewardhub.sandbox.verdicts import VERDICTS, RunResult, Verdict
 
 __all__ = [
+    "BatchRuns",
     "COMPILE_LIMITS",
     "CheckerFailed",
     "LANGUAGES",

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from rewardhub.sandbox.inside.batch import series_record, spoil_earlier, surely_failed
@@ -36,13 +37,26 @@ from rewardhub.sandbox.jobs import Job
 from rewardhub.sandbox.limits import Limits
 from rewardhub.sandbox.verdicts import RunResult, judge_batched
 
-__all__ = ["BATCH_SLACK_S", "run_batch"]
+__all__ = ["BATCH_SLACK_S", "BatchRuns", "run_batch"]
 
 BATCH_SLACK_S = 2.0
 """The run's own clock is the batch's budget plus this: the coordinator inside stops every test
 by the budget, so the parent's clock only fires if the coordinator itself is stuck or killed."""
 SERIES = ("assert", "call")
 """Tests that run in the program's process after its body, one after another (a series)."""
+
+
+@dataclass(frozen=True)
+class BatchRuns:
+    """What a submission's tests got in one sandboxed run (:meth:`SandboxPool.run_tests`)."""
+
+    runs: list[RunResult | None]
+    """Each test's result, in order (None: it did not start), as :func:`run_batch` returns them;
+    every one None when the program did not build."""
+    build_failure: RunResult | None
+    """The failed build's result, or None: a program that does not build runs no test."""
+    sandbox: dict[str, Any]
+    """What the sandbox was (its backend and isolation), as a verdict's details report it."""
 
 
 def run_batch(

@@ -11,11 +11,13 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from rewardhub.sandbox.batch import BatchRuns, run_batch
 from rewardhub.sandbox.builds import BuildCache
 from rewardhub.sandbox.bwrap import BwrapIsolation, find_bwrap
 from rewardhub.sandbox.cgroups import sweep
@@ -78,6 +80,33 @@ class SandboxPool:
         with self.job(lang, code) as job:
             failed_build = job.setup(files, compile_limits)
             return failed_build or job.run(stdin, limits, last=True)
+
+    def run_tests(
+        self,
+        lang: str | Language,
+        code: str,
+        tests: list[dict[str, Any]],
+        limits: Limits,
+        deadline: float,
+        stop: bool = False,
+        stdio_series: bool = True,
+    ) -> BatchRuns:
+        """Build one submission and run all its tests in one sandboxed run (:func:`run_batch`: each
+        test with its own clock, ``limits.timeout_s``), on a warm sandbox that is back in the pool
+        when this returns, so the caller judges the runs without holding it.
+
+        ``deadline``: the :func:`time.monotonic` instant by which the tests have to have run; the
+        build's time counts against it. A test is a :func:`run_batch` spec, which never holds its
+        expected value. A program that does not build runs no test.
+        """
+        with self.job(lang, code) as job:
+            build_failure = job.setup()
+            sandbox = job.details
+            if build_failure is not None:
+                return BatchRuns([None] * len(tests), build_failure, sandbox)
+            left = deadline - time.monotonic()
+            runs = run_batch(job, tests, limits, left, stop, last=True, stdio_series=stdio_series)
+        return BatchRuns(runs, None, sandbox)
 
     def warm_up(self, count: int = 1) -> None:
         """Start sandboxes ahead of the first job (benchmarks, readiness checks)."""

@@ -5,6 +5,7 @@ import rewardhub.sandbox
 
 def test_public_names():
     assert sorted(rewardhub.sandbox.__all__) == [
+        "BatchRuns",
         "COMPILE_LIMITS",
         "CheckerFailed",
         "Job",

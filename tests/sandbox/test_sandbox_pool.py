@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
-from rewardhub.sandbox import Limits, SandboxError, SandboxPool, SandboxSettings
+from rewardhub.sandbox import Limits, SandboxError, SandboxPool, SandboxSettings, decode_value
 
 
 def settings(**changes) -> SandboxSettings:
@@ -152,5 +153,48 @@ def test_one_sandboxs_cgroup_limits_follow_each_run():
         assert memory == ["memory", "ok", "ok", "memory"]
         assert threads[0] < 10 and threads[3] < 10 and threads[1:3] == [40, 40]
         assert pool.started == 1
+    finally:
+        pool.close()
+
+
+TWICE = "def twice(n):\n    return 2 * n\n"
+CALLS = [{"kind": "call", "fn_name": "twice", "args": [n]} for n in (1, 2, 3)]
+
+
+def test_a_submissions_tests_run_in_one_call_on_a_sandbox_that_is_back_when_it_returns():
+    """``run_tests``: the build, every test and the sandbox's return to the pool are the pool's,
+    so the code verifier judges the runs holding no sandbox."""
+    pool = SandboxPool(settings())
+    try:
+        batch = pool.run_tests("python", TWICE, CALLS, Limits(timeout_s=5), time.monotonic() + 60)
+        assert batch.build_failure is None
+        assert [run.verdict for run in batch.runs] == ["ok", "ok", "ok"]
+        assert [decode_value(run.record["value"]) for run in batch.runs] == [2, 4, 6]
+        assert batch.sandbox["backend"] == pool.settings.backend
+        assert pool.describe()["idle"] == 1 and pool.started == 1  # handed back, and warm for the next
+    finally:
+        pool.close()
+
+
+def test_a_submission_that_does_not_build_runs_no_test():
+    pool = SandboxPool(settings())
+    try:
+        batch = pool.run_tests(
+            "c", "int main( {", [{"kind": "stdio", "stdin": ""}] * 2, Limits(), time.monotonic() + 60
+        )
+        assert batch.build_failure is not None and batch.build_failure.verdict == "compile_error"
+        assert batch.runs == [None, None]
+        assert pool.describe()["idle"] == 1
+    finally:
+        pool.close()
+
+
+def test_the_build_and_the_tests_share_one_deadline():
+    """A deadline already past when the program is built leaves every test unstarted (None)."""
+    pool = SandboxPool(settings())
+    try:
+        batch = pool.run_tests("python", TWICE, CALLS, Limits(timeout_s=5), time.monotonic())
+        assert batch.build_failure is None
+        assert batch.runs == [None, None, None]
     finally:
         pool.close()

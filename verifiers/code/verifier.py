@@ -75,7 +75,6 @@ from rewardhub.sandbox import (
     UnsupportedLanguage,
     compile_filter,
     default_pool,
-    run_batch,
 )
 from rewardhub.sandbox import language as find_language
 from rewardhub.types import Result, Sample
@@ -173,20 +172,21 @@ def _run_tests(
     """Every test's outcome, and what the sandbox was; with a checker, runs that went well are left
     ``pending`` with their output.
 
-    Batched (the default), the sandbox's part is one stay: the job is built, every test runs and the
-    sandbox goes back to its pool before any run is judged. One run per test, each run is judged as
+    Batched (the default), the sandbox's part is one call: the pool builds the submission, runs every
+    test and takes its sandbox back before any run is judged. One run per test, each run is judged as
     it comes back, so a failure (a wrong answer too) can stop the tests after it.
     """
     limits = Limits(timeout_s=config.test_timeout_s, memory_mb=config.memory_mb)
-    with default_pool().job(lang, code) as job:
-        build_failure = job.setup()
-        sandbox = job.details
-        if not config.batch or build_failure is not None:  # a native program's tests are all stdin/stdout
-            return _run_one_by_one(job, tests, limits, config, deadline, stop, checked, build_failure), sandbox
+    if config.batch:
         specs = [_test_spec(t) for t in tests]
         series = not config.fresh_process_per_case
-        runs = run_batch(job, specs, limits, deadline - time.monotonic(), stop, last=True, stdio_series=series)
-    return _judged_batch(tests, runs, config, stop, checked), sandbox
+        batch = default_pool().run_tests(lang, code, specs, limits, deadline, stop, stdio_series=series)
+        if batch.build_failure is not None:
+            return [skipped(batch.build_failure) for _ in tests], batch.sandbox
+        return _judged_batch(tests, batch.runs, config, stop, checked), batch.sandbox
+    with default_pool().job(lang, code) as job:
+        build_failure, sandbox = job.setup(), job.details
+        return _run_one_by_one(job, tests, limits, config, deadline, stop, checked, build_failure), sandbox
 
 
 def _judged_batch(
