@@ -188,6 +188,29 @@ def test_points_in_the_formats_models_answer_in(response: str, config: dict, rew
     assert (result.status, result.score) == ("ok", reward), result.details
 
 
+CLICK = {"expected_answer": "0.5,0.5"}  # NeMo-Gym gui_coordinate's row
+
+
+@pytest.mark.parametrize(
+    ("response", "reward"),
+    [
+        ("<point>(500, 500)</point>", 1.0),
+        ("<point>[(500,500)]</point>", 1.0),
+        ("<think><point>(900, 900)</point></think><point>(500, 500)</point>", 0.0),  # the first tag, in the think block
+        ("<point>(500, 500)</point> or <point>(900, 900)</point>", 1.0),
+        ("(500, 500)", 0.0),  # no tag
+        ("<point>(500, 500)", 0.0),  # unclosed
+        ("<point>(0.5, 0.5)</point>", 0.0),  # not whole numbers
+        ('{"point_2d": [500, 500]}', 0.0),
+    ],
+)
+def test_point_tag_reads_as_nemo_gyms_gui_coordinate_reads(response: str, reward: float) -> None:
+    """``answer_format: point_tag``: only the server's pattern, first match, whole text."""
+    result = score(response, CLICK, task="click", coordinates="thousandths", answer_format="point_tag")
+    assert (result.status, result.score) == ("ok", reward), result.details
+    assert score(response, CLICK, task="click", coordinates="thousandths").status == "ok"
+
+
 @pytest.mark.parametrize(
     ("response", "iou"),
     [

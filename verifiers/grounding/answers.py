@@ -25,7 +25,7 @@ from typing import Any
 from ..elements import elements
 from ..text import strip_think
 
-__all__ = ["Detection", "answer_text", "read_detections", "read_shapes"]
+__all__ = ["Detection", "answer_text", "point_tag", "read_detections", "read_shapes"]
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _NUMBERS = re.compile(_NUMBER)
@@ -35,6 +35,7 @@ _CLICK = re.compile(
     re.IGNORECASE,
 )
 _TUPLE = re.compile(rf"[\(\[]\s*{_NUMBER}(?:\s*,\s*{_NUMBER}){{1,3}}\s*[\)\]]")
+_POINT_TAG = re.compile(r"<point>\s*\[?\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)\s*\]?\s*</point>")
 _POINT_KEYS = ("point_2d", "point", "click", "coordinate", "coordinates", "position")
 _BOX_KEYS = ("bbox_2d", "bbox", "box", "box_2d", "bounding_box")
 
@@ -53,6 +54,13 @@ def answer_text(response: str) -> str:
     text = strip_think(response)
     answers = elements(text, "answer")
     return answers[-1][2] if answers else text
+
+
+def point_tag(response: str) -> list[tuple[float, ...]]:
+    """NeMo-Gym gui_coordinate's reading: the first ``<point>(x, y)</point>`` of the whole response
+    (a think block included), whole numbers only, ``[...]`` around the pair allowed; nothing else."""
+    found = _POINT_TAG.search(response)
+    return [(float(found.group(1)), float(found.group(2)))] if found else []
 
 
 def read_shapes(text: str) -> list[tuple[float, ...]]:

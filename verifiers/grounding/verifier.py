@@ -30,7 +30,7 @@ from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 
-from .answers import Detection, answer_text, read_detections, read_shapes
+from .answers import Detection, answer_text, point_tag, read_detections, read_shapes
 from .coordinates import System, normalise
 from .detection import coco_map
 from .geometry import box_iou, click_reward, point_in_box, point_in_polygon
@@ -137,6 +137,12 @@ class GroundingVerifier(Verifier):
             None, gt=0, le=1, description="box_iou: 1 at or above this IoU, 0 below; unset: the IoU is the reward."
         )
         max_dist: float = Field(0.15, gt=0, description="click: the distance at which the reward reaches 0.")
+        answer_format: Literal["any", "point_tag"] = Field(
+            "any",
+            description="any: every format of the answer part (after a think block, in the last <answer>); "
+            "point_tag: NeMo-Gym gui_coordinate's reading, the first <point>(x, y)</point> of the whole "
+            "response, whole numbers only.",
+        )
         map_metric: Literal["map", "map50", "map75"] = Field(
             "map", description="detection: COCO mAP over IoU 0.5:0.95, or at 0.5, or at 0.75."
         )
@@ -153,7 +159,7 @@ class GroundingVerifier(Verifier):
         task = config.task
         if task == "detection" or (task == "auto" and reference.boxes is not None):
             return _detection(reference, text, config)
-        shapes = read_shapes(text)
+        shapes = point_tag(sample.response) if config.answer_format == "point_tag" else read_shapes(text)
         if not shapes:
             return Result.ok(0.0, reason="no_answer", error="the response holds no point or box")
         shape = _unit(shapes[0], config.coordinates, reference)

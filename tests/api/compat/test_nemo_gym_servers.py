@@ -158,6 +158,11 @@ def test_structured_outputs_schema_is_made_strict_as_the_server_makes_it() -> No
 def test_xlams_expected_answers_are_a_bfcl_possible_answer() -> None:
     expected = [{"name": "f", "arguments": {"x": 1}}, {"name": "g", "arguments": '{"y": "z"}'}]
     assert SERVERS["xlam_fc"].reference({"expected_answers": expected}) == [{"f": {"x": [1]}}, {"g": {"y": ["z"]}}]
+    # a dict (or a list of dicts) is written as BFCL writes an allowed dict: each key's values in a list
+    nested = [{"name": "f", "arguments": {"d": {"a": 1}, "l": [{"b": 2}], "s": ["x"]}}]
+    assert SERVERS["xlam_fc"].reference({"expected_answers": nested}) == [
+        {"f": {"d": [{"a": [1]}], "l": [[{"b": [2]}]], "s": [["x"]]}}
+    ]
 
 
 def test_instruction_rows_read_verifier_metadata_first_and_grading_mode_sets_the_score() -> None:

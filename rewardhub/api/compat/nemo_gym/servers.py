@@ -235,8 +235,18 @@ def _xlam_answer(task: Task) -> list[dict[str, Any]]:
                 arguments = {}  # the server reads unparsable expected arguments as none
         if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not isinstance(arguments, dict):
             raise InvalidRequest(f"expected_answers[{index}] is not a call {{'name', 'arguments'}}")
-        answer.append({call["name"]: {key: [value] for key, value in arguments.items()}})
+        answer.append({call["name"]: {key: [_bfcl_allowed(value)] for key, value in arguments.items()}})
     return answer
+
+
+def _bfcl_allowed(value: Any) -> Any:
+    """One expected value as BFCL writes an allowed value: a dict (or a list of dicts) holds each key's
+    allowed values as a list, so the dict xlam expects is ``{key: [value]}`` there."""
+    if isinstance(value, dict):
+        return {key: [item] for key, item in value.items()}
+    if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+        return [_bfcl_allowed(item) for item in value]
+    return value
 
 
 # --- structured_outputs: JSON against the row's schema, made strict as the server makes it ------------
@@ -287,8 +297,9 @@ SERVERS: dict[str, Server] = {
         spec=lambda task: "tool_call",
         reference=_xlam_answer,
         text="none",
-        note="BFCL's rules: an argument the expected call does not name scores 0 (the server ignores it) and "
-        "strings compare by BFCL's normalisation (the server: exactly)",
+        note="BFCL's rules: an argument the expected call does not name scores 0 (the server ignores it), "
+        "strings compare by BFCL's normalisation (the server: exactly) and a float for an integer scores 0 "
+        "(the server: 45.0 == 45)",
     ),
     "example_single_tool_call": Server(
         spec=lambda task: {"name": "tool_sequence", "config": {"required": ["get_weather"]}},
@@ -301,7 +312,10 @@ SERVERS: dict[str, Server] = {
         note="JSON after a <think> block is read (the server parses the whole text)",
     ),
     "gui_coordinate": Server(
-        spec=lambda task: {"name": "grounding", "config": {"task": "click", "coordinates": "thousandths"}},
+        spec=lambda task: {
+            "name": "grounding",
+            "config": {"task": "click", "coordinates": "thousandths", "answer_format": "point_tag"},
+        },
         reference=lambda task: {
             "expected_answer": _field(task, "expected_answer"),
             "max_dist": task.get("max_dist", 0.15),
