@@ -185,6 +185,15 @@ class RewardConfig(_Section):
         "exact",
         description="VerifierSpec for samples whose record names none, e.g. 'math' or {'name': ..., 'config': ...}.",
     )
+    dense: str | dict[str, Any] | None = Field(
+        None,
+        description="PRIME: a second VerifierSpec scored on the same samples, whose per-token rewards (Result.steps) "
+        "are the dense rewards of `algorithm.advantage: prime` while `verifier` gives the outcome (its score "
+        'is not used; a sample it could not judge is masked). A config value "$policy" is the policy\'s '
+        "weights at the step, written to output_dir/policy/ for the service, e.g. "
+        "{name: implicit_prm, config: {model: $policy, ref_model: <the starting model>}}. Unset: the "
+        "`verifier`'s own steps.",
+    )
     timeout_s: float = Field(60.0, gt=0, description="HTTP timeout per scoring request.")
     max_retries: int = Field(5, ge=0, description="Retries on 429, 5xx and connection errors.")
     client_process: bool = Field(
@@ -410,6 +419,10 @@ class TrainConfig(_Section):
             raise ValueError(f"optim.micro_batch_size ({micro}) exceeds the mini-batch size ({mini})")
         if self.reward.send_logprobs is not None and self.rollout.engine != "hf":
             raise ValueError("reward.send_logprobs needs rollout.engine hf (the vllm engine does not return them yet)")
+        if self.reward.dense is not None and not advantage_estimator(self.algorithm.advantage).dense_rewards:
+            raise ValueError(
+                f"reward.dense is read by an estimator of dense rewards (prime), not {self.algorithm.advantage}"
+            )
         if advantage_estimator(self.algorithm.advantage).group_relative and self.rollout.group_size < 2:
             raise ValueError(f"{self.algorithm.advantage} compares samples of a group: rollout.group_size must be >= 2")
         return self

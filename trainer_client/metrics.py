@@ -34,6 +34,14 @@ METRICS: dict[str, str] = {
     "reward/greedy_mean": "ReMax: mean shaped reward of the prompts' greedy responses, the baseline (only with remax).",
     "reward/verifier/{name}/mean": "Mean ok score of the samples judged by verifier {name} (per-verifier breakdown).",
     "reward/verifier/{name}/count": "Number of samples judged by verifier {name}.",
+    "reward/dense_frac": "PRIME: fraction of the judged samples that came with dense rewards (Result.steps).",
+    "reward/dense_token_mean": "PRIME: mean dense reward per token, as the service returned it (implicit_prm: beta * log pi_phi/pi_ref).",
+    "reward/dense_token_abs_mean": "PRIME: mean |dense reward| per token.",
+    "reward/dense_token_min": "PRIME: smallest dense reward of any token in the step.",
+    "reward/dense_token_max": "PRIME: largest dense reward of any token in the step.",
+    "reward/dense_sum_mean": "PRIME: mean over samples of the sum of their dense rewards (implicit_prm: the sequence's beta * log pi_phi/pi_ref).",
+    "reward/dense_sum_std": "PRIME: standard deviation over samples of that sum.",
+    "reward/dense_misaligned_frac": "PRIME: fraction of samples whose dense rewards did not match their tokens one to one and were spread over the response.",
     "reward/latency_s": "Wall time from sending the first scoring request to receiving the last answer.",
     # groups of G samples of one prompt
     "groups/zero_variance_frac": "Fraction of groups whose rewards are all equal: their group-relative advantages are 0.",
@@ -80,6 +88,7 @@ METRICS: dict[str, str] = {
     "time/reward_s": "Seconds blocked waiting for rewards (scoring that overlapped generation is not counted).",
     "time/train_s": "Seconds computing log-probs and updating the policy.",
     "time/step_s": "Seconds for the whole step.",
+    "time/publish_s": "Seconds writing the policy's weights for the service (only with reward.dense naming $policy).",
     # held-out evaluation (on evaluation steps, and in eval.jsonl)
     "eval/reward_mean": "Mean ok score on the held-out prompts.",
     "eval/greedy_reward_mean": "Mean ok score on the held-out prompts with greedy decoding.",

@@ -32,20 +32,29 @@ from .config import AlgorithmConfig
 __all__ = ["LossStats", "MicroBatch", "compute_advantages", "dense_token_rewards", "micro_batch_loss"]
 
 
-def dense_token_rewards(steps: tuple[list[float] | None, ...], mask: Tensor) -> tuple[Tensor, int]:
+def dense_token_rewards(
+    steps: tuple[list[float] | None, ...], mask: Tensor, ended: Tensor | None = None
+) -> tuple[Tensor, int]:
     """Per-token rewards from ``Result.steps`` (PRIME): one value per response token when the
     lengths agree, else step k's value on the token at fraction (k+1)/K of the response.
+
+    ``ended`` [B] bool marks responses that stopped on their end-of-sequence token (not cut by the
+    budget): that token is in ``mask`` but not in the text the service scored, so a verifier that
+    rewards each token of the text (``implicit_prm``) returns one value fewer. Those values belong
+    to the tokens before it, in order, and the end token gets 0; spread over all the tokens instead,
+    every value from the middle on would land one token late.
 
     Returns ([B, T] rewards, how many samples needed the spreading).
     """
     out = torch.zeros(mask.shape, dtype=torch.float32)
     lengths = mask.long().sum(-1).tolist()
+    stopped = [False] * len(lengths) if ended is None else ended.tolist()
     misaligned = 0
     for i, (values, length) in enumerate(zip(steps, lengths, strict=True)):
         if not values or length == 0:
             continue
-        if len(values) == length:
-            out[i, :length] = torch.tensor(values, dtype=torch.float32)
+        if len(values) == length or (stopped[i] and len(values) == length - 1):
+            out[i, : len(values)] = torch.tensor(values, dtype=torch.float32)
             continue
         misaligned += 1
         count = len(values)

@@ -11,6 +11,7 @@ which is not a judgement of the response.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -55,6 +56,28 @@ class RewardBatch:
             details=tuple(self.details[i] for i in rows),
             steps=tuple(self.steps[i] for i in rows),
             labels=tuple(self.labels[i] for i in rows),
+        )
+
+    def with_dense(self, dense: RewardBatch) -> RewardBatch:
+        """These outcome judgements with ``dense``'s per-token rewards (``reward.dense``, PRIME).
+
+        A sample the dense verifier could not judge is masked like one the outcome verifier could
+        not: without its dense rewards PRIME's advantage would read zeros as rewards. Its status and
+        error become the dense verifier's (the error prefixed ``dense:``); the outcome score stays.
+        """
+        if len(dense.scores) != len(self.scores):
+            raise ValueError(f"{len(dense.scores)} dense judgements for {len(self.scores)} samples")
+        lost = self.valid & ~dense.valid
+        return dataclasses.replace(
+            self,
+            valid=self.valid & dense.valid,
+            statuses=tuple(
+                d if bad else s for s, d, bad in zip(self.statuses, dense.statuses, lost.tolist(), strict=True)
+            ),
+            errors=tuple(
+                f"dense: {d}" if bad else e for e, d, bad in zip(self.errors, dense.errors, lost.tolist(), strict=True)
+            ),
+            steps=dense.steps,
         )
 
     @staticmethod

@@ -14,6 +14,7 @@ import concurrent.futures
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -27,6 +28,7 @@ from .config import RolloutConfig, TrainConfig
 from .data import PromptRecord, PromptTokens
 from .generated import Generated
 from .logprobs import rollout_logprobs
+from .policy_snapshot import PolicySnapshots, uses_policy, with_policy
 from .rewards import RewardBatch, to_reward_batch, verifier_label
 from .rollout import Rollout, RolloutEngine, SamplingParams, concat_rollouts
 from .shaping import Shaped
@@ -90,10 +92,14 @@ class PendingRound:
     ref_logp: Tensor | None
     old_logp: Tensor | None
     greedy: Greedy | None = None
+    dense: tuple[concurrent.futures.Future[Scored], ...] | None = None  # reward.dense's judgements, per chunk
 
     def collect(self, timing: StepTiming) -> RewardBatch:
-        """Block until the service has answered for every chunk of the round."""
-        return _collect(self.futures, self.labels, timing)
+        """Block until the service has answered for every chunk of the round (and ``reward.dense`` too)."""
+        rewards = _collect(self.futures, self.labels, timing)
+        if self.dense is None:
+            return rewards
+        return rewards.with_dense(_collect(self.dense, self.labels, timing))
 
     def collect_greedy(self, timing: StepTiming) -> RewardBatch | None:
         """The judgements of the greedy responses, when the round has them (ReMax's baseline)."""
@@ -141,6 +147,15 @@ class Rounds:
         self.ref_model = ref_model
         self.device = device
         self.pad_id: int = prompts.tokenizer.pad_token_id
+        self.dense_spec: Any = cfg.reward.dense
+        self.snapshots = None
+        if uses_policy(cfg.reward.dense):
+            self.snapshots = PolicySnapshots(Path(cfg.output_dir), model, prompts.tokenizer, cfg.model.path)
+
+    def publish_policy(self, step: int) -> None:
+        """Before a step's rounds: the policy's weights where ``reward.dense``'s ``$policy`` points."""
+        if self.snapshots is not None:
+            self.dense_spec = with_policy(self.cfg.reward.dense, self.snapshots.publish(step))
 
     def start(
         self, channel: RewardChannel, records: Sequence[PromptRecord], tag: str, timing: StepTiming
@@ -153,6 +168,7 @@ class Rounds:
         groups: list[str] = []
         labels: list[str] = []
         greedy = [] if advantage_estimator(self.cfg.algorithm.advantage).greedy_baseline else None
+        dense = [] if self.dense_spec is not None else None
         for start in range(0, len(records), chunk):
             recs = records[start : start + chunk]
             with timing.phase("generate"):
@@ -163,6 +179,11 @@ class Rounds:
                 recs, rollout.texts, G, f"{tag}-{start}", self.cfg.reward.verifier, sent_logprobs(rollout)
             )
             futures.append(channel.submit(samples, self.cfg.reward.verifier))
+            if dense is not None:
+                # the dense verifier judges every sample, whichever verifier its record names for the outcome
+                dense.append(
+                    channel.submit([x.model_copy(update={"verifier": None}) for x in samples], self.dense_spec)
+                )
             parts.append(rollout)
             groups += chunk_groups
             labels += chunk_labels
@@ -180,6 +201,7 @@ class Rounds:
             ref_logp,
             old_logp,
             None if greedy is None else _joined(greedy, self.pad_id),
+            None if dense is None else tuple(dense),
         )
 
     def greedy_chunk(

@@ -54,6 +54,8 @@ def train_step(t: Trainer, channel: RewardChannel) -> dict[str, Any]:
     cfg = t.cfg
     started = time.perf_counter()
     timing = StepTiming()
+    with timing.phase("publish"):
+        t.rounds.publish_policy(t.step)  # 0: the weights that will generate, for reward.dense's $policy
     if cfg.algorithm.dynamic_sampling.enabled:
         batch = keep_informative_groups(t, channel, timing)  # 1 + 2
     else:
@@ -148,7 +150,7 @@ def advantages(kept: Generated, cfg: TrainConfig) -> Tensor:
         penalty = -a.kl.coef * kl_penalty(old, kept.ref_logp, a.kl.estimator) * ro.response_mask
     dense = None
     if advantage_estimator(a.advantage).dense_rewards:
-        dense = dense_token_rewards(kept.rewards.steps, ro.response_mask)[0]
+        dense = dense_token_rewards(kept.rewards.steps, ro.response_mask, ~ro.truncated)[0]
     shaped, greedy = kept.shaped, kept.greedy
     return compute_advantages(
         a,

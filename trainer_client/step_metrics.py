@@ -13,9 +13,10 @@ import torch
 from torch import Tensor
 
 from .algorithms import zero_variance_groups
+from .algorithms.tables import advantage_estimator
 from .config import TrainConfig
 from .generated import Generated, StepBatch
-from .objective import LossStats
+from .objective import LossStats, dense_token_rewards
 from .rewards import RewardBatch
 from .rollout import Rollout
 from .timing import StepTiming
@@ -23,6 +24,7 @@ from .update import UpdateResult
 
 __all__ = [
     "actor_metrics",
+    "dense_metrics",
     "group_metrics",
     "ok_mean",
     "response_metrics",
@@ -41,6 +43,10 @@ def step_row(cfg: TrainConfig, step: int, batch: StepBatch, update: UpdateResult
     row.update(group_metrics(everything, G, batch.rounds, kept=batch.kept.rollout.size // G))
     row.update(actor_metrics(update.stats, update.grad_norms, update.lr, cfg.algorithm.mismatch.tis_cap is not None))
     row.update(response_metrics(everything.rollout))
+    if advantage_estimator(cfg.algorithm.advantage).dense_rewards:
+        row.update(dense_metrics(everything))
+    if cfg.reward.dense is not None:
+        row["time/publish_s"] = timing.publish
     tokens = int(everything.rollout.lengths.sum())
     row.update(
         {
@@ -93,6 +99,28 @@ def reward_metrics(gen: Generated) -> dict[str, float]:
         out[f"reward/verifier/{label}/mean"] = mean
         out[f"reward/verifier/{label}/count"] = float(sum(lab == label for lab in r.labels))
     return out
+
+
+def dense_metrics(gen: Generated) -> dict[str, float]:
+    """The dense (per-token) rewards of the judged samples, as the service returned them (PRIME)."""
+    r = gen.rewards
+    rows = [i for i, ok in enumerate(r.valid.tolist()) if ok and r.steps[i]]
+    values = torch.tensor([v for i in rows for v in r.steps[i]], dtype=torch.float32)  # type: ignore[union-attr]
+    sums = torch.tensor([sum(r.steps[i]) for i in rows], dtype=torch.float32)  # type: ignore[arg-type]
+    judged = max(int(r.valid.sum()), 1)
+    ro = gen.rollout
+    _, misaligned = dense_token_rewards(tuple(r.steps[i] for i in rows), ro.response_mask[rows], ~ro.truncated[rows])
+    empty = values.numel() == 0
+    return {
+        "reward/dense_frac": len(rows) / judged,
+        "reward/dense_token_mean": 0.0 if empty else float(values.mean()),
+        "reward/dense_token_abs_mean": 0.0 if empty else float(values.abs().mean()),
+        "reward/dense_token_min": 0.0 if empty else float(values.min()),
+        "reward/dense_token_max": 0.0 if empty else float(values.max()),
+        "reward/dense_sum_mean": 0.0 if empty else float(sums.mean()),
+        "reward/dense_sum_std": 0.0 if empty else float(sums.std(unbiased=False)),
+        "reward/dense_misaligned_frac": misaligned / max(len(rows), 1),
+    }
 
 
 def group_metrics(gen: Generated, group_size: int, rounds: int, kept: int) -> dict[str, float]:

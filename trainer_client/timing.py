@@ -10,7 +10,7 @@ from typing import Literal
 
 __all__ = ["StepTiming"]
 
-Phase = Literal["generate", "reward", "train"]
+Phase = Literal["publish", "generate", "reward", "train"]
 
 
 @dataclass
@@ -22,6 +22,7 @@ class StepTiming:
     the whole step, collection to update.
     """
 
+    publish: float = 0.0  # writing the policy's weights for the service (reward.dense's $policy)
     generate: float = 0.0
     reward: float = 0.0
     train: float = 0.0

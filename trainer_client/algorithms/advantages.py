@@ -144,12 +144,18 @@ def reinforce_pp_baseline_advantages(
 
 
 def prime_advantages(
-    outcome: Tensor, valid: Tensor, dense: Tensor, mask: Tensor, dense_coef: float = 1.0, outcome_coef: float = 1.0
+    outcome: Tensor,
+    valid: Tensor,
+    dense: Tensor,
+    mask: Tensor,
+    dense_coef: float = 1.0,
+    outcome_coef: float = 1.0,
+    gamma: float = 1.0,
 ) -> Tensor:
     """PRIME: leave-one-out baselines on dense (implicit PRM) and outcome rewards, then returns.
 
     Cui et al. 2025, "Process Reinforcement through Implicit Rewards" (arXiv:2502.01456), eq. 5:
-    A_{i,t} = sum_{s>=t} c_d (r^phi_{i,s} - b^phi_i) + c_o (r^o_i - b^o_i), where b^phi_i is the
+    A_{i,t} = sum_{s>=t} gamma^(s-t) c_d (r^phi_{i,s} - b^phi_i) + c_o (r^o_i - b^o_i), where b^phi_i is the
     mean over the other samples j of the group of their average token reward, and b^o_i is the
     RLOO baseline of the outcome. The result is whitened over the batch's valid tokens.
     outcome, valid: [P, G]; dense, mask: [B, T] with B = P * G -> [B, T]
@@ -159,7 +165,7 @@ def prime_advantages(
     seq_mean = (dense * token_mask).sum(-1) / token_mask.sum(-1).clamp(min=1.0)  # [B]
     dense_baseline = _leave_one_out_mean(seq_mean.view(P, G), valid).reshape(-1, 1)  # b^phi_i: [B, 1]
     outcome_adv = rloo_advantages(outcome, valid).reshape(-1)  # [B]
-    dense_adv = _returns(dense_coef * (dense - dense_baseline), mask, gamma=1.0)  # [B, T]
+    dense_adv = _returns(dense_coef * (dense - dense_baseline), mask, gamma)  # [B, T]
     total = dense_adv + outcome_coef * outcome_adv.unsqueeze(-1) * token_mask
     return masked_whiten(total, mask.bool() & valid.reshape(-1, 1))
 

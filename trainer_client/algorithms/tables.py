@@ -113,7 +113,7 @@ ADVANTAGE_ESTIMATORS: dict[str, AdvantageEstimator] = {
     ),
     "prime": AdvantageEstimator(
         lambda x, s: prime_advantages(
-            x.rewards, x.valid, x.dense + x.token_penalty, x.mask, dense_coef=s.prime_dense_coef
+            x.rewards, x.valid, x.dense + x.token_penalty, x.mask, dense_coef=s.prime_dense_coef, gamma=s.gamma
         ),
         group_relative=True,
         dense_rewards=True,
