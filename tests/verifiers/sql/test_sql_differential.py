@@ -10,7 +10,9 @@ its count (rewardhub's own reading too, for comparison, unasserted); below 0.99 
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from importlib.util import find_spec
 from pathlib import Path
 
 import official_sql_eval as official
@@ -42,7 +44,19 @@ def ours(root: Path, pair: corpus.Pair, **config) -> str:
     return "error" if result.status != "ok" else str(int(result.score))
 
 
+def nemo_gym_bird(root: Path, pair: corpus.Pair) -> str:
+    """NeMo-Gym 0.7.0's ``bird_sql`` server, its released evaluation (``eval_utils``: BIRD's rule as the
+    server runs it): both queries run on the database file, the result sets compared, an error 0."""
+    from resources_servers.bird_sql import eval_utils
+
+    db = root / corpus.DB / f"{corpus.DB}.sqlite"
+    gold, predicted = eval_utils.execute_sqlite(db, pair.gold), eval_utils.execute_sqlite(db, pair.predicted)
+    return str(int(gold is not None and predicted is not None and eval_utils.result_sets_match(gold, predicted)))
+
+
 def theirs(root: Path, pair: corpus.Pair, benchmark: str) -> str:
+    if benchmark == "nemo_gym_bird":
+        return nemo_gym_bird(root, pair)
     if benchmark == "spider":
         return str(official.spider_exec_score(str(root), corpus.DB, pair.predicted, pair.gold))
     return str(official.bird_exec_score(f"{root}/", corpus.DB, pair.predicted, pair.gold))
@@ -58,9 +72,11 @@ def test_bird_and_spider_semantics_agree_with_the_official_scripts(root: Path, m
         "rewardhub (rule bird)": ({}, "bird"),
         "rewardhub (rule spider)": ({"rule": "spider"}, "spider"),
     }
+    if find_spec("resources_servers") is not None or os.environ.get("CI"):  # nemo-gym: .ci/run installs it
+        runs["bird (NeMo-Gym's)"] = ({"semantics": "bird"}, "nemo_gym_bird")
     lines, agreement = [], {}
     for name, (config, benchmark) in runs.items():
-        scored = [pair for pair in pairs if pair.only in (None, benchmark)]
+        scored = [pair for pair in pairs if pair.only in (None, benchmark.removeprefix("nemo_gym_"))]
         disagreements: Counter[tuple[str, str, str]] = Counter()
         for pair in scored:
             official_verdict, our_verdict = theirs(root, pair, benchmark), ours(root, pair, **config)
@@ -72,6 +88,8 @@ def test_bird_and_spider_semantics_agree_with_the_official_scripts(root: Path, m
     with capsys.disabled():
         print(f"\nsql differential over {len(pairs)} pairs ({', '.join(kinds)}):\n" + "\n".join(lines))
     assert agreement["bird"] >= THRESHOLD and agreement["spider"] >= THRESHOLD, agreement
+    if "bird (NeMo-Gym's)" in agreement:  # the released code of BIRD's rule, where nemo-gym is installed
+        assert agreement["bird (NeMo-Gym's)"] >= THRESHOLD, agreement
 
 
 def test_the_corpus_covers_the_behaviour_space() -> None:
