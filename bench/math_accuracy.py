@@ -10,9 +10,11 @@
    gold and response as written, nothing wrapped, then ``verify(gold, pred, float_rounding=
    precision, strict=..., allow_set_relation_comp=...)``), with the extraction targets and
    settings each case's ``harness`` field names; our config gets the same settings.
-2. ``--agreement``: agreement with the labels of real model outputs outside
-   the dev set: GPT-3 solutions to GSM8K (``is_correct``) and Qwen2.5-Math
-   chain-of-thought on MATH (Qwen's own grader), math-verify again called as its tests call it.
+2. ``--agreement``: precision and recall on each labelled set outside the dev set, separately:
+   Math-Verify 0.9.0's own test literals (tests/data, with each test's settings), GPT-3 solutions
+   to GSM8K (``is_correct``) and Qwen2.5-Math chain-of-thought on MATH (Qwen's own grader's labels),
+   math-verify again called as its tests call it. rewardhub is measured in both readings: its
+   default, and ``reading: "math_verify"`` (Math-Verify's verdict, asked for by the request).
 
 Data come from ``--data-dir`` (or ``$REWARDHUB_DATA_DIR``); rows for the benchmark table
 (docs/benchmarks.md) go to bench/results/math_accuracy.json.
@@ -53,13 +55,17 @@ def our_config(harness: dict[str, Any]) -> dict[str, Any]:
         if "precision" in harness:
             config["decimal_places"] = harness["precision"]
         if "strict" in harness:
-            config["rename_variables"] = "never" if harness["strict"] else "always"
+            # strict=True still equates W(n) = 1 with W(x) = 1 (its test_numina_cases) and keeps f(x) apart
+            # from f(y) (test_strict): our "bound" renaming, as tests/verifiers/math/math_verify_literals.py maps it
+            config["rename_variables"] = "bound" if harness["strict"] else "always"
         if "allow_set_relation_comp" in harness:
             config["relations_as_sets"] = harness["allow_set_relation_comp"]
     return config
 
 
-def score_ours(cases: list[dict[str, Any]]) -> tuple[list[bool], list[dict[str, Any]], float]:
+def score_ours(
+    cases: list[dict[str, Any]], reading: str = "rewardhub"
+) -> tuple[list[bool], list[dict[str, Any]], float]:
     from rewardhub.types import Sample
     from rewardhub.verifiers.math.verifier import MathVerifier
 
@@ -67,7 +73,7 @@ def score_ours(cases: list[dict[str, Any]]) -> tuple[list[bool], list[dict[str, 
     predictions, results = [], []
     started = time.perf_counter()
     for case in cases:
-        config = MathVerifier.Config(**our_config(case.get("harness", {})))
+        config = MathVerifier.Config(reading=reading, **our_config(case.get("harness", {})))
         result = verifier.score(Sample(response=case["response"], reference=case["gold"]), config)
         predictions.append(result.status == "ok" and result.score == 1.0)
         results.append(result.model_dump())
@@ -176,6 +182,7 @@ def run_dev_set(path: Path, show_errors: bool, rows: list[dict[str, Any]]) -> No
     labels = [bool(c["expected"]) for c in cases]
     baseline, baseline_s, hung = score_baseline(cases)
     ours, results, ours_s = score_ours(cases)
+    read_as_theirs, _, theirs_s = score_ours(cases, reading="math_verify")
     print(f"{path.name}: {len(cases)} labelled cases ({sum(labels)} equivalent)")
     print(
         "  THIS IS THE DEVELOPMENT SET: our verifier was tuned on these cases; --agreement scores real outputs outside it"
@@ -183,6 +190,7 @@ def run_dev_set(path: Path, show_errors: bool, rows: list[dict[str, Any]]) -> No
     theirs_m, ours_m = metrics(baseline, labels), metrics(ours, labels)
     print(_row("math-verify (own tests)", theirs_m, baseline_s) + (f"  [{hung} hung and were killed]" if hung else ""))
     print(_row("rewardhub math", ours_m, ours_s))
+    print(_row("rewardhub math_verify", metrics(read_as_theirs, labels), theirs_s))
     both = sum(x == y for x, y in zip(baseline, ours, strict=True)) / len(cases)
     print(f"verdict agreement, rewardhub vs math-verify: {both:.1%}")
     rows.append(
@@ -211,64 +219,118 @@ def run_dev_set(path: Path, show_errors: bool, rows: list[dict[str, Any]]) -> No
         )
 
 
-def agreement_cases(data_dir: Path) -> list[tuple[str, str, str, bool]]:
-    """(source, gold, response, label) for real model outputs with correctness labels."""
-    out = []
+LITERALS = Path(__file__).resolve().parents[1] / "tests" / "data" / "math_verify_0.9.0_literals.jsonl"
+
+# Labelled sets looked for and not measured here, and why (printed with the results).
+NOT_MEASURED = {
+    "mario_math_testset_annotation.json": "the MATH test set's final answers with an answer type: no response, "
+    "no correctness label",
+    "VerifyBench-Hard (human-labelled completions, hard math items)": "neither in this repository nor in the "
+    "shared data folder",
+}
+
+
+# Who labelled each set: a label is what the numbers are measured against, right or not.
+LABELLED_BY = {
+    "math-verify literals": "Math-Verify's authors (the expected value each test asserts, its own parser's quirks included)",
+    "gsm8k": "OpenAI's is_correct (the final number against the gold)",
+    "qwen-math": "Qwen2.5-Math's own rule grader, not a person: its 'no' to '4:30 \\text{ p.m.}' for the gold "
+    "'4:30p..' and to '10000' for '10{,}000' counts against whoever says yes",
+}
+
+
+def labelled_sets(data_dir: Path) -> dict[str, list[dict[str, Any]]]:
+    """The labelled sets outside the dev set, each a list of ``{"gold", "response", "expected", "harness"}``:
+    Math-Verify 0.9.0's own test literals (with the settings each test passes), GPT-3 solutions to
+    GSM8K (``is_correct``) and Qwen2.5-Math chain-of-thought on MATH (Qwen's own grader's labels)."""
+    sets: dict[str, list[dict[str, Any]]] = {}
+    sets["math-verify literals"] = [json.loads(line) for line in LITERALS.read_text().splitlines() if line.strip()]
+    gsm8k = []
     for line in data_file(data_dir, "gsm8k_example_model_solutions.jsonl").read_text().splitlines():
         record = json.loads(line)
         gold = record["ground_truth"].rsplit("A:", 1)[-1].strip()
         for key in ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification"):
-            out.append(("gsm8k", gold, record[key]["solution"], bool(record[key]["is_correct"])))
+            gsm8k.append(
+                {"gold": gold, "response": record[key]["solution"], "expected": bool(record[key]["is_correct"])}
+            )
+    sets["gsm8k"] = gsm8k
+    qwen = []
     for line in data_file(data_dir, "qwen25math_math_cot_100.jsonl").read_text().splitlines():
         record = json.loads(line)
         for response, label in zip(record["code"], record["score"], strict=True):
-            out.append(("qwen-math", record["gt"], response, bool(label)))
-    return out
+            qwen.append({"gold": record["gt"], "response": response, "expected": bool(label)})
+    sets["qwen-math"] = qwen
+    for cases in sets.values():
+        for case in cases:
+            case.setdefault("harness", {})
+    return sets
 
 
-def run_agreement(data_dir: Path, rows: list[dict[str, Any]]) -> None:
-    raw = agreement_cases(data_dir)
-    cases = [{"gold": g, "response": r, "expected": y, "harness": {}} for _, g, r, y in raw]
-    baseline, baseline_s, _ = score_baseline(cases)
-    ours, results, ours_s = score_ours(cases)
-    for source in ("gsm8k", "qwen-math"):
-        index = [i for i, (s, *_rest) in enumerate(raw) if s == source]
-        labels = [raw[i][3] for i in index]
-        b = [baseline[i] for i in index]
-        o = [ours[i] for i in index]
-        agree_b = sum(x == y for x, y in zip(b, labels, strict=True)) / len(index)
-        agree_o = sum(x == y for x, y in zip(o, labels, strict=True)) / len(index)
-        both = sum(x == y for x, y in zip(b, o, strict=True)) / len(index)
+def run_labelled_sets(data_dir: Path, rows: list[dict[str, Any]]) -> None:
+    """Precision and recall on each labelled set, separately: math-verify as its tests call it,
+    rewardhub's default reading and its math_verify reading."""
+    for name, cases in labelled_sets(data_dir).items():
+        labels = [bool(c["expected"]) for c in cases]
+        baseline, baseline_s, hung = score_baseline(cases)
+        ours, results, ours_s = score_ours(cases)
+        read_as_theirs, _, theirs_s = score_ours(cases, reading="math_verify")
+        print(f"{name}: {len(cases)} labelled cases ({sum(labels)} labelled right; not the dev set)")
+        print(f"  labelled by {LABELLED_BY[name]}")
+        measured = {
+            "math-verify": metrics(baseline, labels),
+            "rewardhub": metrics(ours, labels),
+            "rewardhub math_verify": metrics(read_as_theirs, labels),
+        }
         print(
-            f"{source:<10} {len(index)} labelled outputs (not the dev set): agreement with labels: math-verify {agree_b:.4f}, "
-            f"ours {agree_o:.4f}; verdict agreement ours vs math-verify {both:.4f}"
+            _row("math-verify (own tests)", measured["math-verify"], baseline_s) + (f"  [{hung} hung]" if hung else "")
         )
-        rows.append(
-            {
-                "case": f"{source}: {len(index)} labelled real outputs (not the dev set)",
-                "baseline": "math-verify 0.9.0 as its own tests call it",
-                "baseline_value": f"{agree_b:.4f}",
-                "ours_value": f"{agree_o:.4f}",
-                "unit": "agreement with labels",
-                "ratio": None,
-                "note": f"verdicts agree {both:.1%}",
-            }
-        )
-        disagreements: dict[tuple[bool, str, str], int] = {}
-        for i in index:
-            if ours[i] != raw[i][3]:
-                key = (raw[i][3], raw[i][1], str(results[i]["details"].get("answer")))
-                disagreements[key] = disagreements.get(key, 0) + 1
-        for (label, gold, answer), count in disagreements.items():
-            print(f"   {count}x labelled {label!s:<5} gold {gold!r:<16} ours read {answer[:60]!r}")
-    print(f"(plain math-verify {baseline_s:.1f} s, ours {ours_s:.1f} s for {len(cases)} outputs)")
+        print(_row("rewardhub", measured["rewardhub"], ours_s))
+        print(_row("rewardhub math_verify", measured["rewardhub math_verify"], theirs_s))
+        both = sum(x == y for x, y in zip(baseline, ours, strict=True)) / len(cases)
+        same = sum(x == y for x, y in zip(baseline, read_as_theirs, strict=True)) / len(cases)
+        print(f"  verdicts agree with math-verify: reading rewardhub {both:.1%}, reading math_verify {same:.1%}")
+        for reading, value in (("rewardhub", "rewardhub"), ("math_verify", "rewardhub math_verify")):
+            m, theirs = measured[value], measured["math-verify"]
+            rows.append(
+                {
+                    "case": f"{name}: {len(cases)} labelled cases (not the dev set), reading {reading}",
+                    "baseline": "math-verify 0.9.0 as its own tests call it",
+                    "baseline_value": f"P {theirs['precision']:.3f} / R {theirs['recall']:.3f}",
+                    "ours_value": f"P {m['precision']:.3f} / R {m['recall']:.3f}",
+                    "unit": "precision / recall",
+                    "ratio": None,
+                    "note": f"accuracy {m['accuracy']:.4f} vs {theirs['accuracy']:.4f}; verdicts agree "
+                    f"{both if reading == 'rewardhub' else same:.1%}",
+                }
+            )
+        _print_disagreements(cases, results, ours, labels)
+        print()
+    for name, why in NOT_MEASURED.items():
+        print(f"not measured: {name}: {why}")
+
+
+def _print_disagreements(
+    cases: list[dict[str, Any]], results: list[dict[str, Any]], ours: list[bool], labels: list[bool]
+) -> None:
+    """Our default reading's disagreements with the labels, grouped by what was read."""
+    grouped: dict[tuple[bool, str, str], int] = {}
+    for case, result, predicted, label in zip(cases, results, ours, labels, strict=True):
+        if predicted != label:
+            key = (label, str(case["gold"])[:40], str(result["details"].get("answer"))[:60])
+            grouped[key] = grouped.get(key, 0) + 1
+    for (label, gold, answer), count in grouped.items():
+        print(f"   {count}x labelled {label!s:<5} gold {gold!r:<16} ours read {answer!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_data_dir(parser)
     parser.add_argument("--data", type=Path, help="labelled cases (default: DATA_DIR/math_equivalence_dev.jsonl)")
-    parser.add_argument("--agreement", action="store_true", help="also measure agreement on GSM8K and MATH outputs")
+    parser.add_argument(
+        "--agreement",
+        action="store_true",
+        help="also measure precision and recall on the labelled sets outside the dev set, each separately",
+    )
     parser.add_argument("--errors", action="store_true", help="print gold and response of each remaining error")
     args = parser.parse_args(argv)
     logging.disable(logging.WARNING)
@@ -276,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     run_dev_set(args.data or data_file(args.data_dir, "math_equivalence_dev.jsonl"), args.errors, rows)
     if args.agreement:
         print()
-        run_agreement(args.data_dir, rows)
+        run_labelled_sets(args.data_dir, rows)
     write_rows("math_accuracy", rows)
     return 0
 
