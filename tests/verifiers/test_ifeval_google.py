@@ -52,7 +52,7 @@ def test_the_corpus_covers_every_ifeval_type_passing_and_failing(oracle):
     assert {i: v for i, v in outcomes.items() if v != {True, False}} == {}
 
 
-def test_strict_and_loose_verdicts_equal_googles(oracle):
+def test_strict_and_loose_verdicts_equal_googles(oracle, capsys):
     rows = ifeval_corpus.corpus() + ifeval_corpus.edges()
     classes: Counter[tuple[str, str, bool, bool]] = Counter()
     examples: dict[tuple[str, str, bool, bool], str] = {}
@@ -76,17 +76,18 @@ def test_strict_and_loose_verdicts_equal_googles(oracle):
                     s != lo for s, lo in zip(*ifeval_oracle.verdicts(oracle, row, response), strict=True)
                 )
         rates[mode] = (agree / total, prompts_agree / len(rows), total, len(rows))
-    for mode, (instr, prompt, n, p) in rates.items():
-        print(
-            f"IFEval {mode}: instruction verdicts equal to Google's {instr:.4f} of {n}; prompt verdicts {prompt:.4f} of {p}"
-        )
-    print(f"loose differs from strict (Google's verdicts) on {loose_differs} instruction verdicts")
-    for (mode, instruction, a, b), count in classes.most_common():
-        print(
-            f"disagreement {mode} {instruction}: Google {a}, ifeval {b}: {count}x, e.g. {examples[(mode, instruction, a, b)]!r}"
-        )
-    if not classes:
-        print("disagreement classes: none")
+    with capsys.disabled():  # the agreement is printed in every run, not only when it fails
+        print()
+        for mode, (instr, prompt, n, p) in rates.items():
+            print(
+                f"IFEval {mode}: instruction verdicts equal to Google's {instr:.4f} of {n}; prompt verdicts {prompt:.4f} of {p}"
+            )
+        print(f"loose differs from strict (Google's verdicts) on {loose_differs} instruction verdicts")
+        for (mode, instruction, a, b), count in classes.most_common():
+            example = examples[(mode, instruction, a, b)]
+            print(f"disagreement {mode} {instruction}: Google {a}, ifeval {b}: {count}x, e.g. {example!r}")
+        if not classes:
+            print("disagreement classes: none")
     for mode, (instr, prompt, _, _) in rates.items():
         assert instr >= TARGET and prompt >= TARGET, mode
 

@@ -25,6 +25,7 @@ import types
 from typing import Any
 
 NEMO_GYM_VERSION = "0.7.0"
+MATH_VERIFY_VERSION = "0.9.0"  # what math_with_judge's library path runs (the project asks for >= 0.9.0)
 
 # Imported by NeMo-Gym's server runtime, never called by the models or the aggregation (scipy, which
 # the aggregation does call, is installed: the dev extra). omegaconf also cannot be
@@ -340,6 +341,10 @@ def math_differential() -> list[dict[str, Any]]:
         gold_extraction_target=(LatexExtractionConfig(),),
         pred_extraction_target=(ExprExtractionConfig(), LatexExtractionConfig()),
     )
+    if importlib.metadata.version("math-verify") != MATH_VERIFY_VERSION:  # the server's math-verify, pinned here
+        raise SystemExit(
+            f"math-verify {MATH_VERIFY_VERSION} is pinned, found {importlib.metadata.version('math-verify')}"
+        )
     cases = math_corpus()
     for index, case in enumerate(cases):
         body = app.LibraryJudgeMathVerifyRequest(
