@@ -152,9 +152,9 @@ class MathVerifier(Verifier):
         reading: Literal["rewardhub", "math_verify"] = Field(
             "rewardhub",
             description="Whose reading decides. rewardhub: the reading above (the safest for RL rewards). math_verify: "
-            "Math-Verify's own verdict where rewardhub deliberately differs from it (a false chain of constants read as "
-            "its right side, a gold taken exactly as written, its parser's own readings): its parse and verify on the "
-            "gold and the response as written, with bare_numbers, decimal_places (float_rounding), rename_variables "
+            "the reference's reading, for a request that wants it where rewardhub deliberately differs (a false chain "
+            "of constants read as its right side, a gold taken exactly as written, its parser's own readings): "
+            "Math-Verify's own parse and verify on the gold and the response as written, with bare_numbers, decimal_places (float_rounding), rename_variables "
             "('always' is strict=False) and relations_as_sets (allow_set_relation_comp, false unless set) mapped onto "
             "its settings; the other policy fields do not apply and are refused. details.reading names the reading.",
         )

@@ -2,6 +2,7 @@
 
     python tests/verifiers/math/math_verify_literals.py extract SDIST.tar.gz > tests/data/math_verify_0.9.0_literals.jsonl
     python tests/verifiers/math/math_verify_literals.py measure [--dev ../shared/data/math_equivalence_dev.jsonl] [--errors]
+        [--baseline] [--reading math_verify]
 
 ``extract`` reads the sdist (``pip download --no-deps --no-binary :all: math-verify==0.9.0``) with
 ``ast``: every ``(gold, pred, expected, ...)`` row of a ``pytest.mark.parametrize`` whose test calls
@@ -262,6 +263,9 @@ def main(argv: list[str]) -> int:
     measure.add_argument("--dev", type=Path)
     measure.add_argument("--errors", action="store_true")
     measure.add_argument("--baseline", action="store_true", help="also score the literals with math-verify itself")
+    measure.add_argument(
+        "--reading", choices=("rewardhub", "math_verify"), default="rewardhub", help="the math reading"
+    )
     args = parser.parse_args(argv)
     if args.command == "extract":
         for case in extract(args.sdist):
@@ -279,9 +283,9 @@ def main(argv: list[str]) -> int:
     if args.dev:
         sets.append((f"dev set {args.dev.name} (tuned on)", load(args.dev)))
     for name, cases in sets:
-        verdicts = score(cases)
+        verdicts = score(cases, args.reading)
         labels = [bool(c["expected"]) for c in cases]
-        print(line(name, metrics([v["match"] for v in verdicts], labels)))
+        print(line(f"{name}, reading {args.reading}", metrics([v["match"] for v in verdicts], labels)))
         wrong = [(c, v) for c, v, y in zip(cases, verdicts, labels, strict=True) if v["match"] != y]
         if args.errors:
             for case, verdict in wrong:
