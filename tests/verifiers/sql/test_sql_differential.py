@@ -6,14 +6,21 @@ corpus (``sql_differential_corpus.py``) covers rewrites, ordering, duplicates, D
 column order, floats, several statements, ``> =`` spacing, empty and 100,000-row results and a
 test suite of two databases. Agreement is printed per semantics with each disagreement class and
 its count (rewardhub's own reading too, for comparison, unasserted); below 0.99 fails.
+
+BIRD's rule is also held to released code, NeMo-Gym 0.7.0's ``bird_sql`` server (its evaluation, and
+its reading of a response: queries written in 17 ways, fenced or not, in a think block, twice, with a
+header, a comment, two statements), wherever nemo-gym is installed, and always in CI.
 """
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 from collections import Counter
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any, Optional
 
 import official_sql_eval as official
 import pytest
@@ -90,6 +97,81 @@ def test_bird_and_spider_semantics_agree_with_the_official_scripts(root: Path, m
     assert agreement["bird"] >= THRESHOLD and agreement["spider"] >= THRESHOLD, agreement
     if "bird (NeMo-Gym's)" in agreement:  # the released code of BIRD's rule, where nemo-gym is installed
         assert agreement["bird (NeMo-Gym's)"] >= THRESHOLD, agreement
+
+
+def released_function(package: str, module: str, name: str) -> Any:
+    """One function of a released module, its source unchanged, loaded alone: ``bird_sql/app.py``
+    imports NeMo-Gym's server runtime (omegaconf, Ray), which the function never uses."""
+    spec = find_spec(package)
+    assert spec is not None and spec.submodule_search_locations
+    tree = ast.parse((Path(next(iter(spec.submodule_search_locations))) / module).read_text())
+    [node] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
+    namespace: dict[str, Any] = {"re": re, "Optional": Optional}
+    exec(compile(ast.Module(body=[node], type_ignores=[]), f"{package}/{module}", "exec"), namespace)
+    return namespace[name]
+
+
+def written(query: str, wrong: str) -> list[tuple[str, str]]:
+    """The ways a model writes its query: ``(shape, response)``."""
+    return [
+        ("fenced", f"```sql\n{query}\n```"),
+        ("fence_upper", f"```SQL\n{query}\n```"),
+        ("prose_around", f"Here is the query:\n```sql\n{query}\n```\nIt returns what was asked."),
+        ("think_then_fence", f"<think>```sql\n{wrong}\n```</think>\n```sql\n{query}\n```"),
+        ("fence_in_think_only", f"<think>```sql\n{query}\n```</think>\nDone."),
+        ("right_fence_last", f"```sql\n{wrong}\n```\nNo, this:\n```sql\n{query}\n```"),
+        ("right_fence_first", f"```sql\n{query}\n```\nOr:\n```sql\n{wrong}\n```"),
+        ("bold_header", f"```sql\n**Final query**\n{query}\n```"),
+        ("comment", f"```sql\n-- the answer\n{query}\n```"),
+        ("semicolon", f"```sql\n{query};\n```"),
+        ("one_line_fence", f"```sql {query}```"),
+        ("two_statements", f"```sql\n{query}; SELECT 1\n```"),
+        ("sqlite_fence", f"```sqlite\n{query}\n```"),
+        ("bare_fence", f"```\n{query}\n```"),
+        ("no_fence", query),
+        ("unclosed", f"```sql\n{query}"),
+        ("empty_fence", "```sql\n```"),
+    ]
+
+
+def test_bird_reads_the_response_as_nemo_gyms_bird_sql_reads_it(root: Path, monkeypatch, capsys) -> None:
+    """The response, written the ways models write queries, through NeMo-Gym 0.7.0's ``bird_sql``
+    reading (its ``extract_sql_from_response``: the last fenced ``sql`` block of the whole text, a
+    bold header dropped; none: 0) and evaluation, and through ``sql`` with ``answer_format:
+    sql_block``, ``strip_think: false``, ``semantics: bird``."""
+    if find_spec("resources_servers") is None and not os.environ.get("CI"):
+        pytest.skip("nemo-gym is not installed (.ci/run installs it)")
+    extract_sql_from_response = released_function("resources_servers.bird_sql", "app.py", "extract_sql_from_response")
+    monkeypatch.setenv(DATA_DIR_ENV, str(root))
+    pairs = [pair for pair in corpus.corpus() if pair.only is None and not pair.kind.startswith("large")][::6]
+    config = SqlVerifier.Config(answer_format="sql_block", strip_think=False, semantics="bird")
+    agreed, total, verdicts = 0, 0, Counter()
+    disagreements: Counter[str] = Counter()
+    for index, pair in enumerate(pairs):
+        wrong = pairs[(index + 1) % len(pairs)].predicted
+        for shape, text in written(pair.predicted, wrong):
+            query = extract_sql_from_response(text)
+            theirs_ = "0" if query is None else nemo_gym_bird(root, corpus.Pair(pair.kind, pair.gold, query))
+            try:
+                result = VERIFIER.score(
+                    Sample(response=text, reference={"db_id": corpus.DB, "query": pair.gold}), config
+                )
+                ours_ = str(int(result.score)) if result.status == "ok" else "error"
+            except VerifierError:
+                ours_ = "error"
+            total += 1
+            verdicts[theirs_] += 1
+            if ours_ == theirs_:
+                agreed += 1
+            else:
+                disagreements[f"{shape}: rewardhub {ours_}, NeMo-Gym {theirs_}"] += 1
+    with capsys.disabled():
+        print(f"\nsql (bird, sql_block) vs NeMo-Gym bird_sql 0.7.0, responses written {len(written('q', 'w'))} ways: "
+              f"{agreed}/{total} agree ({agreed / total:.3f}); NeMo-Gym's verdicts {dict(verdicts)}")  # fmt: skip
+        for what, count in disagreements.most_common():
+            print(f"  DIFFER x{count}: {what}")
+    assert agreed / total >= THRESHOLD, disagreements
+    assert min(verdicts["0"], verdicts["1"]) > total // 10
 
 
 def test_the_corpus_covers_the_behaviour_space() -> None:
