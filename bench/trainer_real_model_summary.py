@@ -15,6 +15,10 @@ expressions, so a verdict that drifts from the text shows up as two columns that
 - ``paid_wrong`` / ``unpaid_right``: the reward (``math``) paid a response whose last number is not
   the sum / paid nothing for one whose last number is (a hack, a false negative).
 
+A run of ``examples/smollm2_addition_prime.yaml`` gets a second per-step table: its dense
+(implicit PRM) rewards as the service returned them (``reward/dense_*``) and the seconds spent
+writing the policy for the service. ``--json`` keeps the entries of runs not named this time.
+
     python bench/trainer_real_model_summary.py runs/b_seed0_tis runs/b_seed1_tis ... --json bench/results/x.json
 """
 
@@ -46,6 +50,19 @@ STEP_COLUMNS = [
     ("tis_w_max", "rollout/tis_weight_max"),
     ("trunc", "rollout/tis_truncated_frac"),
     ("s/step", "time/step_s"),
+]
+DENSE_COLUMNS = [
+    ("dense/token mean", "reward/dense_token_mean"),
+    ("dense/token abs mean", "reward/dense_token_abs_mean"),
+    ("dense/token min", "reward/dense_token_min"),
+    ("dense/token max", "reward/dense_token_max"),
+    ("dense/sum mean", "reward/dense_sum_mean"),
+    ("dense/sum std", "reward/dense_sum_std"),
+    ("dense frac", "reward/dense_frac"),
+    ("spread", "reward/dense_misaligned_frac"),
+    ("adv std", "actor/advantage_std"),
+    ("publish s", "time/publish_s"),
+    ("reward wait s", "time/reward_s"),
 ]
 EVAL_COLUMNS = [
     ("greedy accuracy", "eval/metric/accuracy/greedy_mean"),
@@ -95,6 +112,31 @@ def fractions(rows: list[dict[str, Any]]) -> dict[str, float]:
     return {key: round(statistics.fmean(x[key] for x in readings), 4) for key in readings[0]} if readings else {}
 
 
+def dense_reading(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """PRIME's dense rewards read from a step's dump: the mean sum of a sample's dense rewards over
+    the samples the reward paid and over the others, and the mean |advantage| per token in groups
+    whose outcomes are all equal (``flat``: only the dense rewards move them) and in the others."""
+    split: dict[str, list[float]] = {
+        "dense_sum_paid": [],
+        "dense_sum_unpaid": [],
+        "adv_flat": [],
+        "adv_informative": [],
+    }
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(r["group"], []).append(r)
+        if r.get("reward_steps") and r.get("reward_status") == "ok":
+            split["dense_sum_paid" if reward_score(r) > 0 else "dense_sum_unpaid"].append(sum(r["reward_steps"]))
+    for members in groups.values():
+        flat = len({reward_score(r) for r in members}) == 1
+        for r in members:
+            if r.get("in_loss"):
+                split["adv_flat" if flat else "adv_informative"] += [abs(a) for a in r["advantages"]]
+    if not split["dense_sum_paid"] and not split["dense_sum_unpaid"]:
+        return {}
+    return {key: round(statistics.fmean(v), 5) for key, v in split.items() if v}
+
+
 def by_carry(rows: list[dict[str, Any]]) -> dict[str, float]:
     """The accuracy verdict's mean over the pairs whose units carry, and over the others."""
     split: dict[str, list[float]] = {"carry": [], "no_carry": []}
@@ -113,7 +155,7 @@ def summarise(run: Path) -> dict[str, Any]:
     train_text = {}
     for path in sorted(debug.glob("step_*.jsonl")):
         rows = read_jsonl(path)
-        train_text[rows[0]["step"]] = fractions(rows) if rows else {}
+        train_text[rows[0]["step"]] = {**fractions(rows), **dense_reading(rows)} if rows else {}
     eval_text: dict[int, dict[str, Any]] = {}
     for path in sorted(debug.glob("eval_step_*.jsonl")):
         rows = read_jsonl(path)
@@ -151,6 +193,16 @@ def markdown(summary: dict[str, Any]) -> str:
         text = summary["train_text"].get(row["step"], {})
         cells = [fmt(row.get(key)) for _, key in STEP_COLUMNS] + [fmt(text.get(what)) for what in read]
         out += [f"| {row['step']} | " + " | ".join(cells) + " |"]
+    if any("reward/dense_token_mean" in row for row in summary["steps"]):
+        out += ["", "| step | " + " | ".join(c for c, _ in DENSE_COLUMNS) + " |"]
+        out += ["| --- |" + " --- |" * len(DENSE_COLUMNS)]
+        by = ("dense_sum_paid", "dense_sum_unpaid", "adv_flat", "adv_informative")
+        out[-2] += " " + " | ".join(f"{b} (read here)" for b in by) + " |"
+        out[-1] += " --- |" * len(by)
+        for row in summary["steps"]:
+            text = summary["train_text"].get(row["step"], {})
+            cells = [fmt(row.get(key)) for _, key in DENSE_COLUMNS] + [fmt(text.get(b)) for b in by]
+            out += [f"| {row['step']} | " + " | ".join(cells) + " |"]
     return "\n".join(out)
 
 
@@ -167,17 +219,23 @@ def main() -> None:
         print()
     if args.json:
         keep = [key for _, key in STEP_COLUMNS] + ["actor/grad_norm", "groups/solved_frac"]
+        dense = [key for _, key in DENSE_COLUMNS]
         curves = [
             {
                 "run": s["run"],
-                "steps": [{"step": r["step"], **{k: r.get(k) for k in keep}} for r in s["steps"]],
+                "steps": [
+                    {"step": r["step"], **{k: r.get(k) for k in keep + dense if k in r or k in keep}}
+                    for r in s["steps"]
+                ],
                 "evals": s["evals"],
                 "train_responses": s["train_text"],
                 "eval_responses": {k: {m: v[m] for m in ("greedy", "sampled")} for k, v in s["eval_text"].items()},
             }
             for s in summaries
         ]
-        args.json.write_text(json.dumps(curves, indent=1) + "\n")
+        named = {c["run"] for c in curves}
+        kept = [c for c in (json.loads(args.json.read_text()) if args.json.exists() else []) if c["run"] not in named]
+        args.json.write_text(json.dumps(kept + curves, indent=1) + "\n")
 
 
 if __name__ == "__main__":
