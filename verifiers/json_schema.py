@@ -1,6 +1,7 @@
 """``json_schema``: the response is JSON and validates against the JSON Schema in ``reference``.
 
-The JSON is read from the response after any ``<think>…</think>``: with ``source="auto"`` the
+The JSON is read from the response after any ``<think>…</think>`` (``strip_think: false`` reads the
+whole response, as NeMo-Gym's structured_outputs server does): with ``source="auto"`` the
 whole response when it parses, else the last fenced code block (```` ```json ```` preferred, then
 any fence) that parses. Validation uses the ``jsonschema`` package with the draft the schema
 declares (``$schema``; the latest otherwise); ``$ref`` resolves inside the schema only, never over
@@ -46,9 +47,10 @@ class Parsed:
     source: Literal["full", "fenced"]
 
 
-def parse_json(response: str, source: Source = "auto") -> Parsed | None:
-    """The JSON value in a response (see the module docstring), or None when there is none."""
-    text = strip_think(response).strip()
+def parse_json(response: str, source: Source = "auto", strip_think_block: bool = True) -> Parsed | None:
+    """The JSON value in a response (see the module docstring), or None when there is none;
+    ``strip_think_block`` false reads a think block as part of the text."""
+    text = (strip_think(response) if strip_think_block else response).strip()
     if source in ("auto", "full"):
         value = _loads(text)
         if value is not _MISSING:
@@ -118,10 +120,14 @@ class JsonSchemaVerifier(Verifier):
             0.0, ge=0, le=1, description="Score for JSON that parses but does not validate (shaping toward the format)."
         )
         check_formats: bool = Field(False, description="Also enforce 'format' keywords (date-time, email, ...).")
+        strip_think: bool = Field(
+            True,
+            description="Read the JSON after a <think> block; false parses the whole response, the block included.",
+        )
 
     def score(self, sample: Sample, config: Config) -> Result:
         schema = load_schema(sample.reference)
-        parsed = parse_json(sample.response, config.source)
+        parsed = parse_json(sample.response, config.source, config.strip_think)
         if parsed is None:
             return Result.ok(0.0, parsed=False, valid=False)
         errors = schema_errors(parsed.value, schema, config.check_formats)

@@ -26,6 +26,13 @@ carries them, else the text (Hermes ``<tool_call>`` tags, JSON, or Python call s
   ``extra_calls`` sets that policy ("reject": any second distinct call scores 0; "allow": the best
   call counts whatever else was called).
 
+``reading: "xlam_fc"`` asks for NeMo-Gym's xlam_fc server's reading instead of BFCL's rules, for a
+``reference`` that is xlam's ``expected_answers`` (``[{"name", "arguments"}]``): each expected call
+is matched, in order, to the first unmatched call of that name whose arguments hold every expected
+argument equal by Python's ``==`` (``45.0 == 45``, strings exactly; other arguments ignored, arguments
+that cannot be read are none), and the score is 1 when every expected call is matched and no other
+call was made. ``details.reading`` names it.
+
 It does not run the tools, and does not judge whether calling them was wise.
 """
 
@@ -136,9 +143,17 @@ class ToolCallVerifier(Verifier):
             "arguments more than once scores 0; 'reject': any second distinct call scores 0; 'allow': the best call "
             "counts.",
         )
+        reading: Literal["rewardhub", "xlam_fc"] = Field(
+            "rewardhub",
+            description="'xlam_fc': NeMo-Gym's xlam_fc server's reading, asked for where rewardhub's differs: the "
+            "reference is its expected_answers, arguments compare by ==, extra arguments are ignored. "
+            "details.reading names it.",
+        )
 
     def score(self, sample: Sample, config: Config) -> Result:
         calls = calls_in_turn(sample.final_turn())
+        if config.reading == "xlam_fc":
+            return judge_xlam(calls, _xlam_expected(sample.reference))
         bfcl = _possible_answer(sample.reference)
         if bfcl is not None:
             return judge_bfcl(calls, bfcl, config.partial_credit)
@@ -182,6 +197,32 @@ def judge_bfcl(calls: list[ParsedCall], expected: list[Expected], partial_credit
         errors=[problem.message for problem in problems[:10]],
         calls=[{"name": call.name, "problem": call.problem} for call in calls[:20]],
     )
+
+
+def judge_xlam(calls: list[ParsedCall], expected: list[tuple[str, dict[str, Any]]]) -> Result:
+    """NeMo-Gym xlam_fc's ``_calculate_reward``: expected calls matched greedily, 1 when all are and
+    nothing else was called."""
+    unmatched = list(range(len(calls)))
+    for name, arguments in expected:
+        for i in unmatched:
+            made = calls[i].arguments or {}
+            if calls[i].name == name and all(k in made and made[k] == v for k, v in arguments.items()):
+                unmatched.remove(i)
+                break
+    matched = len(calls) - len(unmatched)
+    score = float(matched == len(expected) == len(calls))
+    return Result.ok(
+        score, reading="xlam_fc", calls_found=len(calls), calls_expected=len(expected), calls_matched=matched
+    )
+
+
+def _xlam_expected(reference: Any) -> list[tuple[str, dict[str, Any]]]:
+    if not isinstance(reference, list) or not all(
+        isinstance(call, dict) and isinstance(call.get("name"), str) and isinstance(call.get("arguments", {}), dict)
+        for call in reference
+    ):
+        raise VerifierError("reading 'xlam_fc' takes xlam's expected_answers: [{'name': str, 'arguments': {...}}]")
+    return [(call["name"], call.get("arguments", {})) for call in reference]
 
 
 def _possible_answer(reference: Any) -> list[Expected] | None:

@@ -461,11 +461,43 @@ def servers_differential() -> list[dict[str, Any]]:
     return cases
 
 
+def structured_differential() -> list[dict[str, Any]]:
+    """``nemo_gym_structured_corpus`` as structured_outputs verify requests, built by the server's
+    request model, with the reward of its released ``verify()`` (``openapi-schema-validator`` 0.6.3 and
+    ``xmltodict`` 1.0.2, as its requirements pin them), called here, offline."""
+    import asyncio
+
+    from nemo_gym_structured_corpus import corpus
+    from resources_servers.structured_outputs import app
+
+    for name, version in STRUCTURED_CHECKERS.items():
+        if importlib.metadata.version(name) != version:
+            raise SystemExit(f"{name} {version} is pinned, found {importlib.metadata.version(name)}")
+    config = app.StructuredOutputsResourcesServerConfig(
+        host="127.0.0.1", port=1, entrypoint="app.py", domain="other", name="structured_outputs"
+    )
+    server = app.StructuredOutputsResourcesServer.model_construct(config=config, server_client=None)
+    cases = corpus()
+    for case in cases:
+        body = app.StructuredOutputsVerifyRequest(
+            responses_create_params=params("q"), response=_output(case["output"]), **case["row"]
+        )
+        case["request"] = body.model_dump(mode="json")
+        case["reference_reward"] = asyncio.run(server.verify(body)).reward
+    return cases
+
+
+STRUCTURED_CHECKERS = {"openapi-schema-validator": "0.6.3", "xmltodict": "1.0.2"}
+"""What structured_outputs validates with, at the versions its requirements.txt pins (the dev extra)."""
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "differential":
         ABSENT.discard("reasoning_gym")  # the reasoning_gym server scores with the real release
     if sys.argv[1] == "servers_differential":
         ABSENT.discard("defusedxml")  # installed; the instruction servers import it
+    if sys.argv[1] == "structured_differential":
+        ABSENT.difference_update({"xmltodict", "openapi_schema_validator"})  # its checkers, installed
     load()
     import nemo_gym  # noqa: F401  (its package set-up runs here, in this child process only)
 
@@ -476,6 +508,7 @@ if __name__ == "__main__":
         "differential": differential,
         "math_differential": math_differential,
         "servers_differential": servers_differential,
+        "structured_differential": structured_differential,
     }
     result = commands[command]()
     sys.stdout.write("\n@@JSON@@" + json.dumps(result))

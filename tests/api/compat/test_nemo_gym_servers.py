@@ -265,6 +265,8 @@ def test_mcqa_and_gpqa_read_the_answer_in_the_rows_grading_mode(
         ("structured_outputs", {"schema_str": "{"}, "schema_str"),
         ("xlam_fc", {"expected_answers": [{"arguments": {}}]}, "expected_answers"),
         ("instruction_following", {"kwargs": []}, "instruction_id_list"),
+        ("xlam_fc", {"expected_answers": [], "reading": "bfcl"}, "reading"),
+        ("structured_outputs", {"schema_str": "{}", "reading": "xlam_fc"}, "reading"),
     ],
 )
 def test_what_a_server_needs_and_does_not_get_is_a_422_naming_it(
@@ -273,3 +275,43 @@ def test_what_a_server_needs_and_does_not_get_is_a_422_naming_it(
     answer = http.post(f"/v1/compat/nemo-gym/{server}/verify", json=verify_request([message("x")], **task))
     assert answer.status_code == 422, answer.text
     assert names in answer.json()["error"]["message"]
+
+
+def function_call(name: str, arguments: str) -> dict[str, Any]:
+    return {"type": "function_call", "call_id": "c1", "name": name, "arguments": arguments}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "rewardhub", "server"),
+    [
+        ('{"city": "Paris", "days": 3}', 1.0, 1.0),
+        ('{"city": "Paris", "days": 3, "units": "C"}', 0.0, 1.0),  # an argument xlam does not name
+        ('{"city": "PARIS", "days": 3}', 1.0, 0.0),  # BFCL normalises strings; xlam compares exactly
+        ('{"city": "Paris", "days": 3.0}', 0.0, 1.0),  # BFCL's type check; xlam: 3.0 == 3
+        ('{"city": "Paris", "days": 4}', 0.0, 0.0),
+    ],
+)
+def test_xlam_fc_gives_the_servers_reward_when_the_row_asks_for_its_reading(
+    http: httpx.Client, arguments: str, rewardhub: float, server: float
+) -> None:
+    task = {"expected_answers": [{"name": "forecast", "arguments": {"city": "Paris", "days": 3}}]}
+    for reading, reward in (("rewardhub", rewardhub), ("xlam_fc", server)):
+        body = verify_request([function_call("forecast", arguments)], **task, reading=reading)
+        answer = http.post("/v1/compat/nemo-gym/xlam_fc/verify", json=body).json()
+        assert (answer["reward"], answer["rewardhub"]["reading"]) == (reward, reading), answer
+        assert ("differs_from_server" in answer["rewardhub"]) is (reading == "rewardhub")
+    assert answer["rewardhub"]["details"]["reading"] == "xlam_fc"
+    default = http.post(
+        "/v1/compat/nemo-gym/xlam_fc/verify", json=verify_request([function_call("forecast", arguments)], **task)
+    )
+    assert (default.json()["reward"], default.json()["rewardhub"]["reading"]) == (rewardhub, "rewardhub")
+
+
+def test_structured_outputs_reads_a_think_block_as_text_when_the_row_asks_for_the_servers_reading(
+    http: httpx.Client,
+) -> None:
+    schema = json.dumps({"type": "object", "properties": {"a": {"type": "integer"}}})
+    for reading, reward in (("rewardhub", 1.0), ("structured_outputs", 0.0)):
+        body = verify_request([message('<think>an object</think>{"a": 1}')], schema_str=schema, reading=reading)
+        answer = http.post("/v1/compat/nemo-gym/structured_outputs/verify", json=body).json()
+        assert (answer["reward"], answer["rewardhub"]["reading"]) == (reward, reading), answer

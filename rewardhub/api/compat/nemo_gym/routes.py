@@ -38,7 +38,7 @@ from rewardhub.types import OK, Result, Sample, VerifierSpec
 
 from .convert import NemoGymVerifyRequest, to_sample
 from .metrics import aggregate_metrics
-from .servers import SERVERS, Server
+from .servers import SERVERS, Server, reading_of
 
 __all__ = ["AggregateMetricsRequest", "VerifyBatch", "router", "sample_for", "verify_answer"]
 
@@ -113,7 +113,10 @@ def verify_answer(request: dict[str, Any], result: Result, server: Server | None
         "details": result.details,
         "steps": result.steps,
     }
-    if server is not None and server.note:
+    reading = reading_of(request, server.readings) if server is not None else None
+    if reading is not None:
+        answer["rewardhub"]["reading"] = reading
+    if server is not None and server.note and reading in (None, "rewardhub"):
         answer["rewardhub"]["differs_from_server"] = server.note
     return answer
 

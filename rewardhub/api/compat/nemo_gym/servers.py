@@ -14,13 +14,17 @@ NeMo-Gym config at ``{rewardhub}/v1/compat/nemo-gym/mcqa`` gives mcqa's reward:
   calls, in order (the servers judge the whole output, not its last turn);
 - **which verifier and config** reproduce the server's rule, from the server's config where a
   name carries it (``mcqa:{grading_mode}``) and the task's own fields (IFEval's
-  ``grading_mode``, mcqa's ``grading_mode`` and ``options``), and **what reference** the verifier gets.
+  ``grading_mode``, mcqa's ``grading_mode`` and ``options``), and **what reference** the verifier gets;
+- **which reading**: where rewardhub deliberately differs from a server (xlam_fc's BFCL rules,
+  structured_outputs' think block), the row's ``reading`` may name the server (``"reading":
+  "xlam_fc"``) to get the server's exact reading instead of ``"rewardhub"``'s; the answer's
+  ``rewardhub.reading`` names the reading used (:func:`reading_of`).
 
 What each server's reward is measured against, and where rewardhub's rule differs, is in
 ``docs/compat.md`` (tests/api/compat/test_nemo_gym_servers.py replays each server's own example
 rollouts). Not served: ``math_with_judge``'s LLM-judge fallback (the reward here is its library
 reward), mcqa's ``template_metadata`` regexes, structured_outputs' YAML, XML, TOML and CSV schemas
-and its tool-call mode (each a sample ``error`` naming the field, never a guessed 0).
+and its tool-call mode (each a 422 naming the field, never a guessed 0).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import Any
 from rewardhub.errors import InvalidRequest
 from rewardhub.types import VerifierSpec
 
-__all__ = ["BASE_SERVERS", "SERVERS", "Server", "TEXT_READINGS"]
+__all__ = ["BASE_SERVERS", "SERVERS", "Server", "TEXT_READINGS", "reading_of"]
 
 Task = dict[str, Any]
 
@@ -96,6 +100,20 @@ class Server:
     reference: Callable[[Task], Any]
     text: str = "output_text"
     note: str = ""  # where rewardhub's rule is known to differ from the server's, shown in the answer
+    readings: tuple[str, ...] = ()  # the row's ``reading`` values beside "rewardhub" (see :func:`reading_of`)
+
+
+def reading_of(task: Task, readings: tuple[str, ...]) -> str | None:
+    """The row's ``reading``: ``"rewardhub"`` (the default, rewardhub's rules where they deliberately
+    differ from the server's) or the server's own name, which asks for the server's exact reading; None
+    for a server that has one reading. Anything else is a 422."""
+    if not readings:
+        return None
+    reading = task.get("reading", "rewardhub")
+    if reading not in ("rewardhub", *readings):
+        allowed = ", ".join(repr(r) for r in ("rewardhub", *readings))
+        raise InvalidRequest(f"reading must be one of {allowed}; got {reading!r}")
+    return reading
 
 
 def _field(task: Task, name: str) -> Any:
@@ -222,8 +240,22 @@ def _mcqa_gold(task: Task) -> str:
 # --- the tool-call servers -------------------------------------------------------------------------
 
 
-def _xlam_answer(task: Task) -> list[dict[str, Any]]:
-    """xlam's ``expected_answers`` (``[{"name", "arguments"}]``) as a BFCL possible answer."""
+def _xlam_spec(task: Task) -> VerifierSpec:
+    if reading_of(task, ("xlam_fc",)) == "xlam_fc":
+        return {"name": "tool_call", "config": {"reading": "xlam_fc"}}
+    return "tool_call"
+
+
+def _xlam_reference(task: Task) -> list[dict[str, Any]]:
+    """xlam's ``expected_answers``, as the server reads them in its own reading, else as a BFCL possible answer."""
+    calls = _xlam_calls(task)
+    if reading_of(task, ("xlam_fc",)) == "xlam_fc":
+        return [{"name": name, "arguments": arguments} for name, arguments in calls]
+    return [{name: {key: [_bfcl_allowed(value)] for key, value in arguments.items()}} for name, arguments in calls]
+
+
+def _xlam_calls(task: Task) -> list[tuple[str, dict[str, Any]]]:
+    """xlam's ``expected_answers`` (``[{"name", "arguments"}]``), arguments read as the server reads them."""
     expected = task.get("expected_answers") or []
     answer = []
     for index, call in enumerate(expected):
@@ -235,7 +267,7 @@ def _xlam_answer(task: Task) -> list[dict[str, Any]]:
                 arguments = {}  # the server reads unparsable expected arguments as none
         if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not isinstance(arguments, dict):
             raise InvalidRequest(f"expected_answers[{index}] is not a call {{'name', 'arguments'}}")
-        answer.append({call["name"]: {key: [_bfcl_allowed(value)] for key, value in arguments.items()}})
+        answer.append((call["name"], arguments))
     return answer
 
 
@@ -268,7 +300,11 @@ def _structured_spec(task: Task) -> VerifierSpec:
         raise InvalidRequest(f"structured_outputs schema_type {schema_type!r} is not served: only 'json' is")
     if task.get("response_mode", "text") not in ("text", None):
         raise InvalidRequest(f"structured_outputs response_mode {task['response_mode']!r} is not served")
-    return {"name": "json_schema", "config": {"source": "full"}}
+    # rewardhub reads the JSON after a think block; the server's reading parses the whole text.
+    config: dict[str, Any] = {"source": "full"}
+    if reading_of(task, ("structured_outputs",)) == "structured_outputs":
+        config["strip_think"] = False
+    return {"name": "json_schema", "config": config}
 
 
 def _structured_schema(task: Task) -> Any:
@@ -294,12 +330,13 @@ SERVERS: dict[str, Server] = {
     "mcqa": Server(spec=_mcqa_spec, reference=_mcqa_gold),
     "gpqa_diamond": Server(spec=_gpqa_spec, reference=_mcqa_gold),
     "xlam_fc": Server(
-        spec=lambda task: "tool_call",
-        reference=_xlam_answer,
+        spec=_xlam_spec,
+        reference=_xlam_reference,
         text="none",
         note="BFCL's rules: an argument the expected call does not name scores 0 (the server ignores it), "
         "strings compare by BFCL's normalisation (the server: exactly) and a float for an integer scores 0 "
-        "(the server: 45.0 == 45)",
+        "(the server: 45.0 == 45); reading 'xlam_fc' asks for the server's",
+        readings=("xlam_fc",),
     ),
     "example_single_tool_call": Server(
         spec=lambda task: {"name": "tool_sequence", "config": {"required": ["get_weather"]}},
@@ -309,7 +346,9 @@ SERVERS: dict[str, Server] = {
     "structured_outputs": Server(
         spec=_structured_spec,
         reference=_structured_schema,
-        note="JSON after a <think> block is read (the server parses the whole text)",
+        note="JSON after a <think> block is read (the server parses the whole text; reading 'structured_outputs' "
+        "asks for that); a schema no validator accepts is an error (the server: 0)",
+        readings=("structured_outputs",),
     ),
     "gui_coordinate": Server(
         spec=lambda task: {
