@@ -1,7 +1,8 @@
 """``json_schema``: the response is JSON and validates against the JSON Schema in ``reference``.
 
 The JSON is read from the response after any ``<think>…</think>`` (``strip_think: false`` reads the
-whole response, as NeMo-Gym's structured_outputs server does): with ``source="auto"`` the
+whole response, as NeMo-Gym's structured_outputs server does; ``syntax`` reads YAML, TOML or CSV
+instead of JSON, CSV's cells typed by the schema as that server types them): with ``source="auto"`` the
 whole response when it parses, else the last fenced code block (```` ```json ```` preferred, then
 any fence) that parses. Validation uses the ``jsonschema`` package with the draft the schema
 declares (``$schema``; the latest otherwise); ``$ref`` resolves inside the schema only, never over
@@ -15,11 +16,15 @@ values (use ``tool_call`` to check expected argument values).
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
+import tomllib
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import yaml
 from jsonschema import FormatChecker
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
@@ -33,9 +38,10 @@ from rewardhub.verifier import Verifier, VerifierConfig
 
 from .text import strip_think
 
-__all__ = ["JsonSchemaVerifier", "Parsed", "load_schema", "parse_json", "schema_errors"]
+__all__ = ["JsonSchemaVerifier", "Parsed", "csv_typed", "load_schema", "parse_json", "schema_errors"]
 
 Source = Literal["auto", "full", "fenced"]
+Syntax = Literal["json", "yaml", "toml", "csv"]
 
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 MAX_ERRORS_SHOWN = 5
@@ -47,19 +53,24 @@ class Parsed:
     source: Literal["full", "fenced"]
 
 
-def parse_json(response: str, source: Source = "auto", strip_think_block: bool = True) -> Parsed | None:
+def parse_json(
+    response: str, source: Source = "auto", strip_think_block: bool = True, syntax: Syntax = "json"
+) -> Parsed | None:
     """The JSON value in a response (see the module docstring), or None when there is none;
-    ``strip_think_block`` false reads a think block as part of the text."""
+    ``strip_think_block`` false reads a think block as part of the text. ``syntax`` reads the text as
+    YAML, TOML or CSV (rows as objects) instead; an empty text is no value in any syntax."""
     text = (strip_think(response) if strip_think_block else response).strip()
+    if not text:
+        return None
     if source in ("auto", "full"):
-        value = _loads(text)
+        value = _loads(text, syntax)
         if value is not _MISSING:
             return Parsed(value, "full")
     if source in ("auto", "fenced"):
         blocks = _FENCE.findall(text)
         # json-tagged fences first, each kind from last to first
         for _, body in sorted(blocks[::-1], key=lambda b: b[0].lower() != "json"):
-            value = _loads(body)
+            value = _loads(body, syntax)
             if value is not _MISSING:
                 return Parsed(value, "fenced")
     return None
@@ -68,11 +79,52 @@ def parse_json(response: str, source: Source = "auto", strip_think_block: bool =
 _MISSING = object()
 
 
-def _loads(text: str) -> Any:
+def _loads(text: str, syntax: Syntax = "json") -> Any:
     try:
+        if syntax == "yaml":
+            return yaml.safe_load(text)
+        if syntax == "toml":
+            return tomllib.loads(text)
+        if syntax == "csv":
+            return list(csv.DictReader(io.StringIO(text)))
         return json.loads(text)
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError, yaml.YAMLError, csv.Error):  # TOML's error is a ValueError
         return _MISSING
+
+
+def csv_typed(rows: list[dict[Any, Any]], schema: Any) -> list[dict[Any, Any]]:
+    """CSV rows with each cell read as its column's type in the schema (``items.properties``): CSV
+    reads every cell as text. A cell that does not convert stays text, for the schema to refuse; an
+    empty cell of a nullable column is null. This is NeMo-Gym structured_outputs' ``coerce_csv_types``."""
+    items = schema.get("items", schema) if isinstance(schema, dict) else {}
+    columns = items.get("properties", {}) if isinstance(items, dict) else {}
+    return [
+        {key: _cell(value, (columns.get(key) or {}).get("type", "string")) for key, value in row.items()}
+        for row in rows
+    ]
+
+
+def _cell(value: Any, kind: Any) -> Any:
+    if isinstance(kind, list):  # the first type the cell converts to ("string" takes it as it is)
+        if value in (None, "") and "null" in kind:
+            return None
+        for each in (k for k in kind if k != "null"):
+            typed = _cell(value, each)
+            if not isinstance(typed, str) or each == "string":
+                return typed
+        return value
+    if not isinstance(value, str) or value == "":
+        return value
+    try:
+        if kind == "integer":
+            return int(value)
+        if kind == "number":
+            return float(value)
+    except ValueError:
+        return value
+    if kind == "boolean" and value.lower() in ("true", "1", "false", "0"):
+        return value.lower() in ("true", "1")
+    return value
 
 
 def load_schema(reference: Any) -> dict[str, Any] | bool:
@@ -120,6 +172,10 @@ class JsonSchemaVerifier(Verifier):
             0.0, ge=0, le=1, description="Score for JSON that parses but does not validate (shaping toward the format)."
         )
         check_formats: bool = Field(False, description="Also enforce 'format' keywords (date-time, email, ...).")
+        syntax: Syntax = Field(
+            "json",
+            description="The text's syntax: json, yaml, toml or csv (its rows as objects, cells typed by the schema).",
+        )
         strip_think: bool = Field(
             True,
             description="Read the JSON after a <think> block; false parses the whole response, the block included.",
@@ -127,10 +183,11 @@ class JsonSchemaVerifier(Verifier):
 
     def score(self, sample: Sample, config: Config) -> Result:
         schema = load_schema(sample.reference)
-        parsed = parse_json(sample.response, config.source, config.strip_think)
+        parsed = parse_json(sample.response, config.source, config.strip_think, config.syntax)
         if parsed is None:
             return Result.ok(0.0, parsed=False, valid=False)
-        errors = schema_errors(parsed.value, schema, config.check_formats)
+        value = csv_typed(parsed.value, schema) if config.syntax == "csv" else parsed.value
+        errors = schema_errors(value, schema, config.check_formats)
         return Result.ok(
             config.parse_credit if errors else 1.0,
             parsed=True,

@@ -4,9 +4,9 @@ The server (``resources_servers/structured_outputs/app.py``) has a schema type (
 ``xml``, ``toml``, ``csv``) and a response mode (``text``, ``tool_call``). In ``text`` mode it joins
 every ``output_text`` part of the output's messages, parses the whole text in the row's
 ``schema_type`` and validates the value with ``openapi-schema-validator``'s OAS 3.1 validator against
-``schema_str`` made strict (every property required, no others). rewardhub serves ``json`` in
-``text`` mode; the other types and modes are refused with a 422 naming the field, and the corpus
-holds a few of them so that the test sees each refused.
+``schema_str`` made strict (every property required, no others); in ``tool_call`` mode it validates
+the one call's arguments (or their ``tool_payload_key``). rewardhub serves all but ``xml`` (a 422
+naming the field; the corpus holds one such case, so that the test sees it refused).
 
 Schemas are generated over the keywords the server's validator reads (types, nested objects, arrays
 of scalars and of objects, enums, nullable type lists, bounds, lengths, patterns, ``anyOf``,
@@ -14,7 +14,8 @@ of scalars and of objects, enums, nullable type lists, bounds, lengths, patterns
 no validator accepts. Each is answered with a value that validates, written as models write it
 (compact, pretty, fenced, prose around, after a think block, in a reasoning item, in two messages or
 two parts), and with values that do not (wrong types, missing and extra keys, null, out of range,
-malformed JSON, Python literals, truncated, two objects, empty), and huge ones.
+malformed JSON, Python literals, truncated, two objects, empty), and huge ones. YAML, TOML and CSV rows
+(:func:`syntax_cases`) and tool calls (:func:`tool_call_cases`) are generated the same way.
 
 Each case is ``(server, row, output, shape)`` as in ``nemo_gym_servers_corpus``; the items become
 NeMo-Gym's own Responses-API objects in its child process (``nemo_gym_side.structured_differential``).
@@ -22,9 +23,13 @@ NeMo-Gym's own Responses-API objects in its child process (``nemo_gym_side.struc
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import random
 from typing import Any
+
+import yaml
 
 SEED = 20262
 
@@ -242,35 +247,142 @@ def _declared_draft() -> list[tuple[str, list[Item]]]:
     ]
 
 
-def unserved_cases() -> list[dict[str, Any]]:
-    """One case of each schema type and response mode rewardhub does not serve (each a 422)."""
-    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
-    texts = {
-        "yaml": "name: Paris",
-        "xml": "<root><name>Paris</name></root>",
-        "toml": 'name = "Paris"',
-        "csv": "name\nParis",
+def _flat(rng: random.Random) -> dict[str, Any]:
+    """An object of scalars and arrays of scalars: what YAML, TOML and CSV rows write alike."""
+    kinds = {
+        "name": {"type": "string"},
+        "age": {"type": "integer"},
+        "score": {"type": "number"},
+        "active": {"type": "boolean"},
+        "level": {"type": "string", "enum": ["low", "high"]},
+        "note": {"type": ["string", "null"]},
+        "rank": {"type": ["integer", "null"]},
+        "tags": {"type": "array", "items": {"type": "string"}},
     }
-    cases = [
-        {
-            "server": "structured_outputs",
-            "row": _row(schema, schema_type=kind),
-            "output": [("message", text)],
-            "shape": kind,
-        }
-        for kind, text in texts.items()
+    return {"type": "object", "properties": {k: kinds[k] for k in rng.sample(list(kinds), 4)}}
+
+
+def _toml(value: dict[str, Any]) -> str:
+    # JSON's scalars and arrays are TOML's (true/false, numbers, "strings" with \u escapes); null has no TOML
+    return "\n".join(f"{key} = {json.dumps(item)}" for key, item in value.items() if item is not None)
+
+
+def _csv(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    cell = {True: "true", False: "false", None: ""}
+    for row in rows:
+        writer.writerow([cell.get(row[c], row[c]) if isinstance(row[c], bool | None) else row[c] for c in columns])
+    return out.getvalue()
+
+
+def _text_writings(text: str, fence: str) -> list[tuple[str, list[Item]]]:
+    return [
+        ("right", [("message", text)]),
+        ("fenced", [("message", f"```{fence}\n{text}\n```")]),
+        ("prose_before", [("message", f"Here it is:\n{text}")]),
+        ("think_block", [("message", f"<think>Writing it now.</think>\n{text}")]),
+        ("two_parts", [("parts", [text[: len(text) // 2], text[len(text) // 2 :]])]),
+        ("empty", [("message", "")]),
     ]
-    cases.append(
-        {
-            "server": "structured_outputs",
-            "row": _row(schema, response_mode="tool_call"),
-            "output": [("call", "submit", '{"name": "Paris"}')],
-            "shape": "tool_call",
+
+
+def syntax_cases(rng: random.Random, schemas: int) -> list[dict[str, Any]]:
+    """yaml, toml and csv rows: the value written right in that syntax, as models wrap it, and wrong."""
+    cases: list[dict[str, Any]] = []
+
+    def add(kind: str, schema: Any, shape: str, output: list[Item]) -> None:
+        row = _row(schema, schema_type=kind)
+        cases.append({"server": "structured_outputs", "row": row, "output": output, "shape": f"{kind}/{shape}"})
+
+    for _ in range(schemas):
+        schema = _flat(rng)
+        value = _value(rng, _strict(schema), _strict(schema))
+        key = rng.choice(list(value))
+        wrong = {
+            **value,
+            key: {"string": 7, "integer": "seven", "number": "x", "boolean": "maybe"}.get(
+                str(schema["properties"][key].get("type")), [1, 2]
+            ),
         }
-    )
+        yaml_text = yaml.safe_dump(value, allow_unicode=True, sort_keys=False)
+        for shape, output in _text_writings(yaml_text, "yaml"):
+            add("yaml", schema, shape, output)
+        add("yaml", schema, "json_text", [("message", json.dumps(value))])  # JSON is YAML
+        add("yaml", schema, "missing_key", [("message", yaml.safe_dump({k: v for k, v in value.items() if k != key}))])
+        add("yaml", schema, "wrong_type", [("message", yaml.safe_dump(wrong))])
+        add("yaml", schema, "extra_key", [("message", yaml_text + "extra: 1\n")])
+        add("yaml", schema, "unquoted_date", [("message", yaml_text + "when: 2024-02-29\n")])
+        add("yaml", schema, "tab_indent", [("message", "root:\n\t" + yaml_text)])
+        # TOML has no null: a nullable key gets a value
+        kinds = {k: str(schema["properties"][k].get("type")) for k in value}
+        value = {k: (v if v is not None else 1 if "integer" in kinds[k] else "x") for k, v in value.items()}
+        toml_text = _toml(value)
+        for shape, output in _text_writings(toml_text, "toml"):
+            add("toml", schema, shape, output)
+        add("toml", schema, "json_text", [("message", json.dumps(value))])
+        add("toml", schema, "wrong_type", [("message", _toml(wrong))])
+        add("toml", schema, "no_value", [("message", toml_text + "\nextra = ")])
+        columns = [k for k in value if schema["properties"][k].get("type") != "array"]
+        table = {
+            "type": "array",
+            "items": {"type": "object", "properties": {c: schema["properties"][c] for c in columns}},
+        }
+        rows = [_value(rng, _strict(table)["items"], {}) for _ in range(rng.randint(1, 4))]
+        csv_text = _csv(rows, columns)
+        for shape, output in _text_writings(csv_text, "csv"):
+            add("csv", table, shape, output)
+        add("csv", table, "header_only", [("message", _csv([], columns))])
+        add("csv", table, "missing_column", [("message", _csv(rows, columns[:-1]))])
+        add("csv", table, "extra_column", [("message", csv_text.replace("\n", ",x\n"))])
+        add("csv", table, "json_text", [("message", json.dumps(rows))])
+        for column in columns:
+            kind = str(table["items"]["properties"][column].get("type"))
+            for shape, cell in (("float_cell", "5.0"), ("word_cell", "abc"), ("empty_cell", ""), ("one_cell", "1")):
+                edited = [{**row, column: cell} for row in rows]
+                add("csv", table, f"{shape}_for_{kind}", [("message", _csv(edited, columns))])
     return cases
+
+
+def tool_call_cases(rng: random.Random, schemas: int) -> list[dict[str, Any]]:
+    """response_mode tool_call: the one call's arguments (or their payload key) against the schema."""
+    cases: list[dict[str, Any]] = []
+    for index in range(schemas):
+        schema = _object(rng)
+        value = _value(rng, _strict(schema), _strict(schema))
+        key = rng.choice(list(value))
+        named = {"tool_name": "submit"} if index % 2 else {}
+        payload = {"tool_payload_key": "payload"} if index % 3 == 0 else {}
+        row = _row(schema, response_mode="tool_call", **named, **payload)
+
+        def args(obj: Any, wrapped: bool = bool(payload)) -> str:
+            return json.dumps({"payload": obj} if wrapped else obj)
+
+        outputs = [
+            ("right", [("call", "submit", args(value))]),
+            ("right_after_text", [("message", "Calling the tool."), ("call", "submit", args(value))]),
+            ("other_tool", [("call", "lookup", args(value))]),
+            ("two_calls", [("call", "submit", args(value)), ("call", "submit", args(value))]),
+            ("no_call", [("message", json.dumps(value))]),
+            ("malformed_arguments", [("call", "submit", args(value)[:-1])]),
+            ("missing_key", [("call", "submit", args({k: v for k, v in value.items() if k != key}))]),
+            ("extra_key", [("call", "submit", args({**value, "extra": 1}))]),
+            ("payload_not_wrapped", [("call", "submit", json.dumps(value))]),
+            ("think_in_a_string", [("call", "submit", args({**value, key: "<think>x</think>"}))]),
+        ]
+        for shape, output in outputs:
+            cases.append({"server": "structured_outputs", "row": row, "output": output, "shape": f"tool_call/{shape}"})
+    return cases
+
+
+def unserved_cases() -> list[dict[str, Any]]:
+    """The schema type rewardhub does not serve (a 422)."""
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    output: list[Item] = [("message", "<root><name>Paris</name></root>")]
+    return [{"server": "structured_outputs", "row": _row(schema, schema_type="xml"), "output": output, "shape": "xml"}]
 
 
 def corpus(schemas: int = 24) -> list[dict[str, Any]]:
     rng = random.Random(SEED)
-    return json_cases(rng, schemas) + unserved_cases()
+    return json_cases(rng, schemas) + syntax_cases(rng, 12) + tool_call_cases(rng, 12) + unserved_cases()

@@ -261,7 +261,8 @@ def test_mcqa_and_gpqa_read_the_answer_in_the_rows_grading_mode(
         ("mcqa", {"options": [{"A": "x"}], "template_metadata": {"output_regex": "(A)"}}, "output_regex"),
         ("mcqa", {"options": [{"A": "x"}], "grading_mode": "loose"}, "grading_mode"),
         ("gpqa_diamond", {"template_metadata": {"output_regex": "(A)"}}, "output_regex"),
-        ("structured_outputs", {"schema_str": "{}", "schema_type": "yaml"}, "schema_type"),
+        ("structured_outputs", {"schema_str": "{}", "schema_type": "xml"}, "schema_type"),
+        ("structured_outputs", {"schema_str": "{}", "response_mode": "voice"}, "response_mode"),
         ("structured_outputs", {"schema_str": "{"}, "schema_str"),
         ("xlam_fc", {"expected_answers": [{"arguments": {}}]}, "expected_answers"),
         ("instruction_following", {"kwargs": []}, "instruction_id_list"),
@@ -315,3 +316,50 @@ def test_structured_outputs_reads_a_think_block_as_text_when_the_row_asks_for_th
         body = verify_request([message('<think>an object</think>{"a": 1}')], schema_str=schema, reading=reading)
         answer = http.post("/v1/compat/nemo-gym/structured_outputs/verify", json=body).json()
         assert (answer["reward"], answer["rewardhub"]["reading"]) == (reward, reading), answer
+
+
+ROW = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}}
+
+
+@pytest.mark.parametrize(
+    ("schema_type", "schema", "text", "reward"),
+    [
+        ("yaml", ROW, "name: Ada\nage: 36\n", 1.0),
+        ("yaml", ROW, "name: Ada\nage: thirty-six\n", 0.0),
+        ("toml", ROW, 'name = "Ada"\nage = 36', 1.0),
+        ("toml", ROW, '{"name": "Ada", "age": 36}', 0.0),  # JSON is not TOML
+        # CSV's cells are typed by the schema's columns, as the server types them
+        ("csv", {"type": "array", "items": ROW}, "name,age\nAda,36\nAlan,41\n", 1.0),
+        ("csv", {"type": "array", "items": ROW}, "name,age\nAda,36.0\n", 0.0),
+        ("csv", {"type": "array", "items": ROW}, "", 0.0),  # the server: an empty response is 0
+    ],
+)
+def test_structured_outputs_reads_the_rows_schema_type(
+    http: httpx.Client, schema_type: str, schema: dict[str, Any], text: str, reward: float
+) -> None:
+    body = verify_request([message(text)], schema_str=json.dumps(schema), schema_type=schema_type)
+    answer = http.post("/v1/compat/nemo-gym/structured_outputs/verify", json=body)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["reward"] == reward, answer.json()["rewardhub"]
+
+
+@pytest.mark.parametrize(
+    ("task", "output", "reward"),
+    [
+        ({}, [function_call("submit", '{"name": "Ada", "age": 36}')], 1.0),
+        ({}, [function_call("submit", '{"name": "Ada"}')], 0.0),
+        ({}, [message('{"name": "Ada", "age": 36}')], 0.0),  # no call: the text is not read
+        ({}, [function_call("a", '{"name": "Ada", "age": 36}')] * 2, 0.0),  # one call, not two
+        ({"tool_name": "submit"}, [function_call("lookup", '{"name": "Ada", "age": 36}')], 0.0),
+        ({"tool_payload_key": "row"}, [function_call("submit", '{"row": {"name": "Ada", "age": 36}}')], 1.0),
+        ({"tool_payload_key": "row"}, [function_call("submit", '{"name": "Ada", "age": 36}')], 0.0),
+        ({}, [function_call("submit", '{"name": "<think>Ada</think>", "age": 36}')], 1.0),  # a value, not a block
+    ],
+)
+def test_structured_outputs_in_tool_call_mode_validates_the_one_calls_arguments(
+    http: httpx.Client, task: dict[str, Any], output: list[dict[str, Any]], reward: float
+) -> None:
+    body = verify_request(output, schema_str=json.dumps(ROW), response_mode="tool_call", **task)
+    answer = http.post("/v1/compat/nemo-gym/structured_outputs/verify", json=body)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["reward"] == reward, answer.json()["rewardhub"]

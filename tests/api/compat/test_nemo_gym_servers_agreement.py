@@ -186,7 +186,7 @@ def structured_convention(case: dict[str, Any], answer: dict[str, Any], reading:
         return None
     if (
         reading == "rewardhub"
-        and case["shape"].split("/")[0] == "think_block"
+        and "think_block" in case["shape"].split("/")
         and (server, answer["reward"]) == (0.0, 1.0)
     ):
         return "structured_outputs/think_block"
@@ -207,8 +207,9 @@ def test_structured_outputs_agrees_with_the_released_server_on_a_generated_corpu
 ) -> None:
     """structured_outputs on ``nemo_gym_structured_corpus`` (its json schemas answered right and wrong,
     written as models write them, huge ones), against the server's ``verify()`` with
-    ``openapi-schema-validator`` 0.6.3, in rewardhub's reading and in the server's. The schema types
-    and the response mode rewardhub does not serve are each a 422 naming them."""
+    ``openapi-schema-validator`` 0.6.3, in rewardhub's reading and in the server's; json, yaml, toml
+    and csv text and tool calls, each reaching both verdicts. xml, which rewardhub does not serve, is a
+    422 naming the field."""
     everything = structured_cases()
     unserved = [case for case in everything if case["shape"] in UNSERVED]
     cases = [
@@ -226,6 +227,16 @@ def test_structured_outputs_agrees_with_the_released_server_on_a_generated_corpu
             refused = http.post("/v1/compat/nemo-gym/structured_outputs/verify", json=case["request"])
             print(f"  not served: {case['shape']} (the server: {case['reference_reward']}), {refused.status_code}")
             assert refused.status_code == 422 and UNSERVED[case["shape"]] in refused.text, refused.text
+        by_kind: Counter[tuple[str, bool, bool]] = Counter()
+        for case, answer in zip(cases, answers, strict=True):
+            kind = case["shape"].split("/")[0] if case["shape"].split("/")[0] in SYNTAXES else "json"
+            same = answer["rewardhub"]["status"] == "ok" and answer["reward"] == case["reference_reward"]
+            by_kind[kind, case["reference_reward"] > 0, same] += 1
+        for kind in ("json", *SYNTAXES):
+            ones, zeros = (sum(by_kind[kind, one, same] for same in (True, False)) for one in (True, False))
+            agree = by_kind[kind, True, True] + by_kind[kind, False, True]
+            print(f"  {kind}: {agree}/{ones + zeros} agree (the server: {ones} ones, {zeros} zeros)")
+            assert ones and zeros, kind  # each kind reaches both verdicts
     assert (agreed + sum(conventions.values())) / len(cases) >= AGREEMENT, differ
     assert {answer["rewardhub"]["reading"] for answer in answers} == {reading}
     expected = set(STRUCTURED_CONVENTIONS) - ({"structured_outputs/think_block"} if reading != "rewardhub" else set())
@@ -233,11 +244,8 @@ def test_structured_outputs_agrees_with_the_released_server_on_a_generated_corpu
     assert 0 < sum(case["reference_reward"] > 0 for case in cases) < len(cases)
 
 
-UNSERVED = {
-    "yaml": "schema_type",
-    "xml": "schema_type",
-    "toml": "schema_type",
-    "csv": "schema_type",
-    "tool_call": "response_mode",
-}
+SYNTAXES = ("yaml", "toml", "csv", "tool_call")
+"""The corpus's kinds beside json text (its shapes' first part)."""
+
+UNSERVED = {"xml": "schema_type"}
 """The corpus's cases of what rewardhub does not serve, and the field its 422 names."""

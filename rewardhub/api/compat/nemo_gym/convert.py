@@ -176,6 +176,8 @@ def to_sample(body: NemoGymVerifyRequest, server: Server | None = None) -> Sampl
     if server is not None:
         # A server reads the output alone, so the input is not read (a screenshot may be in it).
         turn, skipped = output_turn(body.response.output, server.text)
+        if server.text_of is not None:
+            turn["content"] = server.text_of(body.response.output, task)
         messages = [turn]
         fields: dict[str, Any] = {"reference": server.reference(task), "verifier": server.spec(task)}
     else:

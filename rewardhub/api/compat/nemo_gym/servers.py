@@ -8,8 +8,9 @@ NeMo-Gym config at ``{rewardhub}/v1/compat/nemo-gym/mcqa`` gives mcqa's reward:
 - **what text the server reads** (:data:`TEXT_READINGS`): every ``output_text`` part of the
   output's messages joined (math_with_judge, mcqa, structured_outputs, reasoning_gym), the first
   content part of the last output item (instruction_following, ifbench), the assistant messages
-  joined by lines (gui_coordinate), or no text at all (the tool-call servers, which read only the
-  ``function_call`` items);
+  joined by lines (gui_coordinate), no text at all (the tool-call servers, which read only the
+  ``function_call`` items), or one that the row's fields choose (``text_of``: structured_outputs'
+  ``tool_call`` mode validates its one call's arguments);
 - the output is one assistant turn: that text, and every ``function_call`` of the output as its
   calls, in order (the servers judge the whole output, not its last turn);
 - **which verifier and config** reproduce the server's rule, from the server's config where a
@@ -23,8 +24,8 @@ NeMo-Gym config at ``{rewardhub}/v1/compat/nemo-gym/mcqa`` gives mcqa's reward:
 What each server's reward is measured against, and where rewardhub's rule differs, is in
 ``docs/compat.md`` (tests/api/compat/test_nemo_gym_servers.py replays each server's own example
 rollouts). Not served: ``math_with_judge``'s LLM-judge fallback (the reward here is its library
-reward), mcqa's ``template_metadata`` regexes, structured_outputs' YAML, XML, TOML and CSV schemas
-and its tool-call mode (each a 422 naming the field, never a guessed 0).
+reward), mcqa's ``template_metadata`` regexes, structured_outputs' XML schemas (each a 422 naming the
+field, never a guessed 0).
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ class Server:
     spec: Callable[[Task], VerifierSpec]
     reference: Callable[[Task], Any]
     text: str = "output_text"
+    text_of: Callable[[list[dict[str, Any]], Task], str] | None = None  # when the task's fields decide the text
     note: str = ""  # where rewardhub's rule is known to differ from the server's, shown in the answer
     readings: tuple[str, ...] = ()  # the row's ``reading`` values beside "rewardhub" (see :func:`reading_of`)
 
@@ -294,17 +296,57 @@ def _strict(schema: Any) -> Any:
     return schema
 
 
+STRUCTURED_SYNTAXES = ("json", "yaml", "toml", "csv")
+"""structured_outputs' schema types that are served (``xml`` needs xmltodict, which rewardhub does not ship)."""
+
+
 def _structured_spec(task: Task) -> VerifierSpec:
+    if _tool_call_mode(task):
+        # the server validates the call's arguments as they parse: no text, no think block
+        return {"name": "json_schema", "config": {"source": "full", "strip_think": False}}
     schema_type = task.get("schema_type", "json")
-    if schema_type != "json":
-        raise InvalidRequest(f"structured_outputs schema_type {schema_type!r} is not served: only 'json' is")
-    if task.get("response_mode", "text") not in ("text", None):
-        raise InvalidRequest(f"structured_outputs response_mode {task['response_mode']!r} is not served")
-    # rewardhub reads the JSON after a think block; the server's reading parses the whole text.
+    if schema_type not in STRUCTURED_SYNTAXES:
+        raise InvalidRequest(f"structured_outputs schema_type {schema_type!r} is not served: {STRUCTURED_SYNTAXES}")
     config: dict[str, Any] = {"source": "full"}
+    if schema_type != "json":
+        config["syntax"] = schema_type
+    # rewardhub reads the text after a think block; the server's reading parses the whole text.
     if reading_of(task, ("structured_outputs",)) == "structured_outputs":
         config["strip_think"] = False
     return {"name": "json_schema", "config": config}
+
+
+def _tool_call_mode(task: Task) -> bool:
+    mode = task.get("response_mode") or "text"
+    if mode not in ("text", "tool_call"):
+        raise InvalidRequest(f"structured_outputs response_mode must be 'text' or 'tool_call'; got {mode!r}")
+    return mode == "tool_call"
+
+
+def _structured_text(output: list[dict[str, Any]], task: Task) -> str:
+    """What the server parses: the output text, or in ``tool_call`` mode the one call's arguments (their
+    ``tool_payload_key`` field when the row names one) as JSON text, and "" where the server finds no
+    payload and gives 0: no call or several, another tool than ``tool_name``, arguments that are not
+    JSON, no such key."""
+    if not _tool_call_mode(task):
+        return _output_text(output)
+    calls = [item for item in output if item.get("type") == "function_call"]
+    if len(calls) != 1 or (task.get("tool_name") and calls[0].get("name") != task["tool_name"]):
+        return ""
+    payload = calls[0].get("arguments")
+    if isinstance(payload, str):
+        try:
+            payload = json.loads(payload)
+        except (ValueError, RecursionError):
+            return ""
+    elif not isinstance(payload, dict):
+        return ""
+    key = task.get("tool_payload_key")
+    if key:
+        if not isinstance(payload, dict) or key not in payload:
+            return ""
+        payload = payload[key]
+    return json.dumps(payload)
 
 
 def _structured_schema(task: Task) -> Any:
@@ -346,7 +388,8 @@ SERVERS: dict[str, Server] = {
     "structured_outputs": Server(
         spec=_structured_spec,
         reference=_structured_schema,
-        note="JSON after a <think> block is read (the server parses the whole text; reading 'structured_outputs' "
+        text_of=_structured_text,
+        note="the text after a <think> block is read (the server parses the whole text; reading 'structured_outputs' "
         "asks for that); a schema no validator accepts is an error (the server: 0)",
         readings=("structured_outputs",),
     ),
