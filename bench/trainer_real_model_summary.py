@@ -233,9 +233,10 @@ def main() -> None:
             }
             for s in summaries
         ]
-        named = {c["run"] for c in curves}
-        kept = [c for c in (json.loads(args.json.read_text()) if args.json.exists() else []) if c["run"] not in named]
-        args.json.write_text(json.dumps(kept + curves, indent=1) + "\n")
+        new = {c["run"]: c for c in curves}
+        old = json.loads(args.json.read_text()) if args.json.exists() else []
+        merged = [new.pop(c["run"], c) for c in old] + list(new.values())  # a rerun keeps its place
+        args.json.write_text(json.dumps(merged, indent=1) + "\n")
 
 
 if __name__ == "__main__":
