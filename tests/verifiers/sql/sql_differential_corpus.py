@@ -325,7 +325,131 @@ def corpus() -> list[Pair]:
         "SELECT label FROM big",
         "SELECT label FROM big GROUP BY label",
     )
-    return pairs + generated()
+    return pairs + spider_behaviour() + generated()
+
+
+def spider_behaviour() -> list[Pair]:
+    """Pairs (Spider's only) where its test suite reads the text its own way, the released script the judge:
+    statements split and DISTINCT dropped on sqlparse's tokens (literals, quoted names and comments
+    kept), ``> =`` joined everywhere (in literals too), ORDER BY looked for as a plain substring of
+    the gold's lowered text, NULLs sorted by ``str()``, and a gold larger than rewardhub's default
+    ``max_gold_rows``."""
+    pairs: list[Pair] = []
+
+    def add(kind: str, gold: str, *predicted: str) -> None:
+        pairs.extend(Pair(kind, gold, p, "spider") for p in predicted)
+
+    add(
+        "statements",
+        "SELECT name FROM singer WHERE age < 30; SELECT name FROM singer",
+        "SELECT name FROM singer WHERE age < 30",
+        "SELECT name FROM singer",
+        "SELECT name FROM singer WHERE age < 30;;",
+    )
+    add(
+        "statements",
+        "SELECT name FROM singer WHERE age < 30",
+        "/* a; b */ SELECT name FROM singer WHERE age < 30; SELECT 2",
+        "SELECT name FROM singer WHERE age < 30 -- ; trailing",
+        'SELECT "name" FROM singer WHERE age < 30; SELECT 2; SELECT 3',
+        "SELECT name FROM singer WHERE age < 30 AND name <> ';'; DROP TABLE singer",
+        "; SELECT name FROM singer WHERE age < 30",
+    )
+    add(
+        "distinct",
+        "SELECT DISTINCT country FROM singer WHERE country <> 'distinct'",
+        "SELECT country FROM singer WHERE country <> 'distinct'",
+        "SELECT country FROM singer WHERE country <> 'DISTINCT'",
+        "SELECT DISTINCT(country) FROM singer WHERE country IS NOT NULL",
+    )
+    add(
+        "distinct",
+        "SELECT count(DISTINCT(country)) FROM singer",
+        "SELECT count(country) FROM singer",
+        "SELECT COUNT(distinct country) FROM singer",
+        "SELECT count(*) FROM (SELECT DISTINCT country FROM singer)",
+        "SELECT count(*) FROM singer WHERE country IN (SELECT DISTINCT country FROM singer)",
+    )
+    add(
+        "distinct",
+        "SELECT name FROM singer UNION SELECT name FROM singer",
+        "SELECT name FROM singer",
+        "SELECT DISTINCT name FROM singer",
+        "SELECT name FROM singer UNION ALL SELECT name FROM singer",
+    )
+    add(
+        "spacing",
+        "SELECT name FROM singer WHERE age >= 41 AND name <> 'a > = b'",
+        "SELECT name FROM singer WHERE age > = 41 AND name <> 'a > = b'",
+        "SELECT name FROM singer WHERE age >  = 41",
+        "SELECT name FROM singer WHERE age >\t= 41",
+        "SELECT name FROM singer WHERE NOT age < = 40",
+    )
+    add(
+        "spacing",
+        "SELECT count(*) FROM singer WHERE '> =' = '>='",
+        "SELECT 1",
+        "SELECT 0",
+    )
+    add(
+        "order_by",
+        "SELECT name, age FROM singer ORDER  BY age, name",  # two spaces: no 'order by' in the text
+        "SELECT name, age FROM singer ORDER BY age DESC, name",
+        "SELECT name, age FROM singer ORDER BY age, name",
+    )
+    add(
+        "order_by",
+        "SELECT name FROM singer WHERE name <> 'order by' AND age > 40",  # in a literal: ordered
+        "SELECT name FROM singer WHERE age > 40 ORDER BY name DESC",
+        "SELECT name FROM singer WHERE age > 40",
+    )
+    add(
+        "order_by",
+        "SELECT name FROM (SELECT name FROM singer ORDER BY age LIMIT 4)",  # ORDER BY in a subquery
+        "SELECT name FROM singer ORDER BY age LIMIT 4",
+        "SELECT name FROM (SELECT name, age FROM singer ORDER BY age LIMIT 4) ORDER BY name",
+    )
+    add(
+        "order_by",
+        "SELECT name, net_worth FROM singer ORDER BY net_worth DESC",  # NULL last
+        "SELECT name, net_worth FROM singer ORDER BY net_worth DESC NULLS LAST",
+        "SELECT name, net_worth FROM singer ORDER BY net_worth DESC NULLS FIRST",
+        "SELECT net_worth, name FROM singer ORDER BY -net_worth",
+    )
+    add(
+        "nulls",
+        "SELECT country, net_worth FROM singer",
+        "SELECT country, net_worth FROM singer UNION ALL SELECT NULL, NULL WHERE 0",
+        "SELECT coalesce(country, 'None'), net_worth FROM singer",
+        "SELECT country, net_worth FROM singer WHERE country IS NOT NULL",
+        "SELECT net_worth, country FROM singer",
+    )
+    add(
+        "nulls",
+        "SELECT NULL",
+        "SELECT 'None'",
+        "SELECT NULL FROM singer WHERE singer_id = 1",
+        "SELECT max(net_worth) FROM singer WHERE age > 100",
+    )
+    add(
+        "duplicates",
+        "SELECT country FROM singer",
+        "SELECT country FROM singer UNION ALL SELECT 'France'",
+        "SELECT country FROM singer WHERE singer_id <> 2 UNION ALL SELECT 'France'",
+        "SELECT country FROM singer ORDER BY country",
+    )
+    add(
+        "large",
+        "SELECT T1.id FROM big AS T1 JOIN wide AS T2",  # 400,000 rows: past max_gold_rows' 200,000
+        "SELECT T1.id FROM big AS T1 JOIN wide AS T2",
+    )
+    add(
+        "large",
+        "SELECT id FROM big WHERE id < 12000",
+        "SELECT id FROM big WHERE id < 12000 ORDER BY id DESC",
+        "SELECT id FROM big WHERE id <= 12000",
+    )
+    return pairs
 
 
 # Generated pairs: each base query, as a gold plain, ordered or DISTINCT, against each rewrite of it.
