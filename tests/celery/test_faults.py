@@ -65,6 +65,20 @@ def wait_until(condition: Callable[[], bool], timeout_s: float = 30) -> None:
         time.sleep(0.05)
 
 
+def a_worker_scoring_a_chunk(client: redis.Redis, workers: list[Worker], timeout_s: float = 30) -> Worker:
+    """The first of ``workers`` seen scoring a chunk. Either will do: on a loaded machine one worker
+    can take every chunk of the batch before the other consumes, so waiting for a chosen one can
+    outlast the batch."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        for worker in workers:
+            if holds_an_unanswered_chunk(client, worker):
+                return worker
+        if time.monotonic() > deadline:
+            raise AssertionError("no worker was seen scoring a chunk in time")
+        time.sleep(0.05)
+
+
 def score_in_background(url: str, samples: list[dict]) -> tuple[threading.Thread, dict]:
     out: dict = {}
 
@@ -86,8 +100,7 @@ def kill_one_worker_mid_batch(
     try:
         with ServiceThread(settings) as service:
             thread, out = score_in_background(service.url, samples)
-            wait_until(lambda: holds_an_unanswered_chunk(ledger, workers[0]))
-            workers[0].kill_tree()
+            a_worker_scoring_a_chunk(ledger, workers).kill_tree()
             thread.join(timeout=90)
             response = out["response"]
             assert response.status_code == 200, response.text
