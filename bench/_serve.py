@@ -10,9 +10,9 @@ from pathlib import Path
 
 import httpx
 
+from rewardhub.server import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from rewardhub.server import free_port  # noqa: E402
 
 __all__ = ["start_service"]
 

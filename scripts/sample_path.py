@@ -38,8 +38,8 @@ from types import FrameType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+"""Read for the project's files only: rewardhub is imported as installed, and the root stays off
+sys.path, where its verifiers/ folder would shadow an installed package of that name."""
 
 SAMPLES: dict[str, dict[str, Any]] = {
     "code": {

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -118,6 +119,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         )
         if parts[0] in INTEGRATION_DIRS or starts:
             item.add_marker(pytest.mark.integration)
+
+
+def _repository_root_on_sys_path() -> bool:
+    """The suite runs with the repository root off ``sys.path`` (``python -P -m pytest``): there its
+    ``verifiers/`` folder would shadow PrimeIntellect's installed ``verifiers`` package for every
+    later test in the same worker (tests/integrations/test_prime.py)."""
+    return any(entry and Path(entry).resolve() == TESTS.parent for entry in sys.path)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if _repository_root_on_sys_path():
+        raise pytest.UsageError("a test module put the repository root on sys.path as it was imported")
+
+
+@pytest.fixture(autouse=True)
+def _repository_root_stays_off_sys_path() -> Iterator[None]:
+    yield
+    assert not _repository_root_on_sys_path(), "this test left the repository root on sys.path"
 
 
 @pytest.fixture(scope="session")
