@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 import pytest
-from nemo_gym_support import needs_nemo_gym, nemo_gym
+from nemo_gym_support import needs_nemo_gym, nemo_gym, tally_agreement
 
 AGREEMENT = 0.99
 
@@ -78,29 +78,7 @@ def test_the_servers_agree_with_the_released_servers_on_a_generated_corpus(
 ) -> None:
     cases = nemo_gym("differential")
     answers = score(http, cases)
-    differ: Counter[str] = Counter()
-    conventions: Counter[str] = Counter()
-    per_server: Counter[str] = Counter()
-    agree_per_server: Counter[str] = Counter()
-    for case, answer in zip(cases, answers, strict=True):
-        per_server[case["server"]] += 1
-        judged = answer["rewardhub"]["status"] == "ok"
-        if judged and answer["reward"] == pytest.approx(case["reference_reward"], abs=1e-9):
-            agree_per_server[case["server"]] += 1
-        elif (name := convention(case, answer)) is not None:
-            conventions[name] += 1
-        else:
-            reward = answer["reward"] if judged else f"masked ({answer['rewardhub']['error']})"
-            differ[f"{label(case)}: server {case['reference_reward']}, rewardhub {reward}"] += 1
-    agreed = sum(agree_per_server.values())
-    with capsys.disabled():
-        print(f"\nNeMo-Gym 0.7.0 servers vs rewardhub: {agreed}/{len(cases)} agree ({agreed / len(cases):.4f})")
-        for server in sorted(per_server):
-            print(f"  {server}: {agree_per_server[server]}/{per_server[server]}")
-        for name, count in conventions.items():
-            print(f"  convention {name}: {count} ({CONVENTIONS[name]})")
-        for what, count in differ.most_common():
-            print(f"  DIFFER x{count}: {what}")
+    agreed, conventions, differ = tally_agreement(cases, answers, convention, CONVENTIONS, label, capsys)
     assert (agreed + sum(conventions.values())) / len(cases) >= AGREEMENT, differ
     assert (len(cases) - sum(conventions.values()) - sum(differ.values())) == agreed
     assert conventions["reasoning_gym/json_tuples"] > 0  # the corpus reaches the convention it names

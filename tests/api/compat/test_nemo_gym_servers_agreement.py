@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx
 import pytest
-from nemo_gym_support import needs_nemo_gym, nemo_gym
+from nemo_gym_support import needs_nemo_gym, nemo_gym, tally_agreement
 
 AGREEMENT = 0.99
 
@@ -93,32 +93,11 @@ def test_five_more_servers_agree_with_the_released_servers_on_a_generated_corpus
 ) -> None:
     cases = servers_cases()
     answers = score(http, cases)
-    differ: Counter[str] = Counter()
-    conventions: Counter[str] = Counter()
-    per_server: Counter[str] = Counter()
-    agree_per_server: Counter[str] = Counter()
-    for case, answer in zip(cases, answers, strict=True):
-        per_server[case["server"]] += 1
-        judged = answer["rewardhub"]["status"] == "ok"
-        if judged and answer["reward"] == pytest.approx(case["reference_reward"], abs=1e-9):
-            agree_per_server[case["server"]] += 1
-        elif (name := convention(case, answer)) is not None:
-            conventions[name] += 1
-        else:
-            reward = answer["reward"] if judged else f"masked ({answer['rewardhub']['error'][:100]})"
-            differ[f"{case['server']}/{case['shape']}: server {case['reference_reward']:.4g}, rewardhub {reward}"] += 1
-    agreed = sum(agree_per_server.values())
-    with capsys.disabled():
-        print(f"\nNeMo-Gym 0.7.0 servers vs rewardhub: {agreed}/{len(cases)} agree ({agreed / len(cases):.4f})")
-        for server in sorted(per_server):
-            print(f"  {server}: {agree_per_server[server]}/{per_server[server]}")
-        for name, count in conventions.most_common():
-            print(f"  convention {name}: {count} ({CONVENTIONS[name]})")
-        for what, count in differ.most_common():
-            print(f"  DIFFER x{count}: {what}")
+    label = lambda case: f"{case['server']}/{case['shape']}"  # noqa: E731
+    agreed, conventions, differ = tally_agreement(cases, answers, convention, CONVENTIONS, label, capsys)
     assert (agreed + sum(conventions.values())) / len(cases) >= AGREEMENT, differ
     assert set(conventions) == set(CONVENTIONS)  # the corpus reaches every convention it names
-    for server, count in per_server.items():  # each server's cases reach both of its verdicts
+    for server, count in Counter(c["server"] for c in cases).items():  # each reaches both of its verdicts
         assert 0 < sum(c["reference_reward"] > 0 for c in cases if c["server"] == server) < count, server
 
 
