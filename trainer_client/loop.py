@@ -122,6 +122,12 @@ class Trainer:
                     self.save()
         return rows
 
+    def close(self) -> None:
+        """Release the rollout engine (a vLLM engine's processes); the trainer cannot roll out after."""
+        close = getattr(self.engine, "close", None)
+        if close is not None:
+            close()
+
     # ------------------------------------------------------------------ one step
     def train_step(self, channel: RewardChannel) -> dict[str, Any]:
         """One step (:func:`rewardhub.trainer.step.train_step`); the metrics row."""

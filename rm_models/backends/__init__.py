@@ -37,9 +37,15 @@ def get_backend(spec: BackendSpec) -> Backend:
 
 
 def clear_backends() -> None:
-    """Forget every loaded backend (tests; a long-lived process never needs it)."""
+    """Close and forget every loaded backend (tests; a long-lived process never needs it).
+
+    Closing matters for vLLM: its engine runs in processes of its own whose workers poll for work
+    while idle, so a forgotten engine keeps a share of a core busy until this process exits."""
     with _lock:
+        backends = list(_cache.values())
         _cache.clear()
+    for backend in backends:
+        backend.close()
 
 
 def _build(spec: BackendSpec) -> Backend:

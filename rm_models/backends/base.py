@@ -108,6 +108,10 @@ class Backend:
             "dtype": self.spec.dtype,
         }
 
+    def close(self) -> None:
+        """Free what the backend holds outside Python's reach (an engine's processes). A backend
+        with nothing of the kind (weights in this process, an HTTP client) has nothing to do."""
+
     def render_chat(self, messages: Sequence[dict[str, str]], add_generation_prompt: bool) -> str:
         """The model's chat template applied to ``messages``, as text."""
         tokenizer = self.tokenizer

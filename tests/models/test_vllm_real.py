@@ -6,19 +6,21 @@ arithmetic prompts, greedy decoding, short generations:
 
 - judge (verify and grade), rubric and pairwise_judge give the same verdicts on both backends;
 - log-probabilities (what implicit_prm and self_certainty read) agree within ``FP32_TOL``;
-- bfloat16, the CPU build's fast dtype, agrees within ``BF16_TOL`` (an engine of its own, in a
-  child process): near-ties flip there, so verdicts are compared in float32;
+- bfloat16, the CPU build's fast dtype, agrees within ``BF16_TOL`` (an engine of its own, shut
+  down when it has answered): near-ties flip there, so verdicts are compared in float32;
 - a real OpenAI-compatible vLLM server (``python -m vllm.entrypoints.openai.api_server``) driven
   by the ``openai`` backend gives the in-process engine's verdicts.
 
-Every test prints the differences it measured.
+Every test prints the differences it measured. The module's engines are shut down when it ends
+(:func:`~rewardhub.models.backends.clear_backends`): an idle CPU engine's workers poll for work, and a
+forgotten one kept a fifth of a core busy for the rest of the suite.
 
 Skipped only where vLLM is not importable.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import socket
 import subprocess
@@ -29,11 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 
 pytest.importorskip("vllm", reason="vLLM is not installed: scripts/install_vllm.sh installs it (CI does)")
 
-from rewardhub.models.backends import ChatRequest, get_backend, vllm_backend  # noqa: E402
+from rewardhub.models.backends import ChatRequest, clear_backends, get_backend, vllm_backend  # noqa: E402
 from rewardhub.models.backends.vllm_backend import VLLMBackend  # noqa: E402
 from rewardhub.models.config import BackendSpec  # noqa: E402
 from rewardhub.models.implicit_prm import ImplicitPRM  # noqa: E402
@@ -68,6 +71,23 @@ RUBRIC = [
     {"criterion": "The response states the correct result of 7 + 5, which is 12.", "weight": 2.0},
     {"criterion": "The response is polite.", "weight": 1.0},
 ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def engines_shut_down_after_the_module() -> Iterator[None]:
+    yield
+    clear_backends()
+
+
+def engine_processes() -> set[int]:
+    """This process's descendants that belong to a vLLM engine (its engine core and workers name
+    themselves ``VLLM::...``)."""
+    found = set()
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if " ".join(child.cmdline()).startswith("VLLM::"):
+                found.add(child.pid)
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -234,35 +254,28 @@ def test_self_certainty_from_both_backends_agrees(model_dir: str) -> None:
     assert compared == len(requests) and worst <= SCORE_TOL
 
 
-BF16_SCRIPT = """
-import json, sys
-from rewardhub.models.backends import get_backend
-from rewardhub.models.config import BackendSpec
-seqs, starts = json.loads(sys.stdin.read())
-backend = get_backend(BackendSpec(backend="vllm", model=sys.argv[1], device="cpu", dtype="bfloat16"))
-print("LOGPROBS", json.dumps(backend.token_logprobs(seqs, starts, batch_size=8)))
-"""
-
-
-def test_bfloat16_engine_logprobs_within_tolerance(model_dir: str) -> None:
-    """vLLM in bfloat16 (its own engine, in a child process) against transformers in float32."""
+def test_bfloat16_engine_logprobs_within_tolerance_and_closing_it_stops_its_processes(model_dir: str) -> None:
+    """vLLM in bfloat16 (an engine of its own) against transformers in float32; then the backend
+    is closed, and the processes its engine started are gone."""
     hf_backend = get_backend(spec(model_dir, "transformers"))
     seqs, starts = logprob_inputs(hf_backend.tokenizer)
-    child = subprocess.run(
-        [sys.executable, "-P", "-c", BF16_SCRIPT, model_dir],
-        input=json.dumps([seqs, starts]),
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    assert child.returncode == 0, child.stderr[-3000:]
-    [line] = [x for x in child.stdout.splitlines() if x.startswith("LOGPROBS ")]
-    bf16 = json.loads(line.removeprefix("LOGPROBS "))
+    before = engine_processes()
+    bf16_backend = VLLMBackend(BackendSpec(backend="vllm", model=model_dir, device="cpu", dtype="bfloat16"))
+    try:
+        bf16 = bf16_backend.token_logprobs(seqs, starts, batch_size=8)
+        started = engine_processes() - before
+    finally:
+        bf16_backend.close()
     hf = hf_backend.token_logprobs(seqs, starts, batch_size=8)
     worst = max(abs(a - b) for xs, ys in zip(hf, bf16, strict=True) for a, b in zip(xs, ys, strict=True))
     print(f"max |log p transformers fp32 - vllm bf16| over {sum(map(len, hf))} tokens = {worst:.4f}")
     assert worst <= BF16_TOL
+    if os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING", "1") != "0":  # else the engine runs in this process
+        assert started, "the bfloat16 engine started no process of its own"
+        deadline = time.monotonic() + 30
+        while started & engine_processes() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not started & engine_processes(), "the closed engine's processes are still running"
 
 
 # ---- a real OpenAI-compatible vLLM server, driven by the `openai` backend -------------------

@@ -71,10 +71,13 @@ def trained(model_dir: str, tmp_path_factory: pytest.TempPathFactory):
         ],
     )
     trainer = Trainer(cfg)
-    rows = trainer.run()
-    [record] = load_records(load_config(EXAMPLE).data, "eval")[:1]
-    prompt = tokenize_prompt(trainer.tokenizer, record.prompt, cfg.data.max_prompt_tokens)
-    return trainer, rows, prompt
+    try:
+        rows = trainer.run()
+        [record] = load_records(load_config(EXAMPLE).data, "eval")[:1]
+        prompt = tokenize_prompt(trainer.tokenizer, record.prompt, cfg.data.max_prompt_tokens)
+        yield trainer, rows, prompt
+    finally:
+        trainer.close()  # the engine's threads poll for work while idle, for the rest of the suite
 
 
 def test_every_step_logs_a_finite_engine_vs_trainer_gap(trained) -> None:

@@ -177,6 +177,13 @@ class VLLMRolloutEngine:
         self.llm.reset_prefix_cache()  # cached KV of old weights would be stale
         self._sleep()
 
+    def close(self) -> None:
+        """Stop the engine now: its workers poll for work while idle, and a reference held anywhere
+        would otherwise keep them running until the process exits."""
+        core = getattr(getattr(self.llm, "llm_engine", None), "engine_core", None)  # vLLM 0.11 to 0.32
+        if core is not None:
+            core.shutdown()
+
     def generate(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> Rollout:
         vllm = self._vllm
         self._wake()
