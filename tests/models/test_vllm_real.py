@@ -255,17 +255,20 @@ def test_self_certainty_from_both_backends_agrees(model_dir: str) -> None:
 
 
 def test_bfloat16_engine_logprobs_within_tolerance_and_closing_it_stops_its_processes(model_dir: str) -> None:
-    """vLLM in bfloat16 (an engine of its own) against transformers in float32; then the backend
-    is closed, and the processes its engine started are gone."""
+    """vLLM in bfloat16 (an engine of its own) against transformers in float32. Building it leaves
+    this process's ``LD_PRELOAD`` as it was; closing the backend ends the processes its engine started."""
     hf_backend = get_backend(spec(model_dir, "transformers"))
     seqs, starts = logprob_inputs(hf_backend.tokenizer)
-    before = engine_processes()
+    before, preload = engine_processes(), os.environ.get("LD_PRELOAD")
     bf16_backend = VLLMBackend(BackendSpec(backend="vllm", model=model_dir, device="cpu", dtype="bfloat16"))
     try:
         bf16 = bf16_backend.token_logprobs(seqs, starts, batch_size=8)
         started = engine_processes() - before
     finally:
         bf16_backend.close()
+    # vLLM's CPU platform sets it (torch's libgomp, tcmalloc where bundled) for the engine's processes;
+    # left set, every process started from here afterwards would load those libraries too
+    assert os.environ.get("LD_PRELOAD") == preload
     hf = hf_backend.token_logprobs(seqs, starts, batch_size=8)
     worst = max(abs(a - b) for xs, ys in zip(hf, bf16, strict=True) for a, b in zip(xs, ys, strict=True))
     print(f"max |log p transformers fp32 - vllm bf16| over {sum(map(len, hf))} tokens = {worst:.4f}")

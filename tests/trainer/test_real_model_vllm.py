@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -70,7 +71,9 @@ def trained(model_dir: str, tmp_path_factory: pytest.TempPathFactory):
             "logging.progress=false",
         ],
     )
+    preload = os.environ.get("LD_PRELOAD")
     trainer = Trainer(cfg)
+    assert os.environ.get("LD_PRELOAD") == preload, "the reward service started next would inherit vLLM's LD_PRELOAD"
     try:
         rows = trainer.run()
         [record] = load_records(load_config(EXAMPLE).data, "eval")[:1]

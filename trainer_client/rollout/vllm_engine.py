@@ -112,8 +112,18 @@ class VLLMRolloutEngine:
             if cfg.model.path
             else self._export_initial_policy(model, tokenizer, Path(cfg.output_dir))
         )
-        # log-probabilities after temperature and top-p/top-k: the distribution the tokens were drawn from
-        self.llm = vllm.LLM(**self._engine_options(source), logprobs_mode="processed_logprobs")
+        # vLLM's CPU platform puts its allocator and torch's libgomp into LD_PRELOAD for the engine's
+        # processes; every process started later (the reward service this trainer starts, its
+        # workers) would load them too
+        preload = os.environ.get("LD_PRELOAD")
+        try:
+            # log-probabilities after temperature and top-p/top-k: the distribution the tokens were drawn from
+            self.llm = vllm.LLM(**self._engine_options(source), logprobs_mode="processed_logprobs")
+        finally:
+            if preload is None:
+                os.environ.pop("LD_PRELOAD", None)
+            else:
+                os.environ["LD_PRELOAD"] = preload
         check_same_tokenizer(tokenizer, self.llm.get_tokenizer(), source)
         self._asleep = False
         self.sync_weights()
