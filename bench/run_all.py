@@ -59,6 +59,11 @@ BENCHES: dict[str, tuple[list[str], list[str], str]] = {
     ),
     "reward_cache": ([], ["--steps", "100"], "the same scorer and judge without the reward cache"),
     "trainer_vs_trl": ([], ["--steps", "100", "--seeds", "0", "--window", "20"], "TRL's GRPOTrainer, identical recipe"),
+    "trainer_vs_trl_real": (
+        [],
+        ["--steps", "2", "--seeds", "0"],
+        "TRL's GRPOTrainer, identical recipe, on SmolLM2-135M-Instruct with LoRA",
+    ),
     "session_speed": (
         [],
         ["--sessions", "10", "--calls", "100", "--episodes", "3"],

@@ -30,10 +30,8 @@ import argparse
 import contextlib
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
@@ -42,7 +40,7 @@ import torch
 from rewardhub.launcher import ServiceProcess
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_rows  # noqa: E402
+from _common import StepClock, clock_rewardhub_steps, run_fresh, trl_step_callback, write_rows  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN = ROOT / "examples" / "data" / "addition_train.jsonl"
@@ -65,7 +63,7 @@ def records() -> list[dict]:
 
 def run_trl(steps: int, seed: int, out_dir: Path) -> dict:
     from datasets import Dataset
-    from transformers import PrinterCallback, TrainerCallback
+    from transformers import PrinterCallback
     from trl import GRPOConfig, GRPOTrainer
 
     from rewardhub.trainer.config import ModelConfig
@@ -75,13 +73,6 @@ def run_trl(steps: int, seed: int, out_dir: Path) -> dict:
 
     def exact_reward(completions: list[str], reference: list[str], **_: object) -> list[float]:
         return [1.0 if c.strip() == r else 0.0 for c, r in zip(completions, reference, strict=True)]
-
-    class StepClock(TrainerCallback):
-        def __init__(self) -> None:
-            self.times = [time.perf_counter()]
-
-        def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001 - TrainerCallback's signature
-            self.times.append(time.perf_counter())
 
     clock = StepClock()
     config = GRPOConfig(
@@ -122,14 +113,13 @@ def run_trl(steps: int, seed: int, out_dir: Path) -> dict:
         args=config,
         train_dataset=dataset,
         processing_class=tokenizer,
-        callbacks=[clock],
+        callbacks=[trl_step_callback(clock)],
     )
     trainer.remove_callback(PrinterCallback)  # one dict per step on stdout otherwise
     trainer.train()
     logs = [h for h in trainer.state.log_history if "reward" in h]
-    durations = [b - a for a, b in zip(clock.times, clock.times[1:], strict=False)]
     return {
-        "seconds_per_step": statistics.median(durations[WARMUP:] or durations),
+        "seconds_per_step": clock.seconds_per_step(WARMUP),
         "reward_first": statistics.mean(h["reward"] for h in logs[:WINDOW]),
         "reward_last": statistics.mean(h["reward"] for h in logs[-WINDOW:]),
         "entropy_first": statistics.mean(h.get("entropy", float("nan")) for h in logs[:WINDOW]),
@@ -186,19 +176,11 @@ def run_ours(steps: int, seed: int, out_dir: Path, url: str | None, our_recipe: 
         }
     )
     trainer = Trainer(cfg)
-    ends: list[float] = []
-    step = trainer.train_step
-
-    def timed_step(worker):  # noqa: ANN001, ANN202 - the same clock as TRL's on_step_end
-        row = step(worker)
-        ends.append(time.perf_counter())
-        return row
-
-    trainer.train_step = timed_step  # type: ignore[method-assign]
+    clock = StepClock()
+    clock_rewardhub_steps(trainer, clock)  # the same clock as TRL's on_step_end
     rows = trainer.run()
-    durations = [b - a for a, b in zip(ends, ends[1:], strict=False)]
     return {
-        "seconds_per_step": statistics.median(durations[WARMUP:] or durations),
+        "seconds_per_step": clock.seconds_per_step(WARMUP),
         "reward_first": statistics.mean(r["reward/mean"] for r in rows[:WINDOW]),
         "reward_last": statistics.mean(r["reward/mean"] for r in rows[-WINDOW:]),
         "entropy_first": statistics.mean(r["actor/entropy"] for r in rows[:WINDOW]),
@@ -256,13 +238,11 @@ def main(argv: list[str] | None = None) -> int:
         for index, seed in enumerate(seeds):
             results: dict[str, dict] = {}
             for side in sides if index % 2 == 0 else list(reversed(sides)):
-                out = Path(tmp) / f"{side}-{index}.json"
-                command = [sys.executable, __file__, "--run-one", side, "--steps", str(args.steps)]
-                command += ["--seed", str(seed), "--json", str(out)]
+                command = ["--run-one", side, "--steps", str(args.steps), "--seed", str(seed)]
                 command += ["--url", url] if url else []
                 command += ["--our-recipe"] if args.our_recipe else []
-                subprocess.run(command, check=True)
-                results["trl" if side == "trl" else "rewardhub"] = {"seed": seed, **json.loads(out.read_text())}
+                result = run_fresh(__file__, command, Path(tmp) / f"{side}-{index}.json")
+                results["trl" if side == "trl" else "rewardhub"] = {"seed": seed, **result}
             runs.append(results)
     summary = report(runs, args.steps, args.window)
     if args.json:
