@@ -21,6 +21,7 @@ own); the scorer adds the key to the results made elsewhere (a timeout, a lost w
 from __future__ import annotations
 
 import math
+import resource
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -118,10 +119,29 @@ def _explain(call: Call, exc: Exception) -> tuple[str, dict[str, str]]:
     if isinstance(exc, VerifierError):
         return exc.message, {}
     if isinstance(exc, MemoryError):
-        return "out of memory while scoring (worker memory limit)", {"reason": "memory"}
+        return "out of memory while scoring (worker memory limit)", {"reason": "memory", **address_space()}
     if isinstance(exc, RecursionError):
         return "recursion limit exceeded while scoring", {"reason": "recursion"}
     return f"verifier {call.verifier!r} raised {type(exc).__name__}: {exc}", {"reason": "exception"}
+
+
+def address_space() -> dict[str, int]:
+    """This process's address space in MiB (in use, its peak, the limit), where the system says: a
+    worker's memory limit counts address space, not resident memory, so these say whether a
+    MemoryError came from the verifier's own appetite or from what the process had mapped before."""
+    found: dict[str, int] = {}
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                key, _, value = line.partition(":")
+                if key in ("VmSize", "VmPeak"):
+                    found[f"address_space_{'mb' if key == 'VmSize' else 'peak_mb'}"] = int(value.split()[0]) // 1024
+    except (OSError, ValueError):
+        pass
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        found["address_space_limit_mb"] = soft // 2**20
+    return found
 
 
 def _checked(

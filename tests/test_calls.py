@@ -8,6 +8,7 @@ failure dressed as a score.
 from __future__ import annotations
 
 import math
+import resource
 from typing import Any, ClassVar
 
 import pytest
@@ -103,6 +104,16 @@ def test_every_outcome_is_a_result_with_a_status(response: str, status: str, sco
     assert (result.status, result.score) == (status, score)
     assert result.error is None if says is None else says in (result.error or "")
     assert result.elapsed_ms > 0
+
+
+def test_out_of_memory_says_how_much_address_space_the_worker_held_and_may_hold() -> None:
+    """A worker's memory limit counts address space (RLIMIT_AS): the numbers say whether the
+    verifier asked for too much or the process had mapped most of its limit before."""
+    result = one("memory")
+    assert result.details["reason"] == "memory"
+    assert 0 < result.details["address_space_mb"] <= result.details["address_space_peak_mb"]
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    assert result.details.get("address_space_limit_mb") == (None if soft == resource.RLIM_INFINITY else soft // 2**20)
 
 
 def test_an_unknown_verifier_is_an_error_status_not_an_exception() -> None:
