@@ -69,7 +69,7 @@ def test_details_list_the_violations():
     assert details["parsed"] and not details["valid"]
     assert details["error_count"] == 2
     assert [e["path"] for e in details["errors"]] == ["/age", "/name"]
-    assert score("nope").details == {"parsed": False, "valid": False}
+    assert score("nope").details == {"parsed": False, "valid": False, "syntax": "json"}
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,7 @@ The server (``resources_servers/structured_outputs/app.py``) has a schema type (
 every ``output_text`` part of the output's messages, parses the whole text in the row's
 ``schema_type`` and validates the value with ``openapi-schema-validator``'s OAS 3.1 validator against
 ``schema_str`` made strict (every property required, no others); in ``tool_call`` mode it validates
-the one call's arguments (or their ``tool_payload_key``). rewardhub serves all but ``xml`` (a 422
-naming the field; the corpus holds one such case, so that the test sees it refused).
+the one call's arguments (or their ``tool_payload_key``).
 
 Schemas are generated over the keywords the server's validator reads (types, nested objects, arrays
 of scalars and of objects, enums, nullable type lists, bounds, lengths, patterns, ``anyOf``,
@@ -15,7 +14,8 @@ no validator accepts. Each is answered with a value that validates, written as m
 (compact, pretty, fenced, prose around, after a think block, in a reasoning item, in two messages or
 two parts), and with values that do not (wrong types, missing and extra keys, null, out of range,
 malformed JSON, Python literals, truncated, two objects, empty), and huge ones. YAML, TOML and CSV rows
-(:func:`syntax_cases`) and tool calls (:func:`tool_call_cases`) are generated the same way.
+(:func:`syntax_cases`), tool calls (:func:`tool_call_cases`) and XML (``nemo_gym_structured_xml_corpus``)
+are generated the same way.
 
 Each case is ``(server, row, output, shape)`` as in ``nemo_gym_servers_corpus``; the items become
 NeMo-Gym's own Responses-API objects in its child process (``nemo_gym_side.structured_differential``).
@@ -30,6 +30,7 @@ import random
 from typing import Any
 
 import yaml
+from nemo_gym_structured_xml_corpus import xml_cases
 
 SEED = 20262
 
@@ -376,13 +377,6 @@ def tool_call_cases(rng: random.Random, schemas: int) -> list[dict[str, Any]]:
     return cases
 
 
-def unserved_cases() -> list[dict[str, Any]]:
-    """The schema type rewardhub does not serve (a 422)."""
-    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
-    output: list[Item] = [("message", "<root><name>Paris</name></root>")]
-    return [{"server": "structured_outputs", "row": _row(schema, schema_type="xml"), "output": output, "shape": "xml"}]
-
-
 def corpus(schemas: int = 24) -> list[dict[str, Any]]:
     rng = random.Random(SEED)
-    return json_cases(rng, schemas) + syntax_cases(rng, 12) + tool_call_cases(rng, 12) + unserved_cases()
+    return json_cases(rng, schemas) + syntax_cases(rng, 12) + tool_call_cases(rng, 12) + xml_cases(rng, 12)

@@ -261,7 +261,7 @@ def test_mcqa_and_gpqa_read_the_answer_in_the_rows_grading_mode(
         ("mcqa", {"options": [{"A": "x"}], "template_metadata": {"output_regex": "(A)"}}, "output_regex"),
         ("mcqa", {"options": [{"A": "x"}], "grading_mode": "loose"}, "grading_mode"),
         ("gpqa_diamond", {"template_metadata": {"output_regex": "(A)"}}, "output_regex"),
-        ("structured_outputs", {"schema_str": "{}", "schema_type": "xml"}, "schema_type"),
+        ("structured_outputs", {"schema_str": "{}", "schema_type": "ini"}, "schema_type"),
         ("structured_outputs", {"schema_str": "{}", "response_mode": "voice"}, "response_mode"),
         ("structured_outputs", {"schema_str": "{"}, "schema_str"),
         ("xlam_fc", {"expected_answers": [{"arguments": {}}]}, "expected_answers"),
@@ -332,6 +332,26 @@ ROW = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"typ
         ("csv", {"type": "array", "items": ROW}, "name,age\nAda,36\nAlan,41\n", 1.0),
         ("csv", {"type": "array", "items": ROW}, "name,age\nAda,36.0\n", 0.0),
         ("csv", {"type": "array", "items": ROW}, "", 0.0),  # the server: an empty response is 0
+        # XML as xmltodict reads it, the root element the one key, its text typed by the schema
+        (
+            "xml",
+            {"type": "object", "properties": {"person": ROW}},
+            "<person><name>Ada</name><age>36</age></person>",
+            1.0,
+        ),
+        (
+            "xml",
+            {"type": "object", "properties": {"person": ROW}},
+            "<person><name>Ada</name><age>36.0</age></person>",
+            0.0,
+        ),
+        (
+            "xml",
+            {"type": "object", "properties": {"person": ROW}},
+            '<person id="1"><name>Ada</name><age>36</age></person>',
+            0.0,
+        ),
+        ("xml", ROW, "<person><name>Ada</name><age>36</age></person>", 0.0),  # the root is a key
     ],
 )
 def test_structured_outputs_reads_the_rows_schema_type(
@@ -341,6 +361,7 @@ def test_structured_outputs_reads_the_rows_schema_type(
     answer = http.post("/v1/compat/nemo-gym/structured_outputs/verify", json=body)
     assert answer.status_code == 200, answer.text
     assert answer.json()["reward"] == reward, answer.json()["rewardhub"]
+    assert answer.json()["rewardhub"]["details"]["syntax"] == schema_type
 
 
 @pytest.mark.parametrize(

@@ -24,8 +24,7 @@ NeMo-Gym config at ``{rewardhub}/v1/compat/nemo-gym/mcqa`` gives mcqa's reward:
 What each server's reward is measured against, and where rewardhub's rule differs, is in
 ``docs/compat.md`` (tests/api/compat/test_nemo_gym_servers.py replays each server's own example
 rollouts). Not served: ``math_with_judge``'s LLM-judge fallback (the reward here is its library
-reward), mcqa's ``template_metadata`` regexes, structured_outputs' XML schemas (each a 422 naming the
-field, never a guessed 0).
+reward) and mcqa's ``template_metadata`` regexes (a 422 naming the field, never a guessed 0).
 """
 
 from __future__ import annotations
@@ -296,8 +295,9 @@ def _strict(schema: Any) -> Any:
     return schema
 
 
-STRUCTURED_SYNTAXES = ("json", "yaml", "toml", "csv")
-"""structured_outputs' schema types that are served (``xml`` needs xmltodict, which rewardhub does not ship)."""
+STRUCTURED_SYNTAXES = ("json", "yaml", "toml", "csv", "xml")
+"""structured_outputs' schema types, each ``json_schema``'s ``syntax`` of that name (xml read by xmltodict,
+as the server reads it, its text typed by the schema as the server's default ``xml_coerce_types`` types it)."""
 
 
 def _structured_spec(task: Task) -> VerifierSpec:
@@ -389,8 +389,9 @@ SERVERS: dict[str, Server] = {
         spec=_structured_spec,
         reference=_structured_schema,
         text_of=_structured_text,
-        note="the text after a <think> block is read (the server parses the whole text; reading 'structured_outputs' "
-        "asks for that); a schema no validator accepts is an error (the server: 0)",
+        note="the text after a <think> block is read, without the whitespace around it (the server parses the whole "
+        "text as written; reading 'structured_outputs' asks for that); a schema no validator accepts is an error "
+        "(the server: 0)",
         readings=("structured_outputs",),
     ),
     "gui_coordinate": Server(
