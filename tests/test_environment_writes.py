@@ -31,6 +31,9 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the probe runner starts the subject processes itself and takes no env=: the API key reaches "
         "them while one suite runs, then the old value is restored"
     ),
+    ("rm_models/backends/vllm_backend.py", "LD_PRELOAD"): (
+        "not a setting: what vLLM's CPU platform wrote there while it built an engine, put back as it was"
+    ),
     ("rewardhub/run_folder.py", "TMPDIR"): (
         "this process's temporary folder, for tempfile here and every program it starts"
     ),
