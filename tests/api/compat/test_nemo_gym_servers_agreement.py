@@ -237,7 +237,10 @@ def test_structured_outputs_agrees_with_the_released_server_on_a_generated_corpu
     assert set(conventions) == expected  # the corpus reaches every convention it names, and no other
     assert 0 < sum(case["reference_reward"] > 0 for case in cases) < len(cases)
     xml = [answer for case, answer in zip(cases, answers, strict=True) if case["shape"].startswith("xml/")]
-    assert {answer["rewardhub"]["details"]["syntax"] for answer in xml} == {"xml"}
+    # every XML verdict names its syntax (a sample that failed, a timeout under load, carries no verdict
+    # details; the agreement above already counts it as a disagreement)
+    judged = [answer for answer in xml if answer["rewardhub"]["status"] == "ok"]
+    assert judged and {answer["rewardhub"]["details"]["syntax"] for answer in judged} == {"xml"}
 
 
 SYNTAXES = ("yaml", "toml", "csv", "xml", "tool_call")
