@@ -60,10 +60,13 @@ MIXED_REQUEST = [
 ]
 
 
+MEASURED = ("pid", "elapsed_ms", "address_space_mb", "address_space_peak_mb")
+
+
 def comparable(value: object) -> object:
-    """A result without what legitimately differs between runs: timings and process ids."""
+    """A result without what legitimately differs between runs: timings, process ids, memory measured."""
     if isinstance(value, dict):
-        return {k: comparable(v) for k, v in value.items() if k not in ("pid", "elapsed_ms")}
+        return {k: comparable(v) for k, v in value.items() if k not in MEASURED}
     if isinstance(value, list):
         return [comparable(v) for v in value]
     return value
