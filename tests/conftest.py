@@ -6,12 +6,16 @@ code and its fixtures' (what they call, :data:`STARTERS`), from its folder (:dat
 or from an explicit ``@pytest.mark.integration``. ``pytest -m "not integration"`` is the fast unit
 tier for development; CI runs both.
 
-CI runs the suite on two pytest-xdist workers (``-n 2 --dist loadfile``): each test file runs whole
-on one worker, so a module's service starts once. Two things keep the workers out of each other's
-way. Each worker's sandboxes take user ids from a range of its own (:func:`_own_sandbox_uids`), so a
-test's "no sandbox process is left on the host" sees only its own worker's programs. And the folders
-whose tests share something host-wide beyond that (:data:`SHARED_FOLDERS`) run whole on one worker,
-one test at a time (:func:`pytest_xdist_make_scheduler`).
+CI runs the suite on three pytest-xdist workers (``-n 3 --dist loadfile``): each test file runs
+whole on one worker, so a module's service starts once. Three workers on two cores, because much of
+the suite waits (on brokers, workers, containers, timeouts) rather than computes: with two, the
+cores sat idle 42% of the run. Two things keep the workers out of each other's way. Each worker's
+sandboxes take user ids from a range of its own (:func:`_own_sandbox_uids`), so a test's "no
+sandbox process is left on the host" sees only its own worker's programs. And the tests that share
+something host-wide beyond that (``SHARED_FOLDERS``), or that would together hold more memory
+and cores than the machine has (``SHARED_FILES``), run whole on one worker, one test at a time
+(:func:`pytest_xdist_make_scheduler`). The longest of those units start first
+(``LONG_UNITS``), so none of them is the run's tail: all three in tests/scheduling.py.
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from scheduling import schedule_order, work_unit
 
 from rewardhub.server import EmbeddedServer
+from rewardhub.settings import Settings
 
 TESTS = Path(__file__).parent
 PLUGIN = TESTS / "plugins" / "testing_verifiers.py"
@@ -46,16 +52,6 @@ INTEGRATION_DIRS = ("celery", "contract", "deploy")
 """Folders whose every test runs against real processes (brokers, workers, upstream trainers)."""
 
 
-SHARED_FOLDERS = {
-    "celery": "brokers",  # queues and workers on the shared Redis and RabbitMQ
-    "jobs": "brokers",
-    # the attack battery's traces in /tmp, /dev/shm and /, the unsafe backend's folders, and the
-    # Docker engine's containers (the docker tier checks that none of the sandbox image is left)
-    "sandbox": "host",
-    "deploy": "host",
-}
-"""Top folders of tests/ whose tests share host-wide state, and the unit each runs in on one worker."""
-
 SANDBOX_UID_BASE = 62000
 """``SandboxSettings.uid_base``'s default: worker N of an xdist run starts N ranges above it."""
 
@@ -74,14 +70,6 @@ def _own_sandbox_uids() -> None:
 _own_sandbox_uids()
 
 
-def work_unit(nodeid: str) -> str:
-    """What one xdist worker runs whole: a shared folder's unit, else the test's file."""
-    path = nodeid.split("::", 1)[0]
-    parts = Path(path).parts
-    top = parts[1] if len(parts) > 2 and parts[0] == TESTS.name else ""
-    return SHARED_FOLDERS.get(top, path)
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
     """With ``--dist loadfile``, schedule by :func:`work_unit` instead of by file alone.
@@ -97,6 +85,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
 
+    # the units are handed out in the workers' collection order, which is schedule_order's
+    # (pytest_collection_modifyitems), not by how many tests each holds
+    config.option.loadscopereorder = False
     return SharedStateScheduling(config, log)
 
 
@@ -119,6 +110,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         )
         if parts[0] in INTEGRATION_DIRS or starts:
             item.add_marker(pytest.mark.integration)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # every worker collects in this order, and the scheduler reads the tests by their index in it
+        order = {nodeid: i for i, nodeid in enumerate(schedule_order([item.nodeid for item in items]))}
+        items.sort(key=lambda item: order[item.nodeid])
 
 
 def _repository_root_on_sys_path() -> bool:
@@ -149,25 +144,39 @@ def plugin_file() -> Path:
     return PLUGIN
 
 
+TEST_SERVICE = {
+    "workers": 2,
+    "sample_timeout_s": 5.0,
+    "worker_memory_mb": 1024,
+    "max_request_bytes": 2 * 1024 * 1024,
+    "max_samples_per_request": 5000,
+    "get_reward_verifier": "exact",
+}
+"""The API tests' service: 2 CPU workers, a short default timeout, small limits (a memory hog meets
+its 1 GB within a second)."""
+
+
 @pytest.fixture(scope="session")
 def service_url(plugin_file: Path) -> Iterator[str]:
-    """One running service for the API tests: 2 CPU workers, a short default timeout, small limits."""
-    server = EmbeddedServer(
-        workers=2,
-        plugins=[str(plugin_file)],
-        sample_timeout_s=5.0,
-        worker_memory_mb=1024,
-        max_request_bytes=2 * 1024 * 1024,
-        max_samples_per_request=5000,
-        get_reward_verifier="exact",
-    )
-    with server as url:
+    """One running service for the API tests (:data:`TEST_SERVICE`)."""
+    with EmbeddedServer(plugins=[str(plugin_file)], **TEST_SERVICE) as url:
         yield url
 
 
 @pytest.fixture(scope="session")
 def http(service_url: str) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=service_url, timeout=60) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def roomy_http(plugin_file: Path) -> Iterator[httpx.Client]:
+    """The API tests' service with the default worker memory (4 GB), for a module that scores a corpus
+    over a hundred reasoning-gym families. On the shared service, whose workers have scored every earlier
+    module's verifiers, building a family's dataset now and then met the 1 GB limit (an intermittent
+    error, more often with more tests running beside it)."""
+    settings = {**TEST_SERVICE, "worker_memory_mb": Settings.model_fields["worker_memory_mb"].default}
+    with EmbeddedServer(plugins=[str(plugin_file)], **settings) as url, httpx.Client(base_url=url, timeout=60) as client:
         yield client
 
 
