@@ -298,6 +298,8 @@ def _scorer_for(task: str, metadata: dict[str, Any], which: str) -> tuple[Any, A
         return _scorer(task), "default"
     try:
         return _configured_scorer(task, json.dumps(fields, sort_keys=True)), fields
+    except MemoryError:
+        raise  # the worker's memory limit, reported as such (with the address space it held), not the config's fault
     except Exception as exc:  # noqa: BLE001 - the release refuses the config the entry records
         raise VerifierError(
             f"reference.metadata.difficulty: reasoning-gym cannot build {task!r} with {fields}: "

@@ -31,8 +31,11 @@ OUTPUT = {
     "python": f"while True:\n    print('{LINE}')\n",
     "c": f'#include <stdio.h>\nint main(){{ for(;;) puts("{LINE}"); }}\n',
     "cpp": f'#include <iostream>\nint main(){{ for(;;) std::cout << "{LINE}\\n"; }}\n',
-    "javascript": f"const line = '{LINE}\\n';\nfor (;;) process.stdout.write(line);\n",
-    "typescript": f"const line: string = '{LINE}\\n';\nfor (;;) process.stdout.write(line);\n",
+    # writeSync: node's process.stdout.write queues in memory whenever the pipe is full (a loop that never
+    # yields never drains it), so on a loaded machine the program met its memory limit before the reader
+    # had seen 64 KiB; a blocking write meets the output limit on any machine
+    "javascript": f"const fs = require('fs');\nfor (;;) fs.writeSync(1, '{LINE}\\n');\n",
+    "typescript": f"const fs = require('fs');\nfor (;;) fs.writeSync(1, '{LINE}\\n');\n",
     "go": f'package main\n\nimport "fmt"\n\nfunc main() {{\n\tfor {{\n\t\tfmt.Println("{LINE}")\n\t}}\n}}\n',
     "java": f'public class Main {{ public static void main(String[] a) {{ while (true) System.out.println("{LINE}"); }} }}\n',
     "rust": f'fn main() {{\n    loop {{\n        println!("{LINE}");\n    }}\n}}\n',

@@ -130,6 +130,12 @@ def batches(samples: list[dict[str, Any]], limit: int) -> list[list[dict[str, An
     return out
 
 
+@pytest.fixture(scope="module")
+def http(roomy_http: httpx.Client) -> httpx.Client:
+    """This module's corpus goes to a service of its own, with the default worker memory (conftest)."""
+    return roomy_http
+
+
 def test_reasoning_gym_agrees_with_the_release_on_every_family_through_the_service(
     http: httpx.Client, capsys: pytest.CaptureFixture[str]
 ) -> None:

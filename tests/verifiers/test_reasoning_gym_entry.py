@@ -183,3 +183,18 @@ def test_a_config_the_release_refuses_is_the_samples_error() -> None:
     entry["metadata"]["difficulty"]["decimal_places"] = [9, 12]  # precision 12 must exceed 13
     with pytest.raises(VerifierError, match="cannot build 'decimal_arithmetic'"):
         score(entry["answer"], entry)
+
+
+def test_running_out_of_memory_while_building_is_not_called_a_refused_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker's memory limit reaches the service as a MemoryError, which it reports as
+    "out of memory while scoring" with the address space the worker held; a config error would hide it."""
+    from rewardhub.verifiers import reasoning_gym as module
+
+    def out_of_memory(task: str, fields_json: str) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(module, "_configured_scorer", out_of_memory)
+    entry = wire(reasoning_gym.create_dataset("decimal_arithmetic", size=1, seed=SEED)[0])
+    entry["metadata"]["difficulty"]["decimal_places"] = [3, 4]
+    with pytest.raises(MemoryError):
+        score(entry["answer"], entry)

@@ -106,6 +106,12 @@ def servers_cases() -> list[dict[str, Any]]:
     return nemo_gym("servers_differential")
 
 
+@pytest.fixture(scope="module")
+def http(roomy_http: httpx.Client) -> httpx.Client:
+    """This module's corpus goes to a service of its own, with the default worker memory (conftest)."""
+    return roomy_http
+
+
 @needs_nemo_gym
 def test_five_more_servers_agree_with_the_released_servers_on_a_generated_corpus(
     http: httpx.Client, capsys: pytest.CaptureFixture[str]
