@@ -32,8 +32,23 @@ SHARED_FILES = {
 }
 """Test files that run one after another on one worker, and their unit."""
 
-LONG_UNITS = ("engines", "brokers", "host")
-"""The units that run longest (about 460, 260 and 240 s of a two-core CI run), scheduled first."""
+LONG_UNITS = (
+    "engines",
+    "brokers",
+    "host",
+    # files of a few long tests, which xdist's own order (most tests first) would leave for the end
+    "tests/contract/test_trl_contract.py",
+    "tests/api/compat/test_nemo_gym_servers_agreement.py",
+    "tests/api/compat/test_nemo_gym_agreement.py",
+    "tests/verifiers/sql/test_sql_differential.py",
+    "tests/test_host_leftovers.py",
+    "tests/models/test_real_models.py",
+    "tests/trainer/test_learning.py",
+    "tests/ui/test_processes.py",
+    "tests/verifiers/sql/test_sql_large_results.py",
+)
+"""The units that run longest, scheduled first, longest first: the three shared units take about 460, 260
+and 240 s of a two-core CI run, each file here 30 to 90 s."""
 
 
 def work_unit(nodeid: str) -> str:

@@ -10,8 +10,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_shared_file_and_folder_exists() -> None:
-    """A renamed file would silently leave its unit and run beside the tests it must not meet."""
+    """A renamed file would silently leave its unit and run beside the tests it must not meet (or, a
+    long one, at the end of the run)."""
     assert [path for path in SHARED_FILES if not (ROOT / path).is_file()] == []
+    assert [unit for unit in LONG_UNITS if "/" in unit and not (ROOT / unit).is_file()] == []
     assert [folder for folder in SHARED_FOLDERS if not (ROOT / "tests" / folder).is_dir()] == []
 
 
