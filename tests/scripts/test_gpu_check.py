@@ -66,9 +66,8 @@ def test_the_quick_cpu_run_passes_every_stage_and_writes_the_table(tmp_path: Pat
         "SmolLM2 recipe, vLLM rollouts, sleep/wake",
         "rm_throughput",
         "toy trainer, lean decoder rollouts",
-        "toy trainer, transformers rollouts",
-    ]
-    tests, real, recipe, bench, lean, hf = rows[1:]
+    ]  # the transformers-rollout run is the full plan's only
+    tests, real, recipe, bench, lean = rows[1:]
     assert tests["numbers"]["failures"] == tests["numbers"]["errors"] == 0
     assert tests["numbers"]["tests"] - tests["numbers"]["skipped"] >= 15  # the device tests ran, on the CPU
     installed = real["numbers"]["models"]
@@ -77,9 +76,8 @@ def test_the_quick_cpu_run_passes_every_stage_and_writes_the_table(tmp_path: Pat
     assert recipe["ok"] and recipe["result"] == "config ok (no engine on this device)"  # no sleep mode on a CPU
     assert bench["numbers"]["pair_order_agreement"] == 1.0 and bench["numbers"]["max_abs_diff"] < 1e-4
     assert bench["numbers"]["service_sps"] > 0 and bench["numbers"]["baseline_sps"] > 0
-    for trainer in (lean, hf):
-        assert trainer["numbers"]["steps"] == 3 and trainer["numbers"]["median_step_s"] > 0
-        assert trainer["numbers"]["mismatch_kl_max"] < 1e-6  # float32 on the CPU: round-off only
+    assert lean["numbers"]["steps"] == 3 and lean["numbers"]["median_step_s"] > 0
+    assert lean["numbers"]["mismatch_kl_max"] < 1e-6  # float32 on the CPU: round-off only
     table = (tmp_path / "summary.md").read_text()
     assert table.startswith("# GPU check (quick, device cpu") and table in output
     assert (tmp_path / "logs" / "rm_throughput.log").exists()
