@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+import cpu_profile
 import httpx
 import pytest
 from scheduling import schedule_order, work_unit
@@ -68,6 +69,10 @@ def _own_sandbox_uids() -> None:
 
 
 _own_sandbox_uids()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    cpu_profile.install(config)  # REWARDHUB_CPU_PROFILE=FILE: each test's CPU, its processes' included
 
 
 @pytest.hookimpl(tryfirst=True)
