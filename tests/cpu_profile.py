@@ -40,25 +40,43 @@ CGROUP_V2_ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
 """Where cgroup v2 is mounted: alone, or beside v1 (``cpu.stat``'s ``usage_usec``: microseconds)."""
 
 
+@dataclass(frozen=True)
+class Hierarchy:
+    """A mounted cgroup hierarchy that counts CPU: where groups are made and how their count is read."""
+
+    root: Path
+    counter: str
+    """The file in each group that holds its CPU time."""
+    field: str | None
+    """The line of that file that holds it (cgroup v2's ``cpu.stat``), or None where it is the whole file."""
+    scale: float
+    """Seconds per unit of the count."""
+
+
+def hierarchy() -> Hierarchy | None:
+    """cgroup v1's ``cpuacct`` where it is mounted, else cgroup v2, else None."""
+    if (CGROUP_V1 / "cpuacct.usage").exists():
+        return Hierarchy(CGROUP_V1, "cpuacct.usage", None, 1e-9)
+    root = next((r for r in CGROUP_V2_ROOTS if (r / "cgroup.controllers").exists()), None)
+    return Hierarchy(root, "cpu.stat", "usage_usec", 1e-6) if root is not None else None
+
+
 class CpuCounter:
     """A control group of this process's own and the CPU seconds its members have used."""
 
-    def __init__(self, group: Path, counter: Path, scale: float) -> None:
-        self.group, self.counter, self.scale = group, counter, scale
+    def __init__(self, group: Path, kind: Hierarchy) -> None:
+        self.group, self.kind = group, kind
 
     @classmethod
     def join_new_group(cls, name: str) -> CpuCounter:
         """Make a group named ``name`` and move this process into it (its later children follow)."""
-        if (CGROUP_V1 / "cpuacct.usage").exists():
-            group, counter, scale = CGROUP_V1 / name, "cpuacct.usage", 1e-9
-        else:
-            root = next((r for r in CGROUP_V2_ROOTS if (r / "cgroup.controllers").exists()), None)
-            if root is None:
-                raise RuntimeError("no cgroup v1 cpuacct or cgroup v2 hierarchy is mounted")
-            group, counter, scale = root / name, "cpu.stat", 1e-6
+        kind = hierarchy()
+        if kind is None:
+            raise RuntimeError("no cgroup v1 cpuacct or cgroup v2 hierarchy is mounted")
+        group = kind.root / name
         group.mkdir(exist_ok=True)
         (group / "cgroup.procs").write_text(str(os.getpid()))
-        return cls(group, group / counter, scale)
+        return cls(group, kind)
 
     def leave(self) -> None:
         """Move this process back to the parent group and remove this one, if nothing is left in it
@@ -72,10 +90,10 @@ class CpuCounter:
                 time.sleep(0.05)
 
     def seconds(self) -> float:
-        text = self.counter.read_text()
-        if self.counter.name == "cpu.stat":
-            text = next(line.split()[1] for line in text.splitlines() if line.startswith("usage_usec"))
-        return int(text) * self.scale
+        text = (self.group / self.kind.counter).read_text()
+        if self.kind.field is not None:
+            text = next(line.split()[1] for line in text.splitlines() if line.startswith(self.kind.field))
+        return int(text) * self.kind.scale
 
 
 class CpuProfile:
@@ -112,9 +130,8 @@ def install(config: pytest.Config) -> None:
     in each xdist worker, or in the one process of a run without workers. An xdist controller runs
     no test, so it stays out."""
     out = os.environ.get(ENV)
-    if out and not os.environ.get("PYTEST_XDIST_WORKER") and config.getoption("numprocesses", None):
-        return  # the controller of an xdist run: each worker profiles its own tests
-    if out:
+    controller = not os.environ.get("PYTEST_XDIST_WORKER") and config.getoption("numprocesses", None)
+    if out and not controller:
         config.pluginmanager.register(CpuProfile(Path(out)), "rewardhub-cpu-profile")
 
 
