@@ -46,6 +46,23 @@ def test_builtins_come_from_entry_points():
     assert registry.origin("exact").startswith("entry point")
 
 
+HEAVY = ("torch", "transformers", "vllm", "numpy", "scipy", "nltk")
+"""What no verifier module may import at load time: each process that loads the registry (the
+service, its fork servers, every Celery worker, the CLI) pays for it at start (text_similarity's
+rouge-score and NLTK once cost 1.5 CPU-seconds each: scipy.stats), and model verifiers import
+their backends when they first score."""
+
+
+def test_loading_every_installed_verifier_imports_no_heavy_library():
+    probe = (
+        "import json, sys\nfrom rewardhub.registry import Registry\nregistry = Registry.load()\n"
+        "for name in registry.names(): registry.verifier_class(name)\n"
+        f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
+    assert json.loads(loaded.stdout) == []
+
+
 def test_a_plugin_file_adds_its_verifiers(tmp_path):
     registry = Registry.load([write(tmp_path / "shout.py", PLUGIN_SOURCE)])
     assert "shout" in registry

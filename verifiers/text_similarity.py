@@ -12,6 +12,8 @@ is an ``error`` status that says what to install.
 
 from __future__ import annotations
 
+import functools
+from types import SimpleNamespace
 from typing import Any, Literal
 
 from pydantic import Field
@@ -22,13 +24,6 @@ from rewardhub.verifier import Verifier, VerifierConfig
 
 from .string_check import reference_text
 
-try:  # imported here so worker processes preload them; optional so the service starts without them
-    import sacrebleu
-    from nltk.translate.gleu_score import sentence_gleu
-    from rapidfuzz import fuzz
-    from rouge_score import rouge_scorer
-except ImportError:  # pragma: no cover - exercised only without the graders extra
-    sacrebleu = sentence_gleu = fuzz = rouge_scorer = None
 
 __all__ = ["SIMILARITY_METRICS", "TextSimilarityVerifier", "similarity"]
 
@@ -56,20 +51,35 @@ class TextSimilarityVerifier(Verifier):
 
 def similarity(text: str, reference: str, metric: str) -> float:
     """``metric`` of ``text`` against ``reference``, in [0, 1]."""
-    if fuzz is None:
+    if metric not in SIMILARITY_METRICS:
+        raise VerifierError(f"unknown similarity metric {metric!r}")
+    lib = _libraries()
+    if metric == "fuzzy_match":
+        return lib.fuzz.ratio(text, reference) / 100.0
+    if metric == "bleu":
+        return lib.sacrebleu.sentence_bleu(text, [reference]).score / 100.0
+    if metric == "gleu":
+        return float(lib.sentence_gleu([reference.split()], text.split())) if text.split() and reference.split() else 0.0
+    key = "rougeL" if metric == "rouge_l" else "rouge" + metric.removeprefix("rouge_")
+    return float(_rouge(key).score(reference, text)[key].fmeasure)
+
+
+@functools.cache
+def _libraries() -> SimpleNamespace:
+    """The metrics' libraries, imported on first use rather than with this module: rouge-score and
+    NLTK import scipy.stats, about 1.5 CPU-seconds that every process loading the verifier registry
+    (the service, its fork server, each Celery worker, each CLI call) paid at start for metrics few
+    requests ask for. A worker's first similarity sample pays it once instead."""
+    try:
+        import sacrebleu
+        from nltk.translate.gleu_score import sentence_gleu
+        from rapidfuzz import fuzz
+        from rouge_score import rouge_scorer
+    except ImportError as exc:  # pragma: no cover - exercised only without the graders extra
         raise VerifierError(
             "text_similarity needs rapidfuzz, sacrebleu, nltk and rouge-score: pip install 'rewardhub[graders]'"
-        )
-    if metric == "fuzzy_match":
-        return fuzz.ratio(text, reference) / 100.0
-    if metric == "bleu":
-        return sacrebleu.sentence_bleu(text, [reference]).score / 100.0
-    if metric == "gleu":
-        return float(sentence_gleu([reference.split()], text.split())) if text.split() and reference.split() else 0.0
-    if metric.startswith("rouge_"):
-        key = "rougeL" if metric == "rouge_l" else "rouge" + metric.removeprefix("rouge_")
-        return float(_rouge(key).score(reference, text)[key].fmeasure)
-    raise VerifierError(f"unknown similarity metric {metric!r}")
+        ) from exc
+    return SimpleNamespace(sacrebleu=sacrebleu, sentence_gleu=sentence_gleu, fuzz=fuzz, rouge_scorer=rouge_scorer)
 
 
 _scorers: dict[str, Any] = {}
@@ -78,5 +88,5 @@ _scorers: dict[str, Any] = {}
 def _rouge(key: str) -> Any:
     scorer = _scorers.get(key)
     if scorer is None:
-        scorer = _scorers[key] = rouge_scorer.RougeScorer([key], use_stemmer=False)
+        scorer = _scorers[key] = _libraries().rouge_scorer.RougeScorer([key], use_stemmer=False)
     return scorer
