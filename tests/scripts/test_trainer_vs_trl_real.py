@@ -155,3 +155,44 @@ def test_a_step_is_timed_end_to_end_and_the_phases_follow_the_same_steps(bench) 
     clock.ends = [0.0, 1.0, 11.0, 13.0, 16.0]
     assert clock.durations() == [1.0, 10.0, 2.0, 3.0]
     assert clock.seconds_per_step(warmup=1) == 3.0  # median of 10, 2, 3: the warm-up step left out
+
+
+def test_the_lean_decoder_side_runs_the_same_recipe_generating_on_the_policy(bench, tmp_path: Path) -> None:
+    recipe = bench.Recipe()
+    hf = bench.ours_config(recipe, 0, 8, tmp_path, "http://127.0.0.1:1", engine="hf")
+    trl = bench.trl_recipe(*bench.trl_config(recipe, 0, 8, tmp_path, vllm=False))
+
+    assert hf.rollout.engine == "hf" and bench.ours_recipe(hf) == trl
+
+
+def _run(seed: int, accuracy: float, seconds: float) -> dict[str, Any]:
+    before = {"accuracy": 0.2, "correct": 13, "prompts": 64}
+    after = {"accuracy": accuracy, "correct": round(64 * accuracy), "prompts": 64}
+    split = {"generate": seconds / 2, "rest of the step": seconds / 2}
+    return {
+        "seed": seed,
+        "seconds_per_step": seconds,
+        "split_s": split,
+        "accuracy_before": before,
+        "accuracy_after": after,
+        "rewards": [0.1, 0.5],
+        "engine_gap": [None],
+    }
+
+
+def test_each_trl_side_is_timed_against_the_rewardhub_side_with_its_kind_of_engine(bench, monkeypatch) -> None:
+    monkeypatch.setattr(bench, "write_rows", lambda name, rows: None)
+    runs = [
+        {
+            "rewardhub": _run(s, 0.6, 40.0),
+            "trl-vllm": _run(s, 0.4, 80.0),
+            "trl": _run(s, 0.5, 30.0),
+            "rewardhub-hf": _run(s, 0.5, 15.0),
+        }
+        for s in (0, 1)
+    ]
+    summary = bench.report(runs, 2, bench.engines(bench.Recipe()))
+
+    assert summary["trl-vllm_over_rewardhub"] == 2.0  # vLLM against vLLM
+    assert summary["trl_over_rewardhub-hf"] == 2.0  # generation on the policy against the same
+    assert summary["accuracy_after"] == {"rewardhub": 0.6, "trl-vllm": 0.4, "trl": 0.5, "rewardhub-hf": 0.5}

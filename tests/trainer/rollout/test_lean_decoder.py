@@ -94,3 +94,44 @@ def test_the_engine_samples_the_same_tokens_through_either_forward(temperature):
     assert torch.equal(runs[0].response_ids, runs[1].response_ids)
     assert torch.equal(runs[0].response_mask, runs[1].response_mask)
     torch.testing.assert_close(runs[0].logprobs, runs[1].logprobs, atol=1e-5, rtol=0)
+
+
+def lora(model, **options):
+    """``model`` with LoRA on every projection, its adapters random (peft starts B at zero, which
+    would fold to nothing and prove nothing)."""
+    from peft import LoraConfig, get_peft_model
+
+    targets = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    config = LoraConfig(r=4, lora_alpha=8, target_modules=targets, init_lora_weights=False, **options)
+    torch.manual_seed(1)
+    return get_peft_model(model, config).eval()
+
+
+def peft_logits(model, ids, mask):
+    with torch.no_grad():
+        return model(input_ids=ids, attention_mask=mask.long(), position_ids=position_ids_for(mask)).logits
+
+
+def test_a_lora_model_is_decoded_with_its_adapters_folded_in():
+    pytest.importorskip("peft")
+    model = lora(build(ARCHITECTURES["llama-gqa-bias"]))
+    ids, mask = left_pad(PROMPTS, pad_id=0)
+    appended = torch.tensor([[3, 4], [7, 8], [11, 12], [15, 16]])
+    decoder = lean_decoder_for(model, ids.shape[1] + 2)
+    assert isinstance(decoder, LeanDecoder)
+    lean = [decoder.prefill(ids, mask, max_new_tokens=2), decoder.decode(appended[:, 0])]
+
+    full_ids, full_mask = torch.cat([ids, appended[:, :1]], 1), torch.cat([mask, torch.ones(4, 1, dtype=torch.bool)], 1)
+    reference = peft_logits(model, full_ids, full_mask)
+    with model.disable_adapter():
+        without = peft_logits(model, full_ids, full_mask)
+    width = ids.shape[1]
+    for t, logits in enumerate(lean):
+        torch.testing.assert_close(logits, reference[:, width - 1 + t], atol=1e-5, rtol=0)
+    assert (reference - without).abs().max() > 1e-2  # the adapters change the logits: folding them is tested
+
+
+def test_lora_the_decoder_cannot_fold_is_left_to_transformers():
+    pytest.importorskip("peft")
+    assert lean_decoder_for(lora(build(ARCHITECTURES["llama-gqa-bias"]), use_dora=True), 10) is None
+    assert lean_decoder_for(lora(build(ARCHITECTURES["llama-gqa-bias"]), modules_to_save=["norm"]), 10) is None
