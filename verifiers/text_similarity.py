@@ -42,6 +42,16 @@ class TextSimilarityVerifier(Verifier):
     class Config(VerifierConfig):
         metric: Metric = Field("fuzzy_match", description="fuzzy_match, bleu, gleu, rouge_1 ... rouge_5 or rouge_l.")
 
+    @classmethod
+    def warm_up(cls) -> None:
+        """Import the metrics' libraries in the fork server, so every worker inherits them: a
+        worker's first similarity sample would otherwise spend its time limit importing them
+        (5-7 s on a loaded machine, more than the default 10 s limit leaves to spare)."""
+        try:
+            _libraries()
+        except VerifierError:  # without the graders extra a sample says what to install
+            pass
+
     def score(self, sample: Sample, config: Config) -> Result:
         reference = reference_text(sample, self.name)
         if len(sample.response) > MAX_CHARS or len(reference) > MAX_CHARS:
@@ -69,7 +79,7 @@ def _libraries() -> SimpleNamespace:
     """The metrics' libraries, imported on first use rather than with this module: rouge-score and
     NLTK import scipy.stats, about 1.5 CPU-seconds that every process loading the verifier registry
     (the service, its fork server, each Celery worker, each CLI call) paid at start for metrics few
-    requests ask for. A worker's first similarity sample pays it once instead."""
+    requests ask for. Only the workers' fork server imports them, in :meth:`warm_up`."""
     try:
         import sacrebleu
         from nltk.translate.gleu_score import sentence_gleu
