@@ -24,7 +24,6 @@ from rewardhub.verifier import Verifier, VerifierConfig
 
 from .string_check import reference_text
 
-
 __all__ = ["SIMILARITY_METRICS", "TextSimilarityVerifier", "similarity"]
 
 Metric = Literal["fuzzy_match", "bleu", "gleu", "rouge_1", "rouge_2", "rouge_3", "rouge_4", "rouge_5", "rouge_l"]
@@ -69,7 +68,9 @@ def similarity(text: str, reference: str, metric: str) -> float:
     if metric == "bleu":
         return lib.sacrebleu.sentence_bleu(text, [reference]).score / 100.0
     if metric == "gleu":
-        return float(lib.sentence_gleu([reference.split()], text.split())) if text.split() and reference.split() else 0.0
+        return (
+            float(lib.sentence_gleu([reference.split()], text.split())) if text.split() and reference.split() else 0.0
+        )
     key = "rougeL" if metric == "rouge_l" else "rouge" + metric.removeprefix("rouge_")
     return float(_rouge(key).score(reference, text)[key].fmeasure)
 

@@ -13,7 +13,6 @@ import os
 from rewardhub.types import Result, Sample
 from rewardhub.verifier import Verifier, VerifierConfig
 
-
 LOG_PATH: str | None = None
 
 

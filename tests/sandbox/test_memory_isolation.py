@@ -21,10 +21,10 @@ import pytest
 from memory_attacks import C_METHODS, PYTHON_METHODS, c_stdio, python_function, python_stdio
 
 from rewardhub.sandbox import Limits, RunResult, default_pool, language
-from rewardhub.verifiers.code.asserts import WholeCheck, plan_asserts
 from rewardhub.sandbox.warm import Execution, WarmSandbox
 from rewardhub.types import Sample
 from rewardhub.verifiers.code import CodeVerifier
+from rewardhub.verifiers.code.asserts import WholeCheck, plan_asserts
 
 VERIFIER = CodeVerifier()
 INPUTS = (1, 2, 3)

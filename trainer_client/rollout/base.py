@@ -15,7 +15,7 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
-__all__ = ["Rollout", "RolloutEngine", "SamplingParams", "concat_rollouts", "left_pad"]
+__all__ = ["Rollout", "RolloutEngine", "SamplingParams", "concat_rollouts", "distinct_prompts", "left_pad"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,23 @@ def left_pad(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[Tensor, Tensor
     ids = torch.tensor([[pad_id] * (width - len(r)) + list(r) for r in rows], dtype=torch.long).view(len(rows), width)
     mask = torch.tensor([[False] * (width - len(r)) + [True] * len(r) for r in rows], dtype=torch.bool)
     return ids, mask.view(len(rows), width)
+
+
+def distinct_prompts(prompt_ids: Tensor, prompt_mask: Tensor) -> tuple[Tensor, Tensor] | None:
+    """``(index, first)`` when rows repeat a prompt (a GRPO group: every completion of one prompt):
+    row ``i``'s prompt is row ``first[index[i]]``'s. None when every row's prompt is its own.
+
+    A causal model's pass over a prompt does not depend on what follows it, so the lean decoder's
+    prefill and the trainer's log-prob pass run each distinct prompt once and copy its keys and
+    values to its rows.  [B, Lp] x 2 -> ([B], [distinct])
+    """
+    rows = torch.cat([prompt_ids, prompt_mask.long()], dim=1)
+    unique, index = torch.unique(rows, dim=0, return_inverse=True)
+    if unique.shape[0] == rows.shape[0]:
+        return None
+    first = torch.full((unique.shape[0],), rows.shape[0], dtype=torch.long, device=rows.device)
+    first = first.scatter_reduce(0, index, torch.arange(rows.shape[0], device=rows.device), reduce="amin")
+    return index, first
 
 
 def _pad_to(t: Tensor, width: int, value: float | int | bool, left: bool) -> Tensor:

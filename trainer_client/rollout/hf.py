@@ -11,6 +11,7 @@ architectures the forward passes themselves go through :mod:`~rewardhub.trainer.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Sequence
 
@@ -30,11 +31,16 @@ def position_ids_for(attention_mask: Tensor) -> Tensor:
     return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
 
 
-def _forward_kwargs(model: torch.nn.Module) -> tuple[str, bool]:
+def forward_kwargs(model: torch.nn.Module) -> tuple[str, bool]:
     """The name of the cache argument (``cache`` in transformers >= 5.2x, else ``past_key_values``)
     and whether ``logits_to_keep`` is accepted."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft passes kwargs through
-    params = inspect.signature(type(base).forward).parameters
+    return _forward_kwargs_of(type(base))
+
+
+@functools.cache
+def _forward_kwargs_of(cls: type) -> tuple[str, bool]:
+    params = inspect.signature(cls.forward).parameters
     cache_name = "cache" if "cache" in params else "past_key_values"
     return cache_name, "logits_to_keep" in params
 
@@ -57,7 +63,7 @@ class HFRolloutEngine:
         self.batch_size = batch_size
         self.eos_ids = _eos_ids(model, tokenizer)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_ids[0]
-        self._cache_arg, self._has_logits_to_keep = _forward_kwargs(model)
+        self._cache_arg, self._has_logits_to_keep = forward_kwargs(model)
 
     def sync_weights(self) -> None:
         """The engine samples with the trained module itself: nothing to copy."""

@@ -33,6 +33,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from .base import distinct_prompts
+
 __all__ = ["LeanDecoder", "lean_decoder_for"]
 
 SUPPORTED = frozenset({"llama", "qwen2", "qwen3", "mistral"})
@@ -101,6 +103,17 @@ class _Cache:
     sin: Tensor
     length: int = 0  # positions filled so far
 
+    def rows(self, index: Tensor) -> _Cache:
+        """A cache whose row ``i`` is a copy of this one's row ``index[i]``."""
+        return _Cache(
+            keys=[k[index] for k in self.keys],
+            values=[v[index] for v in self.values],
+            key_mask=self.key_mask[index],
+            cos=self.cos[index],
+            sin=self.sin[index],
+            length=self.length,
+        )
+
 
 class LeanDecoder:
     """``prefill`` a left-padded batch, then ``decode`` one token per row at a time.
@@ -127,7 +140,21 @@ class LeanDecoder:
     # ------------------------------------------------------------------ public
     @torch.inference_mode()  # ~10% less per-op overhead than no_grad; the logits leave as plain values
     def prefill(self, prompt_ids: Tensor, prompt_mask: Tensor, max_new_tokens: int) -> Tensor:
-        """Run the prompts and reserve room for ``max_new_tokens``; the last position's logits.  -> [B, V]"""
+        """Run the prompts and reserve room for ``max_new_tokens``; the last position's logits.  -> [B, V]
+
+        A prompt that appears in several rows (a GRPO group: every completion of a prompt) is run
+        once and its cache copied to each of its rows, as vLLM's prefix cache does: with groups of
+        ``n`` the prompts' pass costs ``1/n`` of a pass over every row.
+        """
+        shared = distinct_prompts(prompt_ids, prompt_mask)
+        if shared is None:
+            return self._prefill(prompt_ids, prompt_mask, max_new_tokens)
+        index, first = shared
+        logits = self._prefill(prompt_ids[first], prompt_mask[first], max_new_tokens)
+        self._cache = self._require_cache().rows(index)
+        return logits[index]
+
+    def _prefill(self, prompt_ids: Tensor, prompt_mask: Tensor, max_new_tokens: int) -> Tensor:
         batch, width = prompt_ids.shape
         total = width + max_new_tokens
         device, dtype = prompt_ids.device, self.embedding.dtype

@@ -59,6 +59,29 @@ def test_prefill_and_each_decode_step_give_the_transformers_logits(name):
         torch.testing.assert_close(logits, reference[:, width - 1 + t], atol=1e-5, rtol=0)
 
 
+def test_a_prompt_shared_by_a_group_is_run_once_and_each_row_decodes_on_its_own(monkeypatch):
+    model = build(ARCHITECTURES["llama-gqa-bias"])
+    group = [PROMPTS[0], PROMPTS[1], PROMPTS[0], PROMPTS[1], PROMPTS[0], PROMPTS[2]]  # two groups and a single
+    ids, mask = left_pad(group, pad_id=0)
+    appended = torch.tensor([[3, 4, 5], [7, 8, 9], [11, 12, 13], [15, 16, 17], [19, 20, 21], [22, 23, 1]])
+    decoder = lean_decoder_for(model, ids.shape[1] + 3)
+    prefilled_rows = []
+    run = decoder._prefill
+    monkeypatch.setattr(decoder, "_prefill", lambda i, m, n: prefilled_rows.append(len(i)) or run(i, m, n))
+    lean = [decoder.prefill(ids, mask, max_new_tokens=3)]
+    lean += [decoder.decode(appended[:, t]) for t in range(2)]
+    assert prefilled_rows == [3]  # one pass over the three distinct prompts
+
+    full_ids = torch.cat([ids, appended[:, :2]], dim=1)
+    full_mask = torch.cat([mask, torch.ones(len(group), 2, dtype=torch.bool)], dim=1)
+    with torch.no_grad():
+        reference = model(
+            input_ids=full_ids, attention_mask=full_mask.long(), position_ids=position_ids_for(full_mask)
+        ).logits
+    for t, logits in enumerate(lean):  # rows that shared a prompt part ways after their first token
+        torch.testing.assert_close(logits, reference[:, ids.shape[1] - 1 + t], atol=1e-5, rtol=0)
+
+
 def test_other_architectures_and_short_sliding_windows_are_refused():
     gpt2 = AutoModelForCausalLM.from_config(GPT2Config(vocab_size=24, n_embd=32, n_layer=1, n_head=2))
     assert lean_decoder_for(gpt2, 10) is None
