@@ -72,6 +72,12 @@ class ModelSettings(BaseSettings):
         description="Folder of the model kit's installed models (`rewardhub models install`); unset: "
         "~/.cache/rewardhub/models.",
     )
+    max_loaded: int = Field(
+        4,
+        ge=1,
+        description="Models a process keeps loaded; past it the least recently used one is closed once no batch "
+        "uses it (a trainer's PRIME policy is a new model every step).",
+    )
     vllm_cpu_kv_cache_gib: float | None = Field(
         None,
         gt=0,

@@ -90,7 +90,11 @@ class JudgeConfig(ModelConfig):
     )
     system_prompt: str | None = Field(None, description="Optional system message sent before the judge prompt.")
     max_tokens: int = Field(1024, ge=1, description="Most tokens the judge may generate (1 is used for `logprobs`).")
-    temperature: float = Field(0.0, ge=0, description="Sampling temperature of the judge's `last_line` replies; 0 is greedy. `logprobs` and `choices` read the judge's distribution itself, so they are greedy at any temperature.")
+    temperature: float = Field(
+        0.0,
+        ge=0,
+        description="Sampling temperature of the judge's `last_line` replies; 0 is greedy. `logprobs` and `choices` read the judge's distribution itself, so they are greedy at any temperature.",
+    )
     top_logprobs: int = Field(20, ge=1, le=20, description="Alternatives per token requested in `logprobs` mode.")
     chat_template: bool = Field(
         True,

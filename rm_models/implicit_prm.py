@@ -25,7 +25,7 @@ from pydantic import Field
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 
-from .backends import Backend, get_backend
+from .backends import Backend, using_backend
 from .base import ModelVerifier, chat_turns, check_length, score_prepared, with_model
 from .config import ModelConfig, backend_spec
 from .errors import BackendError
@@ -64,8 +64,13 @@ class ImplicitPRM(ModelVerifier):
         self._same_vocab: dict[tuple[str, str], bool] = {}
 
     def score_batch(self, samples: list[Sample], config: Config) -> list[Result | float]:
-        policy = get_backend(backend_spec(config))
-        ref = get_backend(backend_spec(config, model=config.ref_model))
+        with (
+            using_backend(backend_spec(config)) as policy,
+            using_backend(backend_spec(config, model=config.ref_model)) as ref,
+        ):
+            return self._score(policy, ref, samples, config)
+
+    def _score(self, policy: Backend, ref: Backend, samples: list[Sample], config: Config) -> list[Result | float]:
         self._check_vocab(policy, ref)
         tokenizer = policy.tokenizer
 

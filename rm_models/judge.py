@@ -26,7 +26,7 @@ from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample, VerifierKind
 from rewardhub.verifier import Verifier, as_result
 
-from .backends import ChatRequest, get_backend
+from .backends import ChatRequest, using_backend
 from .base import ModelVerifier, installed_verifier, score_prepared, with_model
 from .config import JudgeConfig, backend_spec
 from .hardening import extract_final_answer, is_master_key
@@ -80,17 +80,17 @@ class Judge(ModelVerifier):
         self._rules: dict[str, Verifier] = {}
 
     def score_batch(self, samples: list[Sample], config: Config) -> list[Result | float]:
-        backend = get_backend(backend_spec(config))
-        prepare = self._prepare_verify if config.mode == "verify" else _prepare_grade
+        with using_backend(backend_spec(config)) as backend:
+            prepare = self._prepare_verify if config.mode == "verify" else _prepare_grade
 
-        def run(batch: list[ChatRequest]) -> list[Result]:
-            return [_read(reply, config) for reply in backend.chat(batch)]
+            def run(batch: list[ChatRequest]) -> list[Result]:
+                return [_read(reply, config) for reply in backend.chat(batch)]
 
-        return list(
-            with_model(
-                score_prepared(samples, config.failure_score, lambda s: prepare(s, config), run), backend, config
+            return list(
+                with_model(
+                    score_prepared(samples, config.failure_score, lambda s: prepare(s, config), run), backend, config
+                )
             )
-        )
 
     def _prepare_verify(self, sample: Sample, config: Config) -> ChatRequest | Result:
         if sample.reference is None or str(sample.reference).strip() == "":

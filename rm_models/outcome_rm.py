@@ -15,7 +15,7 @@ from pydantic import Field
 
 from rewardhub.types import Result, Sample
 
-from .backends import get_backend
+from .backends import Backend, using_backend
 from .base import ModelVerifier, chat_turns, check_length, score_prepared, with_model
 from .config import ModelConfig, backend_spec
 from .errors import BackendError
@@ -44,7 +44,10 @@ class OutcomeRM(ModelVerifier):
         system_prompt: str | None = Field(None, description="System message put first in the conversation, if any.")
 
     def score_batch(self, samples: list[Sample], config: Config) -> list[Result | float]:
-        backend = get_backend(backend_spec(config))
+        with using_backend(backend_spec(config)) as backend:
+            return self._score(backend, samples, config)
+
+    def _score(self, backend: Backend, samples: list[Sample], config: Config) -> list[Result | float]:
 
         def prepare(sample: Sample) -> list[int]:
             if config.chat_template:

@@ -46,7 +46,7 @@ from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample, VerifierKind
 from rewardhub.verifier import Verifier, VerifierConfig
 
-from .backends import ChatReply, ChatRequest, get_backend
+from .backends import ChatReply, ChatRequest, using_backend
 from .base import with_model, with_weights
 from .config import JudgeConfig, backend_spec
 from .hardening import fill_template, is_master_key
@@ -185,19 +185,19 @@ class PairwiseJudge(Verifier):
             else:
                 asks += [((i, j), order) for order in orders]
         requests = [_request(question, samples[a].response, samples[b].response, config) for _, (a, b) in asks]
-        backend = get_backend(backend_spec(config))
-        replies = backend.chat(requests) if requests else []
-        failed: dict[int, str] = {}
-        for (pair, (a, b)), reply in zip(asks, replies, strict=True):
-            try:
-                shown_first = _read(reply, config)
-            except VerifierError as exc:
-                message = f"the judge's verdict on responses {a} (shown as A) and {b} is unreadable: {exc.message}"
-                failed.setdefault(a, message)
-                failed.setdefault(b, message)
-                continue
-            shares[pair].append(shown_first if a == pair[0] else 1.0 - shown_first)
-        return with_model(_results(samples, dict(shares), failed, empty, config), backend, config)
+        with using_backend(backend_spec(config)) as backend:
+            replies = backend.chat(requests) if requests else []
+            failed: dict[int, str] = {}
+            for (pair, (a, b)), reply in zip(asks, replies, strict=True):
+                try:
+                    shown_first = _read(reply, config)
+                except VerifierError as exc:
+                    message = f"the judge's verdict on responses {a} (shown as A) and {b} is unreadable: {exc.message}"
+                    failed.setdefault(a, message)
+                    failed.setdefault(b, message)
+                    continue
+                shares[pair].append(shown_first if a == pair[0] else 1.0 - shown_first)
+            return with_model(_results(samples, dict(shares), failed, empty, config), backend, config)
 
 
 def _request(question: str, first: str, second: str, config: PairwiseJudge.Config) -> ChatRequest:

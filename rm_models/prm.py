@@ -22,7 +22,7 @@ from pydantic import Field
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample
 
-from .backends import Backend, get_backend
+from .backends import Backend, using_backend
 from .base import ModelVerifier, check_length, score_prepared, with_model
 from .config import ModelConfig, backend_spec
 from .scoring import Aggregate, aggregate, first_below
@@ -61,9 +61,9 @@ class ProcessRM(ModelVerifier):
         bad_token: str = Field("-", description="`math_shepherd`: the token meaning 'step is wrong'.")
 
     def score_batch(self, samples: list[Sample], config: Config) -> list[Result | float]:
-        backend = get_backend(backend_spec(config))
-        score = self._qwen if config.style == "qwen" else self._math_shepherd
-        return list(with_model(score(backend, samples, config), backend, config))
+        with using_backend(backend_spec(config)) as backend:
+            score = self._qwen if config.style == "qwen" else self._math_shepherd
+            return list(with_model(score(backend, samples, config), backend, config))
 
     def _qwen(self, backend: Backend, samples: list[Sample], config: Config) -> list[Result]:
         sep = config.separator_token

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from rewardhub.errors import VerifierError
 from rewardhub.types import Result, Sample, VerifierKind
 
-from .backends import ChatReply, ChatRequest, get_backend
+from .backends import Backend, ChatReply, ChatRequest, using_backend
 from .base import ModelVerifier, score_prepared, with_model
 from .config import JudgeConfig, backend_spec
 from .hardening import is_master_key
@@ -83,7 +83,10 @@ class RubricJudge(ModelVerifier):
             return self
 
     def score_batch(self, samples: list[Sample], config: Config) -> list[Result | float]:
-        backend = get_backend(backend_spec(config))
+        with using_backend(backend_spec(config)) as backend:
+            return self._score(backend, samples, config)
+
+    def _score(self, backend: Backend, samples: list[Sample], config: Config) -> list[Result | float]:
 
         def prepare(sample: Sample) -> _Asked | Result:
             criteria = parse_rubric(sample.reference)

@@ -109,6 +109,7 @@ OLD_VARIABLES: list[tuple[str, str, str, Any]] = [
     ("REWARDHUB_ORS_TEST_TIMEOUT_S", "15", "ors.test_timeout_s", 15.0),
     # models: read by the model kit and the vLLM backend themselves before
     ("REWARDHUB_MODELS_DIR", "/models", "models.dir", Path("/models")),
+    ("REWARDHUB_MODELS_MAX_LOADED", "2", "models.max_loaded", 2),
     ("REWARDHUB_VLLM_CPU_KV_CACHE_GIB", "0.5", "models.vllm_cpu_kv_cache_gib", 0.5),
 ]
 

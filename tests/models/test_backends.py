@@ -92,3 +92,61 @@ def test_vllm_token_logprobs_match_transformers(tiny_models: dict[str, str]) -> 
     hf = ImplicitPRM().score(sample, ImplicitPRM.Config(**base))
     vl = ImplicitPRM().score(sample, ImplicitPRM.Config(**base, backend="vllm", gpu_memory_utilization=0.2))
     assert vl.steps == pytest.approx(hf.steps, abs=1e-3)
+
+
+# --- at most models.max_loaded at a time --------------------------------------------------------
+
+
+def _endpoint(name: str) -> BackendSpec:
+    """A backend that loads nothing and whose close is visible: its HTTP client closes."""
+    return BackendSpec(backend="openai", model=name, base_url="http://127.0.0.1:9/v1", api_key_env=None)
+
+
+def _closed(backend) -> bool:
+    return backend._client.is_closed
+
+
+def test_past_max_loaded_the_least_recently_used_model_is_closed_and_forgotten(monkeypatch) -> None:
+    monkeypatch.setenv("REWARDHUB_MODELS_MAX_LOADED", "2")
+    a, b = get_backend(_endpoint("lru-a")), get_backend(_endpoint("lru-b"))
+    assert get_backend(_endpoint("lru-a")) is a  # used again: b is now the least recent
+    c = get_backend(_endpoint("lru-c"))
+    assert _closed(b) and not _closed(a) and not _closed(c)
+    assert get_backend(_endpoint("lru-b")) is not b  # asked again, it is built again
+
+
+def test_a_model_lent_to_a_running_batch_is_closed_only_when_the_batch_ends(monkeypatch) -> None:
+    from rewardhub.models.backends import using_backend
+
+    monkeypatch.setenv("REWARDHUB_MODELS_MAX_LOADED", "1")
+    with using_backend(_endpoint("lent-a")) as a:
+        b = get_backend(_endpoint("lent-b"))  # pushes a out of the cache while its batch runs
+        assert not _closed(a)
+    assert _closed(a)  # closed as its batch ended
+    assert not _closed(b) and get_backend(_endpoint("lent-b")) is b
+
+
+def test_a_new_policy_every_step_keeps_at_most_max_loaded_models_and_frees_the_rest(
+    tiny_models: dict[str, str], tmp_path, monkeypatch
+) -> None:
+    # PRIME through a trainer: the implicit PRM reads each step's policy from a new folder
+    import gc
+    import shutil
+    import weakref
+
+    from rewardhub.models import backends
+    from rewardhub.models.implicit_prm import ImplicitPRM
+
+    monkeypatch.setenv("REWARDHUB_MODELS_MAX_LOADED", "2")
+    verifier, policies, references = ImplicitPRM(), [], set()
+    for step in range(4):
+        policy = shutil.copytree(tiny_models["causal"], tmp_path / f"policy_step_{step}")
+        config = ImplicitPRM.Config(model=str(policy), ref_model=tiny_models["causal"])
+        result = verifier.score(Sample(prompt="1+1?", response="2"), config)
+        assert result.status == "ok", result.error
+        policies.append(weakref.ref(backends._cache[backend_spec(config)].backend))
+        references.add(id(backends._cache[backend_spec(config, model=config.ref_model)].backend))
+    gc.collect()
+    assert [policy() is not None for policy in policies] == [False, False, False, True]  # earlier steps freed
+    assert len(references) == 1  # the reference, used every step, stayed loaded
+    assert len(backends._cache) == 2
