@@ -105,7 +105,7 @@ def _prompts_once(
         use_cache=True,
         **({"logits_to_keep": 1} if keep else {}),
     )
-    cache = prompts.past_key_values
+    cache = getattr(prompts, cache_arg)  # the output's field is named as the argument is
     cache.batch_select_indices(index)  # row i reads its prompt's keys and values
     answers = model(
         input_ids=response_ids,
@@ -123,7 +123,8 @@ def _shares_prompts(model: torch.nn.Module) -> bool:
     """Whether the prompt pass can hand its keys and values to the response pass: transformers turns
     the cache off under activation checkpointing, which recomputes the layers without it."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    return not getattr(base, "is_gradient_checkpointing", False)
+    named = "is_activation_checkpointing" if hasattr(type(base), "is_activation_checkpointing") else None
+    return not getattr(base, named or "is_gradient_checkpointing", False)  # the older name before transformers 5.2x
 
 
 @torch.no_grad()

@@ -93,7 +93,8 @@ def test_a_prompt_shared_by_a_group_is_run_once_then_each_response_on_its_own(lo
 
 def test_under_activation_checkpointing_the_rows_run_whole() -> None:
     model = _model(lora=False)
-    model.gradient_checkpointing_enable()
+    enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
+    enable()
     model.train()  # transformers recomputes the layers without a cache: nothing to hand over
     assert _rows_through_the_embedding(model, _batch(groups=True)) == [(6, PROMPT + WIDTH)]
 
