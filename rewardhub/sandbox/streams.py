@@ -169,6 +169,9 @@ class _Pump:
                     if seen.exited is not None:
                         if not seen.timed_out:
                             seen.elapsed_s = time.monotonic() - start
+                            # learned at or past the deadline: had this loop woken on time its kill
+                            # would have said timeout, so a loaded host cannot turn one into "ok"
+                            seen.timed_out = self.pace is None and seen.elapsed_s >= timeout_s
                         drained_by = time.monotonic() + DRAIN_S
                         self._drain()
                 elif fd in self.pending:

@@ -127,3 +127,51 @@ def test_two_result_records_are_no_record_at_all():
 def test_output_is_cut_at_the_cap():
     result = judge(seen(exited_with(0), stdout=b"x" * 100), Limits(max_output_bytes=10), (0, 0), {})
     assert result.stdout == "x" * 10
+
+
+# --- the deadline does not depend on who wakes first ---------------------------------------------
+
+
+class _LatePoll:
+    """A poll whose caller is descheduled for ``late_s`` before it looks: a loaded host."""
+
+    def __init__(self, late_s: float) -> None:
+        import select
+
+        self.inner, self.late_s = select.poll(), late_s
+
+    def register(self, *args) -> None:
+        self.inner.register(*args)
+
+    def unregister(self, fd) -> None:
+        self.inner.unregister(fd)
+
+    def poll(self, timeout_ms):
+        import time
+
+        time.sleep(self.late_s)
+        return self.inner.poll(0)
+
+
+@pytest.mark.parametrize(("late_s", "timed_out"), [(0.0, False), (0.3, True)], ids=["on time", "late"])
+def test_a_run_whose_exit_is_learned_past_its_deadline_is_a_timeout(monkeypatch, late_s, timed_out) -> None:
+    # SandboxFusion's Go case sleeps 200 ms under a 190 ms limit: whether the parent's deadline or the
+    # exit report is seen first must not decide the verdict
+    import select
+    import socket
+    from types import SimpleNamespace
+
+    from rewardhub.sandbox import streams
+    from rewardhub.sandbox.inside import wire
+
+    parent, server = socket.socketpair()
+    wire.send_message(server, {"op": "exited", "status": 0, "cpu_s": 0.0, "maxrss_kb": 1000})
+    late = SimpleNamespace(poll=lambda: _LatePoll(late_s), POLLIN=select.POLLIN, POLLOUT=select.POLLOUT)
+    monkeypatch.setattr(streams, "select", late)
+    try:
+        pumped = streams.pump(parent, {}, {}, timeout_s=0.1, caps={}, kill=lambda: None)
+    finally:
+        parent.close()
+        server.close()
+    assert pumped.exited is not None and pumped.timed_out is timed_out
+    assert judge(pumped, Limits(timeout_s=0.1), (None, None), {}).verdict == ("timeout" if timed_out else "ok")
