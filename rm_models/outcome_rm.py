@@ -48,7 +48,6 @@ class OutcomeRM(ModelVerifier):
             return self._score(backend, samples, config)
 
     def _score(self, backend: Backend, samples: list[Sample], config: Config) -> list[Result | float]:
-
         def prepare(sample: Sample) -> list[int]:
             if config.chat_template:
                 text = backend.render_chat(chat_turns(sample, system=config.system_prompt), add_generation_prompt=False)

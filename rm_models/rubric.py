@@ -87,7 +87,6 @@ class RubricJudge(ModelVerifier):
             return self._score(backend, samples, config)
 
     def _score(self, backend: Backend, samples: list[Sample], config: Config) -> list[Result | float]:
-
         def prepare(sample: Sample) -> _Asked | Result:
             criteria = parse_rubric(sample.reference)
             if is_master_key(sample.response):
