@@ -123,8 +123,8 @@ def _shares_prompts(model: torch.nn.Module) -> bool:
     """Whether the prompt pass can hand its keys and values to the response pass: transformers turns
     the cache off under activation checkpointing, which recomputes the layers without it."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    named = "is_activation_checkpointing" if hasattr(type(base), "is_activation_checkpointing") else None
-    return not getattr(base, named or "is_gradient_checkpointing", False)  # the older name before transformers 5.2x
+    current = hasattr(type(base), "is_activation_checkpointing")  # its older name before transformers 5.2x
+    return not getattr(base, "is_activation_checkpointing" if current else "is_gradient_checkpointing", False)
 
 
 @torch.no_grad()

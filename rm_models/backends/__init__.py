@@ -89,7 +89,7 @@ def _lookup(spec: BackendSpec) -> tuple[_Loaded, list[_Loaded]]:
         loaded = _cache[spec] = _Loaded(_build(spec))
     _cache.move_to_end(spec)
     evicted = []
-    while len(_cache) > max(1, current().models.max_loaded):
+    while len(_cache) > current().models.max_loaded:  # at least 1: the entry just used stays
         _, oldest = _cache.popitem(last=False)
         oldest.evicted = True
         evicted.append(oldest)
